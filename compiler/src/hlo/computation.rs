@@ -1,0 +1,174 @@
+//! A computation: an arena of instructions with a root.
+
+use super::instruction::{InstrId, Instruction};
+use super::opcode::Opcode;
+use hlojit_runtime::Shape;
+use std::collections::HashMap;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Computation {
+    pub name: String,
+    /// Every instruction, addressed by `InstrId`. Passes append; `compact` drops dead ones.
+    pub instructions: Vec<Instruction>,
+    pub root: InstrId,
+}
+
+impl Computation {
+    pub fn new(name: impl Into<String>) -> Computation {
+        Computation { name: name.into(), instructions: Vec::new(), root: InstrId(0) }
+    }
+
+    pub fn get(&self, id: InstrId) -> &Instruction {
+        &self.instructions[id.index()]
+    }
+
+    pub fn get_mut(&mut self, id: InstrId) -> &mut Instruction {
+        &mut self.instructions[id.index()]
+    }
+
+    pub fn root_instruction(&self) -> &Instruction {
+        self.get(self.root)
+    }
+
+    pub fn add(&mut self, instruction: Instruction) -> InstrId {
+        self.instructions.push(instruction);
+        InstrId(self.instructions.len() as u32 - 1)
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = InstrId> {
+        (0..self.instructions.len() as u32).map(InstrId)
+    }
+
+    /// Parameter instructions ordered by parameter number.
+    pub fn parameters(&self) -> Vec<InstrId> {
+        let mut params: Vec<(i64, InstrId)> = self
+            .ids()
+            .filter(|&id| self.get(id).opcode == Opcode::Parameter)
+            .map(|id| (self.get(id).attrs.parameter_number.unwrap_or(-1), id))
+            .collect();
+        params.sort();
+        params.into_iter().map(|(_, id)| id).collect()
+    }
+
+    pub fn parameter_shapes(&self) -> Vec<Shape> {
+        self.parameters().into_iter().map(|id| self.get(id).shape.clone()).collect()
+    }
+
+    pub fn result_shape(&self) -> &Shape {
+        &self.root_instruction().shape
+    }
+
+    pub fn find(&self, name: &str) -> Option<InstrId> {
+        self.ids().find(|&id| self.get(id).name == name)
+    }
+
+    /// Instructions reachable from the root (through operands and control predecessors), each
+    /// after all of its operands; then the unreachable ones, also in dependency order.
+    pub fn post_order(&self) -> Vec<InstrId> {
+        let n = self.instructions.len();
+        let mut visited = vec![false; n];
+        let mut order = Vec::with_capacity(n);
+        let mut starts = vec![self.root];
+        starts.extend(self.ids().filter(|&id| id != self.root));
+        for start in starts {
+            if visited[start.index()] {
+                continue;
+            }
+            // Iterative DFS: (node, next child to visit).
+            let mut stack: Vec<(InstrId, usize)> = vec![(start, 0)];
+            visited[start.index()] = true;
+            while let Some(&mut (id, ref mut next)) = stack.last_mut() {
+                let inst = self.get(id);
+                let deps = inst.operands.len() + inst.control_predecessors.len();
+                if *next < deps {
+                    let child = if *next < inst.operands.len() {
+                        inst.operands[*next]
+                    } else {
+                        inst.control_predecessors[*next - inst.operands.len()]
+                    };
+                    *next += 1;
+                    if !visited[child.index()] {
+                        visited[child.index()] = true;
+                        stack.push((child, 0));
+                    }
+                } else {
+                    order.push(id);
+                    stack.pop();
+                }
+            }
+        }
+        order
+    }
+
+    /// For each instruction, the instructions that use it as an operand (with repeats when an
+    /// operand is used twice).
+    pub fn users(&self) -> Vec<Vec<InstrId>> {
+        let mut users = vec![Vec::new(); self.instructions.len()];
+        for id in self.ids() {
+            for &op in &self.get(id).operands {
+                users[op.index()].push(id);
+            }
+        }
+        users
+    }
+
+    /// Redirects every use of `old` (operands, control edges and the root) to `new`.
+    pub fn replace_all_uses(&mut self, old: InstrId, new: InstrId) {
+        for inst in &mut self.instructions {
+            for op in inst.operands.iter_mut().chain(inst.control_predecessors.iter_mut()) {
+                if *op == old {
+                    *op = new;
+                }
+            }
+        }
+        if self.root == old {
+            self.root = new;
+        }
+    }
+
+    /// Instructions the root does not depend on, parameters excepted, are removed and the rest
+    /// renumbered. Returns the old-to-new id map.
+    pub fn compact(&mut self) -> HashMap<InstrId, InstrId> {
+        let mut live = vec![false; self.instructions.len()];
+        let mut stack = vec![self.root];
+        for id in self.ids() {
+            let inst = self.get(id);
+            if inst.opcode == Opcode::Parameter || has_side_effect(inst) {
+                stack.push(id);
+            }
+        }
+        while let Some(id) = stack.pop() {
+            if std::mem::replace(&mut live[id.index()], true) {
+                continue;
+            }
+            let inst = self.get(id);
+            stack.extend(inst.operands.iter().chain(&inst.control_predecessors));
+        }
+        let order: Vec<InstrId> = self.post_order().into_iter().filter(|id| live[id.index()]).collect();
+        let map: HashMap<InstrId, InstrId> = order.iter().enumerate().map(|(i, &old)| (old, InstrId(i as u32))).collect();
+        let mut old: Vec<Option<Instruction>> = std::mem::take(&mut self.instructions).into_iter().map(Some).collect();
+        for &id in &order {
+            let mut inst = old[id.index()].take().expect("each instruction once");
+            for op in inst.operands.iter_mut() {
+                *op = map[op];
+            }
+            inst.control_predecessors.retain(|p| map.contains_key(p));
+            for p in inst.control_predecessors.iter_mut() {
+                *p = map[p];
+            }
+            self.instructions.push(inst);
+        }
+        self.root = map[&self.root];
+        map
+    }
+}
+
+/// Instructions that must stay even when nothing uses their result.
+pub fn has_side_effect(inst: &Instruction) -> bool {
+    use Opcode::*;
+    match inst.opcode {
+        CustomCall => inst.attrs.custom_call_has_side_effect,
+        Outfeed | Send | SendDone | Recv | RecvDone | Infeed | Rng | RngGetAndUpdateState => true,
+        _ => false,
+    }
+}

@@ -1,0 +1,103 @@
+//! An HLO instruction: opcode, result shape, operands, called computations and attributes.
+
+use super::attributes::Attributes;
+use super::opcode::Opcode;
+use hlojit_runtime::Shape;
+
+/// An instruction's index in its computation's arena.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct InstrId(pub u32);
+
+/// A computation's index in its module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CompId(pub u32);
+
+impl InstrId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl CompId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instruction {
+    pub name: String,
+    pub opcode: Opcode,
+    pub shape: Shape,
+    pub operands: Vec<InstrId>,
+    /// Called computations, in the order of the opcode's roles (see the accessors below).
+    pub called: Vec<CompId>,
+    pub attrs: Attributes,
+    pub control_predecessors: Vec<InstrId>,
+}
+
+impl Instruction {
+    pub fn new(name: impl Into<String>, opcode: Opcode, shape: Shape, operands: Vec<InstrId>) -> Instruction {
+        Instruction {
+            name: name.into(),
+            opcode,
+            shape,
+            operands,
+            called: Vec::new(),
+            attrs: Attributes::default(),
+            control_predecessors: Vec::new(),
+        }
+    }
+
+    pub fn operand(&self, i: usize) -> InstrId {
+        self.operands[i]
+    }
+
+    /// `to_apply` of map, reduce, reduce-window, scatter, sort, call, all-reduce,
+    /// reduce-scatter and custom-call.
+    pub fn to_apply(&self) -> Option<CompId> {
+        use Opcode::*;
+        match self.opcode {
+            Map | Reduce | ReduceWindow | Scatter | Sort | Call | AllReduce | AllReduceStart | ReduceScatter
+            | CustomCall => self.called.first().copied(),
+            _ => None,
+        }
+    }
+
+    /// `calls` of a fusion.
+    pub fn fused_computation(&self) -> Option<CompId> {
+        (self.opcode == Opcode::Fusion).then(|| self.called.first().copied()).flatten()
+    }
+
+    /// `condition` and `body` of a while loop.
+    pub fn while_condition(&self) -> Option<CompId> {
+        (self.opcode == Opcode::While).then(|| self.called.first().copied()).flatten()
+    }
+
+    pub fn while_body(&self) -> Option<CompId> {
+        (self.opcode == Opcode::While).then(|| self.called.get(1).copied()).flatten()
+    }
+
+    /// `select` and `scatter` of select-and-scatter.
+    pub fn select_computation(&self) -> Option<CompId> {
+        (self.opcode == Opcode::SelectAndScatter).then(|| self.called.first().copied()).flatten()
+    }
+
+    pub fn scatter_computation(&self) -> Option<CompId> {
+        (self.opcode == Opcode::SelectAndScatter).then(|| self.called.get(1).copied()).flatten()
+    }
+
+    /// Branches of a conditional; with a pred selector, `[true_computation, false_computation]`.
+    pub fn branch_computations(&self) -> &[CompId] {
+        if self.opcode == Opcode::Conditional {
+            &self.called
+        } else {
+            &[]
+        }
+    }
+
+    /// The array shape of the result; panics for tuples (callers check first).
+    pub fn array_shape(&self) -> &hlojit_runtime::ArrayShape {
+        self.shape.as_array().unwrap_or_else(|| panic!("{} has a non-array shape {}", self.name, self.shape))
+    }
+}

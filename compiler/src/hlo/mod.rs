@@ -1,0 +1,13 @@
+//! HLO: the IR (modules, computations, instructions), its text format and its verifier.
+
+pub mod attributes;
+pub mod computation;
+pub mod instruction;
+pub mod module;
+pub mod opcode;
+
+pub use attributes::*;
+pub use computation::Computation;
+pub use instruction::{CompId, InstrId, Instruction};
+pub use module::{AliasEntry, AliasKind, Module, ProgramShape};
+pub use opcode::Opcode;

@@ -1,0 +1,150 @@
+//! An HLO module: computations, the entry, and module-level attributes.
+
+use super::computation::Computation;
+use super::instruction::CompId;
+use super::opcode::Opcode;
+use hlojit_runtime::Shape;
+
+/// `entry_computation_layout={(params)->result}`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgramShape {
+    pub parameters: Vec<Shape>,
+    pub result: Shape,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AliasKind {
+    MayAlias,
+    MustAlias,
+}
+
+/// One entry of `input_output_alias`: output at `output_index` may reuse (or must reuse) the
+/// buffer of parameter `parameter` at `parameter_index`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AliasEntry {
+    pub output_index: Vec<i64>,
+    pub parameter: i64,
+    pub parameter_index: Vec<i64>,
+    pub kind: AliasKind,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Module {
+    pub name: String,
+    pub computations: Vec<Computation>,
+    pub entry: CompId,
+    pub entry_layout: Option<ProgramShape>,
+    pub input_output_alias: Vec<AliasEntry>,
+    /// Other header attributes (`is_scheduled=true`, `replica_count=4`, ...), verbatim.
+    pub header_attributes: Vec<(String, String)>,
+    /// Sections after the header (`FileNames`, `FunctionNames`, `FileLocations`, `StackFrames`),
+    /// each kept verbatim: its title and its lines.
+    pub debug_sections: Vec<(String, Vec<String>)>,
+}
+
+impl Module {
+    pub fn new(name: impl Into<String>) -> Module {
+        Module {
+            name: name.into(),
+            computations: Vec::new(),
+            entry: CompId(0),
+            entry_layout: None,
+            input_output_alias: Vec::new(),
+            header_attributes: Vec::new(),
+            debug_sections: Vec::new(),
+        }
+    }
+
+    pub fn computation(&self, id: CompId) -> &Computation {
+        &self.computations[id.index()]
+    }
+
+    pub fn computation_mut(&mut self, id: CompId) -> &mut Computation {
+        &mut self.computations[id.index()]
+    }
+
+    pub fn entry_computation(&self) -> &Computation {
+        self.computation(self.entry)
+    }
+
+    pub fn add_computation(&mut self, computation: Computation) -> CompId {
+        self.computations.push(computation);
+        CompId(self.computations.len() as u32 - 1)
+    }
+
+    pub fn comp_ids(&self) -> impl Iterator<Item = CompId> {
+        (0..self.computations.len() as u32).map(CompId)
+    }
+
+    pub fn find_computation(&self, name: &str) -> Option<CompId> {
+        self.comp_ids().find(|&c| self.computation(c).name == name)
+    }
+
+    pub fn header_attribute(&self, key: &str) -> Option<&str> {
+        self.header_attributes.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+
+    /// The entry's parameter shapes with their entry layouts (from `entry_computation_layout`
+    /// when given, else from the parameter instructions).
+    pub fn entry_parameter_shapes(&self) -> Vec<Shape> {
+        match &self.entry_layout {
+            Some(layout) => layout.parameters.clone(),
+            None => self.entry_computation().parameter_shapes(),
+        }
+        .iter()
+        .map(Shape::with_default_layouts)
+        .collect()
+    }
+
+    /// The entry's result shape with its entry layout.
+    pub fn entry_result_shape(&self) -> Shape {
+        match &self.entry_layout {
+            Some(layout) => layout.result.clone(),
+            None => self.entry_computation().result_shape().clone(),
+        }
+        .with_default_layouts()
+    }
+
+    /// Computations in an order where every computation comes after the ones it calls; the
+    /// entry last. Computations nothing reaches are left out.
+    pub fn computation_post_order(&self) -> Vec<CompId> {
+        let mut order = Vec::new();
+        let mut state = vec![0u8; self.computations.len()]; // 0 new, 1 in progress, 2 done
+        fn visit(m: &Module, c: CompId, state: &mut [u8], order: &mut Vec<CompId>) {
+            if state[c.index()] != 0 {
+                return;
+            }
+            state[c.index()] = 1;
+            for inst in &m.computation(c).instructions {
+                for &callee in &inst.called {
+                    visit(m, callee, state, order);
+                }
+            }
+            state[c.index()] = 2;
+            order.push(c);
+        }
+        visit(self, self.entry, &mut state, &mut order);
+        order
+    }
+
+    /// How many instructions across the module call each computation.
+    pub fn caller_counts(&self) -> Vec<usize> {
+        let mut counts = vec![0; self.computations.len()];
+        for comp in &self.computations {
+            for inst in &comp.instructions {
+                for &c in &inst.called {
+                    counts[c.index()] += 1;
+                }
+            }
+        }
+        counts
+    }
+
+    /// Every opcode used anywhere in the module.
+    pub fn opcodes(&self) -> Vec<Opcode> {
+        let mut ops: Vec<Opcode> = self.computations.iter().flat_map(|c| c.instructions.iter().map(|i| i.opcode)).collect();
+        ops.sort();
+        ops.dedup();
+        ops
+    }
+}

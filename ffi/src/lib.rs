@@ -1,0 +1,1 @@
+//! C ABI types shared by hlojit and custom-call plugins.

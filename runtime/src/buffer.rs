@@ -1,0 +1,95 @@
+//! Heap memory with the alignment generated code expects (64 bytes: one cache line, one
+//! AVX-512 vector).
+
+use std::alloc::{self, Layout};
+use std::ptr::NonNull;
+
+pub const BUFFER_ALIGNMENT: usize = 64;
+
+/// An owned, zero-initialised, 64-byte-aligned byte buffer.
+pub struct AlignedBuffer {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// The buffer owns its memory exclusively, like a Vec<u8>.
+unsafe impl Send for AlignedBuffer {}
+unsafe impl Sync for AlignedBuffer {}
+
+impl AlignedBuffer {
+    pub fn zeroed(len: usize) -> AlignedBuffer {
+        if len == 0 {
+            return AlignedBuffer { ptr: dangling_aligned(), len: 0 };
+        }
+        let layout = Layout::from_size_align(len, BUFFER_ALIGNMENT).expect("buffer size overflows");
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc::alloc_zeroed(layout) };
+        let ptr = NonNull::new(ptr).unwrap_or_else(|| alloc::handle_alloc_error(layout));
+        AlignedBuffer { ptr, len }
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> AlignedBuffer {
+        let mut buffer = AlignedBuffer::zeroed(bytes.len());
+        buffer.as_mut_slice().copy_from_slice(bytes);
+        buffer
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: ptr is valid for len bytes (or dangling and aligned with len 0).
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and we hold the only reference.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
+    pub fn as_ptr(&self) -> *const u8 {
+        self.ptr.as_ptr()
+    }
+
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+}
+
+fn dangling_aligned() -> NonNull<u8> {
+    // A non-null address with the full alignment; never dereferenced for a zero-length buffer.
+    NonNull::new(BUFFER_ALIGNMENT as *mut u8).expect("non-zero")
+}
+
+impl Drop for AlignedBuffer {
+    fn drop(&mut self) {
+        if self.len != 0 {
+            let layout = Layout::from_size_align(self.len, BUFFER_ALIGNMENT).expect("valid layout");
+            // SAFETY: allocated in `zeroed` with this layout.
+            unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) }
+        }
+    }
+}
+
+impl Clone for AlignedBuffer {
+    fn clone(&self) -> AlignedBuffer {
+        AlignedBuffer::from_bytes(self.as_slice())
+    }
+}
+
+impl std::fmt::Debug for AlignedBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AlignedBuffer({} bytes)", self.len)
+    }
+}
+
+impl PartialEq for AlignedBuffer {
+    fn eq(&self, other: &AlignedBuffer) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}

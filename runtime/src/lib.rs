@@ -1,0 +1,15 @@
+//! hlojit's runtime: what both JIT-compiled and AOT-compiled computations need at run time and
+//! what host programs use to talk to them. It never links LLVM.
+
+pub mod buffer;
+pub mod element_type;
+pub mod float_bits;
+pub mod literal;
+pub mod npy;
+pub mod physical;
+pub mod shape;
+
+pub use buffer::AlignedBuffer;
+pub use element_type::ElementType;
+pub use literal::{ArrayLiteral, Literal, NativeType};
+pub use shape::{ArrayShape, Layout, Shape, Tile};

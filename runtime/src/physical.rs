@@ -1,0 +1,205 @@
+//! Where each logical element of an array lives in its buffer, for any layout: a permutation
+//! of dimensions (`minor_to_major`), tiles applied one after another to the minor-most physical
+//! dimensions, and tail padding. The compiler emits the same arithmetic as IR; the runtime uses
+//! it to move host arrays (always logical row-major) in and out of buffers.
+
+use crate::shape::{ArrayShape, Layout, TILE_COMBINE_DIMENSION};
+use thiserror::Error;
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum LayoutError {
+    #[error("layout {layout} does not fit a rank-{rank} shape")]
+    RankMismatch { layout: String, rank: usize },
+    #[error("layout {layout} is not a permutation of the dimensions")]
+    NotPermutation { layout: String },
+    #[error("unsupported layout {layout}: {why}")]
+    Unsupported { layout: String, why: &'static str },
+}
+
+/// One step applied to a logical index to get a coordinate of the tiled shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoordOp {
+    Div(i64),
+    Rem(i64),
+}
+
+/// One dimension of the physical (tiled, padded) array: which logical dimension feeds it, how
+/// the logical index turns into the coordinate, and the coordinate's stride in elements.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PhysicalDim {
+    /// The logical dimension, or `None` for a dimension a tile added beyond the rank.
+    pub logical_dim: Option<usize>,
+    pub ops: Vec<CoordOp>,
+    pub size: i64,
+    pub stride: i64,
+}
+
+/// The map from logical indices to element offsets in a buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PhysicalLayout {
+    /// Physical dimensions, major to minor.
+    pub dims: Vec<PhysicalDim>,
+    /// Elements the buffer holds, padding included.
+    pub storage_elements: i64,
+}
+
+impl PhysicalLayout {
+    pub fn new(shape: &ArrayShape) -> Result<PhysicalLayout, LayoutError> {
+        let layout = shape.layout_or_default();
+        Self::for_layout(&shape.dims, &layout)
+    }
+
+    pub fn for_layout(dims: &[i64], layout: &Layout) -> Result<PhysicalLayout, LayoutError> {
+        let rank = dims.len();
+        let text = || layout.to_string();
+        if layout.minor_to_major.len() != rank {
+            return Err(LayoutError::RankMismatch { layout: text(), rank });
+        }
+        let mut seen = vec![false; rank];
+        for &d in &layout.minor_to_major {
+            if d < 0 || d as usize >= rank || seen[d as usize] {
+                return Err(LayoutError::NotPermutation { layout: text() });
+            }
+            seen[d as usize] = true;
+        }
+        if layout.element_size_in_bits != 0 {
+            return Err(LayoutError::Unsupported { layout: text(), why: "packed element sizes E(n)" });
+        }
+
+        let mut phys: Vec<PhysicalDim> = layout
+            .major_to_minor()
+            .into_iter()
+            .map(|d| PhysicalDim { logical_dim: Some(d as usize), ops: Vec::new(), size: dims[d as usize], stride: 0 })
+            .collect();
+        for tile in &layout.tiles {
+            if tile.dims.iter().any(|&t| t == TILE_COMBINE_DIMENSION || t <= 0) {
+                return Err(LayoutError::Unsupported { layout: text(), why: "combined or empty tile dimensions" });
+            }
+            let k = tile.dims.len();
+            while phys.len() < k {
+                phys.insert(0, PhysicalDim { logical_dim: None, ops: Vec::new(), size: 1, stride: 0 });
+            }
+            let split_at = phys.len() - k;
+            let tiled: Vec<PhysicalDim> = phys.split_off(split_at);
+            let mut inner = Vec::with_capacity(k);
+            for (d, &t) in tiled.into_iter().zip(&tile.dims) {
+                let mut outer_ops = d.ops.clone();
+                outer_ops.push(CoordOp::Div(t));
+                let mut inner_ops = d.ops;
+                inner_ops.push(CoordOp::Rem(t));
+                phys.push(PhysicalDim { logical_dim: d.logical_dim, ops: outer_ops, size: ceil_div(d.size, t), stride: 0 });
+                inner.push(PhysicalDim { logical_dim: d.logical_dim, ops: inner_ops, size: t, stride: 0 });
+            }
+            phys.extend(inner);
+        }
+        let mut stride = 1i64;
+        for d in phys.iter_mut().rev() {
+            d.stride = stride;
+            stride = stride.saturating_mul(d.size);
+        }
+        let mut storage_elements = stride;
+        let align = layout.tail_padding_alignment_in_elements;
+        if align > 1 {
+            storage_elements = ceil_div(storage_elements, align) * align;
+        }
+        Ok(PhysicalLayout { dims: phys, storage_elements })
+    }
+
+    /// True when elements sit in logical row-major order with no padding.
+    pub fn is_row_major_dense(&self) -> bool {
+        self.dims.iter().enumerate().all(|(i, d)| d.logical_dim == Some(i) && d.ops.is_empty())
+    }
+
+    /// Element offset of a logical index.
+    pub fn offset(&self, index: &[i64]) -> i64 {
+        self.dims
+            .iter()
+            .map(|d| {
+                let mut v = d.logical_dim.map(|l| index[l]).unwrap_or(0);
+                for op in &d.ops {
+                    v = match *op {
+                        CoordOp::Div(t) => v / t,
+                        CoordOp::Rem(t) => v % t,
+                    };
+                }
+                v * d.stride
+            })
+            .sum()
+    }
+}
+
+/// Calls `f(logical_linear_index, index)` for every index of `dims` in row-major order.
+pub fn for_each_index(dims: &[i64], mut f: impl FnMut(usize, &[i64])) {
+    if dims.iter().any(|&d| d == 0) {
+        return;
+    }
+    let mut index = vec![0i64; dims.len()];
+    let total: i64 = dims.iter().product();
+    for linear in 0..total as usize {
+        f(linear, &index);
+        for d in (0..dims.len()).rev() {
+            index[d] += 1;
+            if index[d] < dims[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+}
+
+/// Copies a logical row-major array into a buffer of the given physical layout.
+pub fn logical_to_physical(src: &[u8], dst: &mut [u8], dims: &[i64], layout: &PhysicalLayout, elem_bytes: usize) {
+    if layout.is_row_major_dense() {
+        dst[..src.len()].copy_from_slice(src);
+        return;
+    }
+    for_each_index(dims, |linear, index| {
+        let off = layout.offset(index) as usize * elem_bytes;
+        dst[off..off + elem_bytes].copy_from_slice(&src[linear * elem_bytes..(linear + 1) * elem_bytes]);
+    });
+}
+
+/// Copies a buffer of the given physical layout out into a logical row-major array.
+pub fn physical_to_logical(src: &[u8], dst: &mut [u8], dims: &[i64], layout: &PhysicalLayout, elem_bytes: usize) {
+    if layout.is_row_major_dense() {
+        dst.copy_from_slice(&src[..dst.len()]);
+        return;
+    }
+    for_each_index(dims, |linear, index| {
+        let off = layout.offset(index) as usize * elem_bytes;
+        dst[linear * elem_bytes..(linear + 1) * elem_bytes].copy_from_slice(&src[off..off + elem_bytes]);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shape::Tile;
+
+    #[test]
+    fn column_major_offsets() {
+        let l = PhysicalLayout::for_layout(&[2, 3], &Layout::new(vec![0, 1])).unwrap();
+        // a b c / d e f stored as a d b e c f
+        assert_eq!(l.offset(&[0, 1]), 2);
+        assert_eq!(l.offset(&[1, 0]), 1);
+        assert_eq!(l.storage_elements, 6);
+    }
+
+    #[test]
+    fn tiled_layout_pads_to_whole_tiles() {
+        // bf16[16,128]{0,1:T(8,128)(2,1)}: physical [128,16] -> tiles of 8x128 -> [16,1,8,128]
+        // -> second tile (2,1) on [8,128] -> [16,1,4,128,2,1]: 16*4*128*2 = 16384 elements.
+        let layout = Layout { tiles: vec![Tile { dims: vec![8, 128] }, Tile { dims: vec![2, 1] }], ..Layout::new(vec![0, 1]) };
+        let l = PhysicalLayout::for_layout(&[16, 128], &layout).unwrap();
+        assert_eq!(l.storage_elements * 2, 32768);
+        let mut offsets: Vec<i64> = Vec::new();
+        for_each_index(&[16, 128], |_, i| offsets.push(l.offset(i)));
+        offsets.sort();
+        offsets.dedup();
+        assert_eq!(offsets.len(), 16 * 128, "distinct elements get distinct offsets");
+    }
+}
+
+fn ceil_div(a: i64, b: i64) -> i64 {
+    (a + b - 1) / b
+}
