@@ -1,0 +1,3 @@
+//! Tests of the HLO text parser and printer.
+
+mod corpus;
