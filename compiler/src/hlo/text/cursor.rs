@@ -422,12 +422,20 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// An attribute value hlojit keeps verbatim: everything up to the next `,` or line end
-    /// outside brackets and strings (or an unmatched closing bracket), with balanced `{}`, `()`,
-    /// `[]` and strings. Returns the trimmed text.
+    /// An attribute value hlojit keeps verbatim: a balanced `{...}`, `(...)` or `[...]` group,
+    /// a quoted string, or a bare word running to the next space, `,` or line end outside
+    /// brackets and strings. Returns the text as written.
     pub fn raw_value(&mut self, what: &str) -> PResult<&'a str> {
         self.skip_inline_trivia();
         let start = self.pos;
+        match self.peek_raw() {
+            Some(b'{' | b'(' | b'[') => return self.balanced_group(what),
+            Some(b'"') => {
+                self.skip_string()?;
+                return Ok(self.slice(start, self.pos));
+            }
+            _ => {}
+        }
         let mut open: Vec<(u8, usize)> = Vec::new();
         while let Some(b) = self.peek_raw() {
             match b {
@@ -454,7 +462,7 @@ impl<'a> Cursor<'a> {
                         ));
                     }
                 }
-                b',' | b'\n' | b'\r' if open.is_empty() => break,
+                b',' | b' ' | b'\t' | b'\n' | b'\r' if open.is_empty() => break,
                 _ => {}
             }
             self.pos += 1;
@@ -469,12 +477,10 @@ impl<'a> Cursor<'a> {
                 ),
             ));
         }
-        let value = self.slice(start, self.pos).trim_end();
-        if value.is_empty() {
-            self.pos = start;
+        if self.pos == start {
             return Err(self.expected(what));
         }
-        Ok(value)
+        Ok(self.slice(start, self.pos))
     }
 
     /// A balanced `{...}` kept verbatim, braces included.
