@@ -58,7 +58,8 @@ struct Parser<'a> {
 
 /// What a parsed instruction still needs resolved within its computation.
 struct PendingOperands {
-    operands: Vec<NameRef>,
+    /// Each operand's name and, if the text wrote it (`f32[2]{0} %x`), its declared shape.
+    operands: Vec<(NameRef, Option<Shape>)>,
     control_predecessors: Vec<NameRef>,
 }
 
@@ -299,9 +300,11 @@ impl<'a> Parser<'a> {
         }
         let (name_pos, name) = self.c.expect_name("a computation name")?;
         let mut computation = Computation::new(name);
-        if self.c.peek() == Some(b'(') {
-            self.signature()?;
-        }
+        let signature_result = if self.c.peek() == Some(b'(') {
+            Some(self.signature()?)
+        } else {
+            None
+        };
         self.c.skip_trivia();
         let open = self.c.pos();
         self.c
@@ -355,7 +358,7 @@ impl<'a> Parser<'a> {
             |(id, _)| id,
         );
 
-        for (instruction, refs) in computation.instructions.iter_mut().zip(pending) {
+        for (instruction, refs) in computation.instructions.iter_mut().zip(&pending) {
             let resolve = |r: &NameRef, what: &str| match names.get(&r.name) {
                 Some(&(id, _)) => Ok(id),
                 None => Err(self.c.error_at(
@@ -366,7 +369,7 @@ impl<'a> Parser<'a> {
             instruction.operands = refs
                 .operands
                 .iter()
-                .map(|r| resolve(r, "operand"))
+                .map(|(r, _)| resolve(r, "operand"))
                 .collect::<PResult<_>>()?;
             instruction.control_predecessors = refs
                 .control_predecessors
@@ -374,13 +377,44 @@ impl<'a> Parser<'a> {
                 .map(|r| resolve(r, "control predecessor"))
                 .collect::<PResult<_>>()?;
         }
+        // Like XLA: shapes written in the text must agree with what they describe.
+        for (instruction, refs) in computation.instructions.iter().zip(&pending) {
+            for (&operand, (r, shape)) in instruction.operands.iter().zip(&refs.operands) {
+                let actual = &computation.get(operand).shape;
+                if let Some(shape) = shape.as_ref().filter(|s| !s.compatible(actual)) {
+                    return Err(self.c.error_at(
+                        r.pos,
+                        format!(
+                            "operand '{}' is written as {} but its shape is {}",
+                            r.name,
+                            shape.to_text(false),
+                            actual.to_text(false)
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some((pos, shape)) = signature_result {
+            let actual = computation.result_shape();
+            if !shape.compatible(actual) {
+                return Err(self.c.error_at(
+                    pos,
+                    format!(
+                        "computation '{name}' is declared to return {} but its root '{}' has shape {}",
+                        shape.to_text(false),
+                        computation.root_instruction().name,
+                        actual.to_text(false)
+                    ),
+                ));
+            }
+        }
         self.computation_attributes()?;
         Ok((computation, name_pos, entry_pos))
     }
 
-    /// `(p0: f32[2], p1: s32[]) -> f32[2]`: checked for syntax; the parameter instructions are
-    /// what defines the computation's parameters.
-    fn signature(&mut self) -> PResult<()> {
+    /// `(p0: f32[2], p1: s32[]) -> f32[2]`: the parameter instructions are what defines the
+    /// parameters; the result shape (and where it is) is returned for checking against the root.
+    fn signature(&mut self) -> PResult<(usize, Shape)> {
         self.c.expect(b'(', "to start the parameter list")?;
         if !self.c.eat(b')') {
             loop {
@@ -398,8 +432,9 @@ impl<'a> Parser<'a> {
                 .c
                 .expected("'->' before the computation's result shape"));
         }
-        parse_shape(&mut self.c, 0)?;
-        Ok(())
+        self.c.skip_trivia();
+        let pos = self.c.pos();
+        Ok((pos, parse_shape(&mut self.c, 0)?))
     }
 
     /// `, execution_thread="..."` after a computation's closing brace: accepted and dropped
@@ -515,20 +550,25 @@ impl<'a> Parser<'a> {
     }
 
     /// `a, b` or `f32[2]{0} %a, (s32[], f32[]) %b`, through the closing `)`.
-    fn operands(&mut self) -> PResult<Vec<NameRef>> {
+    fn operands(&mut self) -> PResult<Vec<(NameRef, Option<Shape>)>> {
         let mut operands = Vec::new();
         if self.c.eat(b')') {
             return Ok(operands);
         }
         loop {
-            if self.typed_operand_follows() {
-                parse_shape(&mut self.c, 0)?;
-            }
+            let declared = if self.typed_operand_follows() {
+                Some(parse_shape(&mut self.c, 0)?)
+            } else {
+                None
+            };
             let (pos, name) = self.c.expect_name("an operand name")?;
-            operands.push(NameRef {
-                name: name.to_string(),
-                pos,
-            });
+            operands.push((
+                NameRef {
+                    name: name.to_string(),
+                    pos,
+                },
+                declared,
+            ));
             if self.c.eat(b')') {
                 return Ok(operands);
             }

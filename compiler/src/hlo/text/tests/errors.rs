@@ -254,6 +254,22 @@ fn structural_errors() {
 }
 
 #[test]
+fn written_shapes_must_agree() {
+    assert_error(
+        &module("  x = f32[2] parameter(0)\n  ROOT y = f32[2] negate(f32[3]{0} %x)"),
+        5,
+        36,
+        &["operand 'x' is written as f32[3] but its shape is f32[2]"],
+    );
+    assert_error(
+        "HloModule m\nENTRY e (x: f32[2]) -> s32[2] {\n  ROOT x = f32[2] parameter(0)\n}",
+        2,
+        24,
+        &["declared to return s32[2] but its root 'x' has shape f32[2]"],
+    );
+}
+
+#[test]
 fn missing_root_is_fine() {
     let m =
         parse_module(&module("  x = f32[] parameter(0)\n  y = f32[] negate(x)")).expect("parses");
