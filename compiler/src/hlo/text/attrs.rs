@@ -631,6 +631,12 @@ fn replica_groups(c: &mut Cursor) -> PResult<Vec<Vec<i64>>> {
             "the group array shape and the iota dimensions have different sizes",
         ));
     }
+    if groups > 1 << 24 {
+        return Err(bad("too many groups"));
+    }
+    if total == 0 {
+        return Ok(vec![Vec::new(); groups as usize]);
+    }
     let rank = reshape.len();
     let mut seen = vec![false; rank];
     if perm.len() != rank

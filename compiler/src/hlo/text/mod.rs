@@ -20,7 +20,7 @@ mod tests;
 
 use crate::error::Error;
 use crate::hlo::module::Module;
-use hlojit_runtime::Shape;
+use hlojit_runtime::{Literal, Shape};
 
 pub use literal_text::{element_to_text, float_to_text, literal_to_text};
 pub use parser::parse_module;
@@ -30,6 +30,17 @@ pub use printer::{print_computation, print_instruction, print_module};
 /// the whole text must be the shape.
 pub fn parse_shape(text: &str) -> Result<Shape, Error> {
     parser::parse_shape_text(text)
+}
+
+/// Parses the text of a constant (what `constant(...)` holds) as a literal of `shape`; the
+/// whole text must be the literal.
+pub fn parse_literal(text: &str, shape: &Shape) -> Result<Literal, Error> {
+    let mut c = cursor::Cursor::new(text);
+    let literal = literal_text::parse_literal(&mut c, shape, 0)?;
+    if !c.at_end() {
+        return Err(c.expected("end of literal"));
+    }
+    Ok(literal)
 }
 
 impl std::str::FromStr for Module {

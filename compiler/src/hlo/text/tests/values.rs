@@ -643,3 +643,14 @@ fn corpus_spot_checks() {
         .iter()
         .any(|i| i.branch_computations().len() == 2));
 }
+
+#[test]
+fn literal_text_round_trips_on_its_own() {
+    use super::super::{literal_to_text, parse_literal};
+    let shape = parse_shape("(f16[2,1], pred[], c128[1])").unwrap();
+    let literal = parse_literal("({ {0.5}, {-65504} }, true, {(1e-300, -0)})", &shape).unwrap();
+    let text = literal_to_text(&literal);
+    assert_eq!(text, "({ {0.5}, {-65504} }, true, {(1e-300, -0)})");
+    assert_eq!(parse_literal(&text, &shape).unwrap(), literal);
+    assert!(parse_literal("({ {0.5}, {1} }, true, {(1, 2)}) extra", &shape).is_err());
+}
