@@ -10,7 +10,7 @@
 //! defined: names are collected while reading and resolved at the end of each computation
 //! (operands) and of the module (computations).
 
-use super::attrs::{parse_attribute, CalledRefs, InstrAttrs, NameRef};
+use super::attrs::{int_list, parse_attribute, CalledRefs, InstrAttrs, NameRef};
 use super::cursor::{Cursor, PResult};
 use super::literal_text::parse_literal;
 use super::shape::parse_shape;
@@ -240,8 +240,7 @@ impl<'a> Parser<'a> {
 
     /// `{}` or `{1,0}`.
     fn shape_index(&mut self, what: &str) -> PResult<Vec<i64>> {
-        let index = super::attrs::int_list(&mut self.c, what)?;
-        Ok(index)
+        int_list(&mut self.c, what)
     }
 
     /// `FileNames` ... sections, each running to the next blank line.
