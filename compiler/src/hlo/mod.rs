@@ -5,6 +5,7 @@ pub mod computation;
 pub mod instruction;
 pub mod module;
 pub mod opcode;
+pub mod text;
 
 pub use attributes::*;
 pub use computation::Computation;
