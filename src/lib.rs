@@ -10,6 +10,7 @@
 //! ```
 
 pub mod conformance;
+pub mod filetest;
 
 pub use hlojit_compiler::hlo::text::{parse_module, print_module};
 pub use hlojit_compiler::{hlo, CompileOptions, Error, Executable};

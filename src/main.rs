@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use hlojit::conformance::{self, ModuleFile};
-use hlojit::{npy, parse_module, ArrayLiteral, CompileOptions, Executable, Literal, Shape};
+use hlojit::{npy, parse_module, ArrayLiteral, CompileOptions, Executable, Literal};
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -89,7 +89,7 @@ fn run(path: &Path, inputs: &[PathBuf], seed: Option<u64>, output_dir: Option<&P
                 .collect::<Result<_, _>>()?
         }
     };
-    let args = group(&shapes, arrays);
+    let args = Literal::group_leaves(&shapes, arrays)?;
     let start = Instant::now();
     let result = exe.run(&args).map_err(|e| e.to_string())?;
     println!("ran in {:.3} ms", start.elapsed().as_secs_f64() * 1e3);
@@ -119,17 +119,6 @@ fn random_array(rng: &mut impl Rng, shape: &hlojit::ArrayShape) -> ArrayLiteral 
     lit
 }
 
-fn group(shapes: &[Shape], arrays: Vec<ArrayLiteral>) -> Vec<Literal> {
-    let mut it = arrays.into_iter();
-    fn build(shape: &Shape, it: &mut impl Iterator<Item = ArrayLiteral>) -> Literal {
-        match shape {
-            Shape::Array(_) => Literal::Array(it.next().expect("one array per leaf")),
-            Shape::Tuple(elements) => Literal::Tuple(elements.iter().map(|e| build(e, it)).collect()),
-            _ => Literal::Token,
-        }
-    }
-    shapes.iter().map(|s| build(s, &mut it)).collect()
-}
 
 fn summarize(a: &ArrayLiteral) -> String {
     let n = a.element_count();

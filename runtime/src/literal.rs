@@ -336,6 +336,28 @@ impl Literal {
         out
     }
 
+    /// Builds a value of `shape` from its array leaves in depth-first order (the inverse of
+    /// [`Literal::into_leaves`]); `None` when the leaves run out.
+    pub fn from_leaves(shape: &Shape, leaves: &mut impl Iterator<Item = ArrayLiteral>) -> Option<Literal> {
+        Some(match shape {
+            Shape::Array(_) => Literal::Array(leaves.next()?),
+            Shape::Tuple(elements) => {
+                Literal::Tuple(elements.iter().map(|e| Literal::from_leaves(e, leaves)).collect::<Option<_>>()?)
+            }
+            Shape::Token | Shape::Opaque => Literal::Token,
+        })
+    }
+
+    /// Arguments for parameters of `shapes` from all their array leaves, depth-first.
+    pub fn group_leaves(shapes: &[Shape], leaves: Vec<ArrayLiteral>) -> Result<Vec<Literal>, String> {
+        let total: usize = shapes.iter().map(|s| s.array_leaves().len()).sum();
+        if total != leaves.len() {
+            return Err(format!("the parameters take {total} arrays, {} given", leaves.len()));
+        }
+        let mut it = leaves.into_iter();
+        Ok(shapes.iter().map(|s| Literal::from_leaves(s, &mut it).expect("counted")).collect())
+    }
+
     pub fn into_leaves(self) -> Vec<ArrayLiteral> {
         match self {
             Literal::Array(a) => vec![a],

@@ -6,7 +6,7 @@ pub mod compare;
 
 use crate::{parse_module, CompileOptions, Executable};
 use case::Case;
-use hlojit_runtime::{ArrayLiteral, Literal, Shape};
+use hlojit_runtime::{ArrayLiteral, Literal};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -93,7 +93,7 @@ fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result
     let exe = Executable::compile(&module, &CompileOptions::default()).map_err(|e| e.to_string())?;
     outcome.compile_ms = start.elapsed().as_secs_f64() * 1e3;
     let leaves: Vec<ArrayLiteral> = case.inputs.iter().map(|a| case.read_array(a)).collect::<Result<_, _>>()?;
-    let args = group_arguments(exe.parameter_shapes(), leaves)?;
+    let args = Literal::group_leaves(exe.parameter_shapes(), leaves)?;
     let result = exe.run(&args).map_err(|e| e.to_string())?;
     let got: Vec<&ArrayLiteral> = result.leaves();
     if got.len() != case.outputs.len() {
@@ -108,23 +108,6 @@ fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result
     Ok(())
 }
 
-/// Builds arguments from the flattened input leaves: tuple parameters take as many leaves as
-/// they have, depth-first.
-fn group_arguments(shapes: &[Shape], leaves: Vec<ArrayLiteral>) -> Result<Vec<Literal>, String> {
-    let total: usize = shapes.iter().map(|s| s.array_leaves().len()).sum();
-    if total != leaves.len() {
-        return Err(format!("the module takes {total} input arrays, the case has {}", leaves.len()));
-    }
-    let mut it = leaves.into_iter();
-    fn build(shape: &Shape, it: &mut impl Iterator<Item = ArrayLiteral>) -> Literal {
-        match shape {
-            Shape::Array(_) => Literal::Array(it.next().expect("counted")),
-            Shape::Tuple(elements) => Literal::Tuple(elements.iter().map(|e| build(e, it)).collect()),
-            Shape::Token | Shape::Opaque => Literal::Token,
-        }
-    }
-    Ok(shapes.iter().map(|s| build(s, &mut it)).collect())
-}
 
 /// A JSON report of outcomes.
 pub fn report_json(outcomes: &[Outcome]) -> String {
