@@ -1,0 +1,1 @@
+//! Unit tests of shape inference, one module per op family.
