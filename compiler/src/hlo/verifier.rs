@@ -374,3 +374,7 @@ fn check_aliases(module: &Module) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "verifier_tests.rs"]
+mod tests;

@@ -1,1 +1,0 @@
-//! Unit tests of shape inference, one module per op family.
