@@ -48,7 +48,78 @@ fn verify_instruction(comp: &Computation, inst: &Instruction, signatures: &[Prog
     }
     check_mixed_precision(comp, inst)?;
     let called: Vec<&ProgramShape> = inst.called.iter().map(|c| &signatures[c.index()]).collect();
-    check_against_inference(comp, inst, &called)
+    check_against_inference(comp, inst, &called)?;
+    check_output_to_operand_aliasing(comp, inst)?;
+    if inst.opcode == Opcode::Call && inst.attrs.is_composite {
+        let named = inst.attrs.raw("frontend_attributes").is_some_and(|f| f.contains("composite.name="));
+        if !named {
+            return Err("call: a composite call needs frontend_attributes with composite.name".to_string());
+        }
+    }
+    Ok(())
+}
+
+/// `output_to_operand_aliasing={{out}: (operand, {in}), ...}` of custom-call and fusion: the
+/// indices exist and the aliased buffers have equal shapes.
+fn check_output_to_operand_aliasing(comp: &Computation, inst: &Instruction) -> std::result::Result<(), String> {
+    let Some(text) = inst.attrs.raw("output_to_operand_aliasing") else {
+        return Ok(());
+    };
+    let op = inst.opcode;
+    let pairs = parse_output_to_operand_aliasing(text)
+        .ok_or_else(|| format!("{op}: malformed output_to_operand_aliasing={text}"))?;
+    for (output_index, operand, operand_index) in pairs {
+        let output = inst
+            .shape
+            .subshape(&output_index)
+            .ok_or_else(|| format!("{op}: output_to_operand_aliasing names output {output_index:?}, which does not exist"))?;
+        let operand_shape = inst
+            .operands
+            .get(operand)
+            .map(|&o| &comp.get(o).shape)
+            .ok_or_else(|| format!("{op}: output_to_operand_aliasing names operand {operand}, which does not exist"))?;
+        let input = operand_shape.subshape(&operand_index).ok_or_else(|| {
+            format!("{op}: output_to_operand_aliasing names index {operand_index:?} of operand {operand}, which does not exist")
+        })?;
+        if !output.compatible(input) {
+            return Err(format!(
+                "{op}: output {output_index:?} ({}) is aliased with operand {operand} at {operand_index:?} ({})",
+                output.to_text(false),
+                input.to_text(false)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Parses `{{0}: (0, {}), {1}: (2, {1})}` into `(output index, operand, operand index)`.
+fn parse_output_to_operand_aliasing(text: &str) -> Option<Vec<(Vec<usize>, usize, Vec<usize>)>> {
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let body = compact.strip_prefix('{')?.strip_suffix('}')?;
+    let mut rest = body;
+    let mut pairs = Vec::new();
+    let index = |s: &str| -> Option<Vec<usize>> {
+        if s.is_empty() {
+            Some(Vec::new())
+        } else {
+            s.split(',').map(|p| p.parse().ok()).collect()
+        }
+    };
+    while !rest.is_empty() {
+        let after_open = rest.strip_prefix('{')?;
+        let close = after_open.find('}')?;
+        let output = index(&after_open[..close])?;
+        let after = after_open[close + 1..].strip_prefix(":(")?;
+        let comma = after.find(',')?;
+        let operand = after[..comma].parse().ok()?;
+        let after = after[comma + 1..].strip_prefix('{')?;
+        let close = after.find('}')?;
+        let operand_index = index(&after[..close])?;
+        rest = after[close + 1..].strip_prefix(')')?;
+        rest = rest.strip_prefix(',').unwrap_or(rest);
+        pairs.push((output, operand, operand_index));
+    }
+    Some(pairs)
 }
 
 fn check_against_inference(comp: &Computation, inst: &Instruction, called: &[&ProgramShape]) -> std::result::Result<(), String> {
