@@ -223,7 +223,7 @@ pub fn infer_add_dependency(value: &Shape, token: &Shape) -> Result<Shape, Strin
 pub fn infer_bitcast(operand: &Shape, declared: &Shape) -> Result<Shape, String> {
     let op = Opcode::Bitcast;
     if let (Shape::Array(a), Shape::Array(d)) = (operand, declared) {
-        let untiled = |s: &hlojit_runtime::ArrayShape| s.layout.as_ref().map_or(true, |l| l.tiles.is_empty());
+        let untiled = |s: &hlojit_runtime::ArrayShape| s.layout.iter().all(|l| l.tiles.is_empty());
         let bits = |s: &hlojit_runtime::ArrayShape| s.element_count() as i128 * s.element_type.bit_width() as i128;
         if untiled(a) && untiled(d) && bits(a) != bits(d) {
             fail!(op, "cannot reinterpret {} as {}: they hold different numbers of bits", array_text(a), array_text(d));

@@ -198,9 +198,9 @@ pub fn infer_convolution(
     dims[dnums.output_batch as usize] = input_batch / batch_group_count;
     dynamic[dnums.output_batch as usize] = is_dynamic(l, dnums.input_batch as usize);
     dims[dnums.output_feature as usize] = kernel_output_features;
-    for i in 0..spatial {
+    for (i, &size) in spatial_out.iter().enumerate() {
         let o = dnums.output_spatial[i] as usize;
-        dims[o] = spatial_out[i];
+        dims[o] = size;
         dynamic[o] = is_dynamic(l, dnums.input_spatial[i] as usize) || is_dynamic(r, dnums.kernel_spatial[i] as usize);
     }
     let t = result_type(op, l.element_type, r.element_type, preferred)?;

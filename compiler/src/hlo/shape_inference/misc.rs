@@ -49,6 +49,16 @@ pub fn infer_rng_get_and_update_state() -> Shape {
     make_static(ElementType::U64, vec![2])
 }
 
+/// Operand dimensions `minor..` equal `lengths` (all or all but the last of fft_length).
+fn check_fft_dims(a: &ArrayShape, minor: usize, lengths: &[i64]) -> Result<(), String> {
+    for (i, (&d, &l)) in a.dims[minor..].iter().zip(lengths).enumerate() {
+        if d != l {
+            fail!(Opcode::Fft, "dimension {} of {} must equal fft_length[{i}] = {l}", minor + i, array_text(a));
+        }
+    }
+    Ok(())
+}
+
 /// `fft` of `fft_type` over the `fft_length.len()` minor dimensions.
 pub fn infer_fft(operand: &Shape, fft_type: FftType, fft_length: &[i64]) -> Result<Shape, String> {
     let op = Opcode::Fft;
@@ -67,11 +77,7 @@ pub fn infer_fft(operand: &Shape, fft_type: FftType, fft_length: &[i64]) -> Resu
             if !t.is_complex() {
                 fail!(op, "{fft_type} needs a complex operand, got {}", array_text(a));
             }
-            for i in 0..n {
-                if a.dims[minor + i] != fft_length[i] {
-                    fail!(op, "dimension {} of {} must equal fft_length[{i}] = {}", minor + i, array_text(a), fft_length[i]);
-                }
-            }
+            check_fft_dims(a, minor, fft_length)?;
             Ok(with_type(a, t))
         }
         FftType::Rfft => {
@@ -80,11 +86,7 @@ pub fn infer_fft(operand: &Shape, fft_type: FftType, fft_length: &[i64]) -> Resu
                 ElementType::F64 => ElementType::C128,
                 _ => fail!(op, "RFFT needs an f32 or f64 operand, got {}", array_text(a)),
             };
-            for i in 0..n {
-                if a.dims[minor + i] != fft_length[i] {
-                    fail!(op, "dimension {} of {} must equal fft_length[{i}] = {}", minor + i, array_text(a), fft_length[i]);
-                }
-            }
+            check_fft_dims(a, minor, fft_length)?;
             let mut dims = a.dims.clone();
             if fft_length[n - 1] != 0 {
                 dims[a.rank() - 1] = fft_length[n - 1] / 2 + 1;
@@ -95,11 +97,7 @@ pub fn infer_fft(operand: &Shape, fft_type: FftType, fft_length: &[i64]) -> Resu
             let Some(out) = t.complex_component() else {
                 fail!(op, "IRFFT needs a complex operand, got {}", array_text(a));
             };
-            for i in 0..n - 1 {
-                if a.dims[minor + i] != fft_length[i] {
-                    fail!(op, "dimension {} of {} must equal fft_length[{i}] = {}", minor + i, array_text(a), fft_length[i]);
-                }
-            }
+            check_fft_dims(a, minor, &fft_length[..n - 1])?;
             let last = a.dims[a.rank() - 1];
             let expected = fft_length[n - 1] / 2 + 1;
             if (last != 0 || fft_length[n - 1] != 0) && last != expected {

@@ -137,7 +137,7 @@ pub fn infer_concatenate(operands: &[&Shape], dimension: i64) -> Result<Shape, S
         if a.rank() != first.rank() {
             fail!(op, "operand {k} {} has another rank than operand 0 {}", array_text(a), array_text(first));
         }
-        for i in 0..a.rank() {
+        for (i, flag) in dynamic.iter_mut().enumerate() {
             if i != d && a.dims[i] != first.dims[i] {
                 fail!(
                     op,
@@ -146,7 +146,7 @@ pub fn infer_concatenate(operands: &[&Shape], dimension: i64) -> Result<Shape, S
                     array_text(first)
                 );
             }
-            dynamic[i] |= is_dynamic(a, i);
+            *flag |= is_dynamic(a, i);
         }
         dims[d] += a.dims[d];
     }
