@@ -245,8 +245,12 @@ pub fn infer_shape(
         }
         Constant => {
             operand_count(op, operands, 0)?;
-            let literal = required(op, attrs.literal.as_ref(), "literal")?;
-            Ok(infer_constant(&literal.shape()))
+            match &attrs.literal {
+                Some(literal) => Ok(infer_constant(&literal.shape())),
+                // XLA prints large constants as `{...}`: the values (and so the shape) are not
+                // in the text, only the declared shape is.
+                None => Ok(need_declared(op, declared, "the literal is missing")?.without_layouts()),
+            }
         }
         Tuple => Ok(infer_tuple(operands)),
         GetTupleElement => {

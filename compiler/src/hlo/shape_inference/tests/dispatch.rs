@@ -61,7 +61,9 @@ fn called_computations_are_counted() {
 fn constants_take_the_literal_shape() {
     let attrs = Attributes { literal: Some(Literal::Array(ArrayLiteral::zeros(S32, &[2, 2]))), ..Default::default() };
     assert_shape(infer_shape(Opcode::Constant, &[], &attrs, &[], None), "s32[2,2]");
-    assert_err(infer_shape(Opcode::Constant, &[], &Attributes::default(), &[], None), &["constant: missing required attribute literal"]);
+    // An elided literal (`constant({...})`) leaves only the declared shape.
+    assert_shape(infer_shape(Opcode::Constant, &[], &Attributes::default(), &[], Some(&arr(F32, &[3]))), "f32[3]");
+    assert_err(infer_shape(Opcode::Constant, &[], &Attributes::default(), &[], None), &["constant:", "literal is missing"]);
 }
 
 #[test]
