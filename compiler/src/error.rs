@@ -20,6 +20,12 @@ pub enum Error {
     /// LLVM rejected what we generated, or the JIT could not load it.
     #[error("LLVM: {0}")]
     Llvm(String),
+    /// An argument that does not match the computation's parameters.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// The computation failed while running (a custom call reported an error, say).
+    #[error("execution failed: {0}")]
+    Execution(String),
     /// Anything else that went wrong while compiling, with what we were doing.
     #[error("{0}")]
     Internal(String),

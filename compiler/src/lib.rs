@@ -2,6 +2,13 @@
 //! and the JIT and AOT back ends.
 
 pub mod error;
+pub mod executable;
+pub mod backend;
+pub mod codegen;
 pub mod hlo;
+pub mod passes;
+pub mod pipeline;
 
 pub use error::{Error, Result};
+pub use executable::Executable;
+pub use pipeline::CompileOptions;

@@ -4,10 +4,12 @@
 pub mod buffer;
 pub mod element_type;
 pub mod float_bits;
+pub mod float_env;
 pub mod literal;
 pub mod npy;
 pub mod physical;
 pub mod shape;
+pub mod symbols;
 
 pub use buffer::AlignedBuffer;
 pub use element_type::ElementType;

@@ -6,6 +6,7 @@ pub mod instruction;
 pub mod module;
 pub mod opcode;
 pub mod shape_inference;
+pub mod text;
 pub mod verifier;
 
 pub use attributes::*;

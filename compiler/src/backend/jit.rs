@@ -1,0 +1,107 @@
+//! In-process loading of compiled objects with LLVM's ORC LLJIT. Runtime functions and
+//! registered custom-call targets are defined as absolute symbols; anything else (libm, libc)
+//! is found among the process's exported symbols.
+
+use crate::error::{Error, Result};
+use llvm_sys::error::{LLVMDisposeErrorMessage, LLVMErrorRef, LLVMGetErrorMessage};
+use llvm_sys::orc2::lljit::*;
+use llvm_sys::orc2::*;
+use std::ffi::{c_char, CStr, CString};
+
+/// One LLJIT instance holding the code of one executable.
+pub struct Jit {
+    jit: LLVMOrcLLJITRef,
+}
+
+// LLJIT is internally synchronized; after loading, we only look up addresses.
+unsafe impl Send for Jit {}
+unsafe impl Sync for Jit {}
+
+fn check(err: LLVMErrorRef, what: &str) -> Result<()> {
+    if err.is_null() {
+        return Ok(());
+    }
+    // SAFETY: a non-null LLVMErrorRef is consumed by LLVMGetErrorMessage.
+    let message = unsafe {
+        let m = LLVMGetErrorMessage(err);
+        let s = CStr::from_ptr(m).to_string_lossy().into_owned();
+        LLVMDisposeErrorMessage(m);
+        s
+    };
+    Err(Error::Llvm(format!("{what}: {message}")))
+}
+
+impl Jit {
+    /// A JIT that resolves `symbols` (name, address) first and the process's symbols second.
+    pub fn new(symbols: &[(String, usize)]) -> Result<Jit> {
+        super::target::TargetOptions::default().machine(true)?; // initializes the targets
+        let mut jit: LLVMOrcLLJITRef = std::ptr::null_mut();
+        // SAFETY: plain C API calls; every error is checked.
+        unsafe {
+            check(LLVMOrcCreateLLJIT(&mut jit, std::ptr::null_mut()), "creating the JIT")?;
+            let jit = Jit { jit };
+            let dylib = LLVMOrcLLJITGetMainJITDylib(jit.jit);
+            if !symbols.is_empty() {
+                let mut pairs: Vec<LLVMOrcCSymbolMapPair> = Vec::with_capacity(symbols.len());
+                for (name, address) in symbols {
+                    let c = CString::new(name.as_str()).map_err(|_| Error::Internal(format!("symbol name {name:?}")))?;
+                    pairs.push(LLVMOrcCSymbolMapPair {
+                        Name: LLVMOrcLLJITMangleAndIntern(jit.jit, c.as_ptr()),
+                        Sym: LLVMJITEvaluatedSymbol {
+                            Address: *address as u64,
+                            Flags: LLVMJITSymbolFlags {
+                                GenericFlags: LLVMJITSymbolGenericFlags::LLVMJITSymbolGenericFlagsExported as u8
+                                    | LLVMJITSymbolGenericFlags::LLVMJITSymbolGenericFlagsCallable as u8,
+                                TargetFlags: 0,
+                            },
+                        },
+                    });
+                }
+                let unit = LLVMOrcAbsoluteSymbols(pairs.as_mut_ptr(), pairs.len());
+                check(LLVMOrcJITDylibDefine(dylib, unit), "defining runtime symbols")?;
+            }
+            let mut generator: LLVMOrcDefinitionGeneratorRef = std::ptr::null_mut();
+            let prefix = LLVMOrcLLJITGetGlobalPrefix(jit.jit) as c_char;
+            check(
+                LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&mut generator, prefix, None, std::ptr::null_mut()),
+                "searching the process for symbols",
+            )?;
+            LLVMOrcJITDylibAddGenerator(dylib, generator);
+            Ok(jit)
+        }
+    }
+
+    /// Loads an object file.
+    pub fn add_object(&self, object: &[u8]) -> Result<()> {
+        // SAFETY: the buffer is copied by LLVM and then owned by the JIT.
+        unsafe {
+            let name = c"hlojit-object";
+            let buffer = llvm_sys::core::LLVMCreateMemoryBufferWithMemoryRangeCopy(
+                object.as_ptr() as *const c_char,
+                object.len(),
+                name.as_ptr(),
+            );
+            let dylib = LLVMOrcLLJITGetMainJITDylib(self.jit);
+            check(LLVMOrcLLJITAddObjectFile(self.jit, dylib, buffer), "loading compiled code")
+        }
+    }
+
+    /// The address of a loaded function (linking the object on first lookup).
+    pub fn lookup(&self, name: &str) -> Result<usize> {
+        let c = CString::new(name).map_err(|_| Error::Internal(format!("symbol name {name:?}")))?;
+        let mut address = 0u64;
+        // SAFETY: plain C API call; the error is checked.
+        unsafe { check(LLVMOrcLLJITLookup(self.jit, &mut address, c.as_ptr()), &format!("resolving {name}"))? };
+        Ok(address as usize)
+    }
+}
+
+impl Drop for Jit {
+    fn drop(&mut self) {
+        // SAFETY: disposing the JIT we created; nothing runs its code any more.
+        unsafe {
+            let err = LLVMOrcDisposeLLJIT(self.jit);
+            let _ = check(err, "disposing the JIT");
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! Transcendental functions of real floats, through LLVM intrinsics where LLVM has one and
+//! libm otherwise. Arguments are f32 or f64 (narrower floats are computed in f32).
+
+use super::Elemental;
+use crate::error::{Error, Result};
+use crate::hlo::Opcode;
+use inkwell::values::FloatValue;
+
+impl<'a, 'ctx> Elemental<'a, 'ctx> {
+    pub(super) fn float_math_unary(&self, op: Opcode, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
+        let cg = self.cg;
+        let ft = x.get_type();
+        let intrinsic = |name: &str| -> Result<FloatValue<'ctx>> {
+            Ok(cg.call_intrinsic(name, &[ft.into()], &[x.into()])?.into_float_value())
+        };
+        use Opcode::*;
+        match op {
+            Exp => intrinsic("llvm.exp"),
+            Log => intrinsic("llvm.log"),
+            Sine => intrinsic("llvm.sin"),
+            Cosine => intrinsic("llvm.cos"),
+            Tan => self.libm_unary("tan", x),
+            Tanh => self.libm_unary("tanh", x),
+            Expm1 => self.libm_unary("expm1", x),
+            Log1p => self.libm_unary("log1p", x),
+            Erf => self.libm_unary("erf", x),
+            Cbrt => self.libm_unary("cbrt", x),
+            Logistic => {
+                // 1 / (1 + exp(-x))
+                let neg = cg.b.build_float_neg(x, "")?;
+                let e = cg.call_intrinsic("llvm.exp", &[ft.into()], &[neg.into()])?.into_float_value();
+                let d = cg.b.build_float_add(ft.const_float(1.0), e, "")?;
+                Ok(cg.b.build_float_div(ft.const_float(1.0), d, "")?)
+            }
+            other => Err(Error::Unsupported(format!("{other} on floats"))),
+        }
+    }
+
+    pub(super) fn float_math_binary(&self, op: Opcode, a: FloatValue<'ctx>, b: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
+        match op {
+            Opcode::Power => self.libm_binary("pow", a, b),
+            Opcode::Atan2 => self.libm_binary("atan2", a, b),
+            other => Err(Error::Unsupported(format!("{other} on floats"))),
+        }
+    }
+
+    /// Calls libm's `name` (`namef` for f32).
+    fn libm_unary(&self, name: &str, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
+        let cg = self.cg;
+        let ft = x.get_type();
+        let symbol = if ft == cg.llvm.f32_type() { format!("{name}f") } else { name.to_string() };
+        let f = cg.external(&symbol, ft.fn_type(&[ft.into()], false));
+        mark_pure(cg, f);
+        Ok(cg.call(f, &[x.into()])?.into_float_value())
+    }
+
+    fn libm_binary(&self, name: &str, a: FloatValue<'ctx>, b: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
+        let cg = self.cg;
+        let ft = a.get_type();
+        let symbol = if ft == cg.llvm.f32_type() { format!("{name}f") } else { name.to_string() };
+        let f = cg.external(&symbol, ft.fn_type(&[ft.into(), ft.into()], false));
+        mark_pure(cg, f);
+        Ok(cg.call(f, &[a.into(), b.into()])?.into_float_value())
+    }
+}
+
+/// libm functions as hlojit calls them neither read nor write memory (errno is not observed),
+/// so LLVM may reuse, hoist or drop the calls.
+fn mark_pure<'ctx>(cg: &crate::codegen::context::Codegen<'ctx>, f: inkwell::values::FunctionValue<'ctx>) {
+    use inkwell::attributes::AttributeLoc;
+    let memory = inkwell::attributes::Attribute::get_named_enum_kind_id("memory");
+    f.add_attribute(AttributeLoc::Function, cg.llvm.create_enum_attribute(memory, 0));
+    f.add_attribute(AttributeLoc::Function, cg.enum_attr("nounwind"));
+    f.add_attribute(AttributeLoc::Function, cg.enum_attr("willreturn"));
+}

@@ -1,0 +1,448 @@
+//! Lowering a computation to an LLVM function that runs its kernels in schedule order:
+//! `i32 f(ptr params, ptr results)`, where `params` and `results` are arrays of pointers to
+//! the array leaves of the parameters and of the result, each in its declared layout. It
+//! returns 0, or the non-zero status of a failed step (a custom call, say).
+//!
+//! The function allocates one arena for its temporaries, fills a table with the address of
+//! every buffer, and hands the table to its kernels. while, conditional and call run the
+//! functions of their computations on the same ABI.
+
+use super::array::IrArray;
+use super::context::Codegen;
+use super::index::Index;
+use super::kernel::{emit_kernel, Kernel};
+use super::loops::emit_loop_nest;
+use crate::error::{Error, Result};
+use crate::hlo::{CompId, Computation, InstrId, Module, Opcode};
+use crate::passes::buffer_assignment::{assign_buffers, Allocation, BufferAssignment};
+use hlojit_runtime::{ArrayShape, Shape};
+use inkwell::basic_block::BasicBlock;
+use inkwell::values::{FunctionValue, IntValue, PointerValue};
+use inkwell::IntPredicate;
+use std::collections::HashMap;
+
+/// Below this many output elements a kernel runs on the calling thread.
+const PARALLEL_MIN_ELEMENTS: i64 = 1 << 15;
+/// Elements a parallel task should at least cover.
+const PARALLEL_GRAIN_ELEMENTS: i64 = 1 << 13;
+
+/// Lowers the computations of one module; remembers the functions already made.
+pub struct ModuleLowering<'a, 'ctx> {
+    pub cg: &'a Codegen<'ctx>,
+    pub module: &'a Module,
+    functions: HashMap<CompId, FunctionValue<'ctx>>,
+    kernel_count: usize,
+}
+
+impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
+    pub fn new(cg: &'a Codegen<'ctx>, module: &'a Module) -> Self {
+        ModuleLowering { cg, module, functions: HashMap::new(), kernel_count: 0 }
+    }
+
+    /// The function of computation `c`, lowering it (and what it calls) on first use.
+    pub fn function_for(&mut self, c: CompId) -> Result<FunctionValue<'ctx>> {
+        if let Some(&f) = self.functions.get(&c) {
+            return Ok(f);
+        }
+        let comp = self.module.computation(c);
+        // Lower callees first so that the builder is not repositioned under our feet.
+        for inst in &comp.instructions {
+            match inst.opcode {
+                Opcode::While | Opcode::Conditional | Opcode::Call => {
+                    for &callee in &inst.called {
+                        self.function_for(callee)?;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let name = format!("comp.{}", sanitize(&comp.name));
+        let f = self.lower(comp, &name, false, comp.result_shape())?;
+        self.functions.insert(c, f);
+        Ok(f)
+    }
+
+    /// Lowers the entry computation as the exported function `name`, whose results are in
+    /// the layouts of `result_shape`.
+    pub fn lower_entry(&mut self, name: &str, result_shape: &Shape) -> Result<FunctionValue<'ctx>> {
+        let entry = self.module.entry_computation();
+        for inst in &entry.instructions {
+            if matches!(inst.opcode, Opcode::While | Opcode::Conditional | Opcode::Call) {
+                for &callee in &inst.called {
+                    self.function_for(callee)?;
+                }
+            }
+        }
+        self.lower(entry, name, true, result_shape)
+    }
+
+    fn lower(&mut self, comp: &Computation, name: &str, exported: bool, result_shape: &Shape) -> Result<FunctionValue<'ctx>> {
+        let cg = self.cg;
+        let schedule = comp.post_order();
+        let assignment = assign_buffers(comp, &schedule, result_shape)?;
+        let fn_type = cg.fn_type(Some(cg.i32().into()), &[cg.ptr().into(), cg.ptr().into()]);
+        let function = cg.add_function(name, fn_type, exported);
+        let entry = cg.llvm.append_basic_block(function, "entry");
+        cg.b.position_at_end(entry);
+        let params = function.get_nth_param(0).expect("params").into_pointer_value();
+        let results = function.get_nth_param(1).expect("results").into_pointer_value();
+
+        let saved_mxcsr = if exported && cg.x86 { Some(enter_flush_denormals(cg)?) } else { None };
+        let arena_size = cg.const_i64(assignment.arena_bytes);
+        let arena = if assignment.arena_bytes > 0 {
+            let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
+            cg.call(alloc, &[arena_size.into()])?.into_pointer_value()
+        } else {
+            cg.ptr().const_null()
+        };
+        let n = assignment.slots.len().max(1) as u32;
+        let table = cg.b.build_array_alloca(cg.ptr(), cg.i32().const_int(n as u64, false), "table")?;
+        let mut slot_ptrs: Vec<Option<PointerValue>> = vec![None; assignment.slots.len()];
+        for s in 0..assignment.slots.len() {
+            let p = self.slot_pointer(comp, &assignment, s, params, results, arena, &mut slot_ptrs)?;
+            let dst = cg.gep(cg.ptr().into(), table, cg.const_i64(s as i64))?;
+            cg.b.build_store(dst, p)?;
+        }
+        let slot_ptrs: Vec<PointerValue> = slot_ptrs.into_iter().map(|p| p.expect("every slot resolved")).collect();
+
+        // Failure exit: free the arena and return the status.
+        let body_bb = cg.b.get_insert_block().expect("positioned");
+        let fail = cg.llvm.append_basic_block(function, "fail");
+        cg.b.position_at_end(fail);
+        let status_phi = cg.b.build_phi(cg.i32(), "status")?;
+        self.free(arena, arena_size, assignment.arena_bytes)?;
+        if let Some(saved) = saved_mxcsr {
+            leave_flush_denormals(cg, saved)?;
+        }
+        cg.b.build_return(Some(&status_phi.as_basic_value()))?;
+        cg.b.position_at_end(body_bb);
+
+        let mut fl = FunctionLowering { assignment: &assignment, table, slot_ptrs, fail, status_phi, cleanups: Vec::new() };
+        for &id in &schedule {
+            self.lower_instruction(comp, id, &mut fl)?;
+        }
+        for &(k, s) in &assignment.result_copies {
+            let dst = load_ptr_at(cg, results, k)?;
+            let dst = IrArray::new(dst, &assignment.result_shapes[k])?;
+            let src = IrArray::new(fl.slot_ptrs[s], &assignment.slots[s].shape)?;
+            copy_array(cg, &src, &dst)?;
+        }
+        self.free(arena, arena_size, assignment.arena_bytes)?;
+        if let Some(saved) = saved_mxcsr {
+            leave_flush_denormals(cg, saved)?;
+        }
+        cg.b.build_return(Some(&cg.i32().const_zero()))?;
+        if fl.status_phi.count_incoming() == 0 {
+            // Nothing can fail: drop the unused exit.
+            unsafe { fail.delete().map_err(|_| Error::Llvm("could not delete a block".into()))? };
+        }
+        Ok(function)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn slot_pointer(
+        &self,
+        comp: &Computation,
+        assignment: &BufferAssignment,
+        s: usize,
+        params: PointerValue<'ctx>,
+        results: PointerValue<'ctx>,
+        arena: PointerValue<'ctx>,
+        resolved: &mut Vec<Option<PointerValue<'ctx>>>,
+    ) -> Result<PointerValue<'ctx>> {
+        if let Some(p) = resolved[s] {
+            return Ok(p);
+        }
+        let cg = self.cg;
+        let p = match &assignment.slots[s].allocation {
+            Allocation::Parameter(n) => load_ptr_at(cg, params, *n)?,
+            Allocation::Result(n) => load_ptr_at(cg, results, *n)?,
+            Allocation::Temp { offset, .. } => cg.byte_offset(arena, *offset)?,
+            Allocation::Alias(t) => self.slot_pointer(comp, assignment, *t, params, results, arena, resolved)?,
+            Allocation::Constant(id) => {
+                let inst = comp.get(*id);
+                let literal = match &inst.attrs.literal {
+                    Some(hlojit_runtime::Literal::Array(a)) => a,
+                    _ => return Err(Error::Unsupported(format!("constant {} without an array literal", inst.name))),
+                };
+                let name = format!("const.{}.{}", comp.name, inst.name);
+                cg.constant_array(&name, literal, &assignment.slots[s].shape)?
+            }
+        };
+        resolved[s] = Some(p);
+        Ok(p)
+    }
+
+    fn free(&self, arena: PointerValue<'ctx>, size: IntValue<'ctx>, bytes: i64) -> Result<()> {
+        if bytes > 0 {
+            let cg = self.cg;
+            let free = cg.external("hlojit_rt_free", cg.fn_type(None, &[cg.ptr().into(), cg.i64().into()]));
+            cg.call_void(free, &[arena.into(), size.into()])?;
+        }
+        Ok(())
+    }
+
+    fn lower_instruction(&mut self, comp: &Computation, id: InstrId, fl: &mut FunctionLowering<'_, 'ctx>) -> Result<()> {
+        let inst = comp.get(id);
+        use Opcode::*;
+        match inst.opcode {
+            Parameter | Constant | Tuple | GetTupleElement | Bitcast | OptimizationBarrier | AfterAll | AddDependency => Ok(()),
+            While => self.lower_while(comp, id, fl),
+            Conditional => self.lower_conditional(comp, id, fl),
+            Call => self.lower_call(comp, id, fl),
+            _ => {
+                self.kernel_count += 1;
+                let name = format!("k{}.{}", self.kernel_count, sanitize(&inst.name));
+                let kernel = emit_kernel(self.cg, self.module, comp, id, fl.assignment, &name)?;
+                self.run_kernel(&kernel, fl.table)
+            }
+        }
+    }
+
+    /// Calls a kernel over its whole range, on the thread pool when it is big enough.
+    fn run_kernel(&self, kernel: &Kernel<'ctx>, table: PointerValue<'ctx>) -> Result<()> {
+        let cg = self.cg;
+        let extent = cg.const_i64(kernel.extent);
+        if kernel.extent > 1 && kernel.elements >= PARALLEL_MIN_ELEMENTS {
+            let per_iteration = (kernel.elements / kernel.extent).max(1);
+            let min_chunk = (PARALLEL_GRAIN_ELEMENTS / per_iteration).max(1);
+            let pf = cg.external(
+                "hlojit_rt_parallel_for",
+                cg.fn_type(None, &[cg.ptr().into(), cg.ptr().into(), cg.i64().into(), cg.i64().into()]),
+            );
+            let f = kernel.function.as_global_value().as_pointer_value();
+            cg.call_void(pf, &[f.into(), table.into(), extent.into(), cg.const_i64(min_chunk).into()])
+        } else {
+            cg.call_void(kernel.function, &[table.into(), cg.const_i64(0).into(), extent.into()])
+        }
+    }
+
+    /// Runs `f(params, results)` and leaves through the failure exit if it fails.
+    fn call_computation(
+        &self,
+        f: FunctionValue<'ctx>,
+        params: &[PointerValue<'ctx>],
+        results: &[PointerValue<'ctx>],
+        fl: &mut FunctionLowering<'_, 'ctx>,
+    ) -> Result<()> {
+        let cg = self.cg;
+        let p = pointer_array(cg, params, "args")?;
+        let r = pointer_array(cg, results, "results")?;
+        let status = cg.call(f, &[p.into(), r.into()])?.into_int_value();
+        fl.check(cg, status)
+    }
+
+    fn leaf_ptrs(&self, fl: &FunctionLowering<'_, 'ctx>, id: InstrId) -> Vec<PointerValue<'ctx>> {
+        fl.assignment.leaf_slots(id).iter().map(|&s| fl.slot_ptrs[s]).collect()
+    }
+
+    fn leaf_shapes(&self, fl: &FunctionLowering<'_, 'ctx>, id: InstrId) -> Vec<ArrayShape> {
+        fl.assignment.leaf_slots(id).iter().map(|&s| fl.assignment.slots[s].shape.clone()).collect()
+    }
+
+    fn lower_call(&mut self, comp: &Computation, id: InstrId, fl: &mut FunctionLowering<'_, 'ctx>) -> Result<()> {
+        let inst = comp.get(id);
+        let callee = inst.to_apply().ok_or_else(|| Error::Internal(format!("{}: call without a computation", inst.name)))?;
+        let f = self.function_for(callee)?;
+        let params: Vec<PointerValue> = inst.operands.iter().flat_map(|&o| self.leaf_ptrs(fl, o)).collect();
+        let results = self.leaf_ptrs(fl, id);
+        self.call_computation(f, &params, &results, fl)
+    }
+
+    /// while: the loop state lives in the while's own buffers; the body writes the next state
+    /// into scratch buffers that are copied back.
+    fn lower_while(&mut self, comp: &Computation, id: InstrId, fl: &mut FunctionLowering<'_, 'ctx>) -> Result<()> {
+        let cg = self.cg;
+        let inst = comp.get(id);
+        let (cond, body) = match (inst.while_condition(), inst.while_body()) {
+            (Some(c), Some(b)) => (c, b),
+            _ => return Err(Error::Internal(format!("{}: while without condition or body", inst.name))),
+        };
+        let cond_fn = self.function_for(cond)?;
+        let body_fn = self.function_for(body)?;
+        let state = self.leaf_ptrs(fl, id);
+        let shapes = self.leaf_shapes(fl, id);
+        let init = self.leaf_ptrs(fl, inst.operands[0]);
+        let init_shapes = self.leaf_shapes(fl, inst.operands[0]);
+        for i in 0..state.len() {
+            copy_array(cg, &IrArray::new(init[i], &init_shapes[i])?, &IrArray::new(state[i], &shapes[i])?)?;
+        }
+        // Scratch: the next state's leaves and the condition's pred.
+        let mut offsets = Vec::new();
+        let mut total = 0i64;
+        for s in &shapes {
+            offsets.push(total);
+            total += round_up(super::array::buffer_bytes(s)?.max(1), 64);
+        }
+        let pred_offset = total;
+        total += 64;
+        let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
+        let scratch = cg.call(alloc, &[cg.const_i64(total).into()])?.into_pointer_value();
+        let next: Vec<PointerValue> = offsets.iter().map(|&o| cg.byte_offset(scratch, o)).collect::<Result<_>>()?;
+        let pred = cg.byte_offset(scratch, pred_offset)?;
+        fl.cleanups.push((scratch, total));
+
+        let header = cg.block("while.header");
+        let body_bb = cg.block("while.body");
+        let exit = cg.block("while.exit");
+        cg.b.build_unconditional_branch(header)?;
+        cg.b.position_at_end(header);
+        self.call_computation(cond_fn, &state, &[pred], fl)?;
+        let p = cg.b.build_load(cg.i8(), pred, "pred")?.into_int_value();
+        let go = cg.b.build_int_compare(IntPredicate::NE, p, cg.i8().const_zero(), "")?;
+        cg.b.build_conditional_branch(go, body_bb, exit)?;
+        cg.b.position_at_end(body_bb);
+        self.call_computation(body_fn, &state, &next, fl)?;
+        for i in 0..state.len() {
+            let bytes = super::array::buffer_bytes(&shapes[i])?;
+            if bytes > 0 {
+                cg.b.build_memcpy(state[i], 64, next[i], 64, cg.const_i64(bytes))
+                    .map_err(|e| Error::Llvm(e.to_string()))?;
+            }
+        }
+        cg.b.build_unconditional_branch(header)?;
+        cg.b.position_at_end(exit);
+        fl.cleanups.pop();
+        let free = cg.external("hlojit_rt_free", cg.fn_type(None, &[cg.ptr().into(), cg.i64().into()]));
+        cg.call_void(free, &[scratch.into(), cg.const_i64(total).into()])
+    }
+
+    /// conditional: runs the selected branch with its operand; a pred selects branch 0 when
+    /// true, an index out of range selects the last branch.
+    fn lower_conditional(&mut self, comp: &Computation, id: InstrId, fl: &mut FunctionLowering<'_, 'ctx>) -> Result<()> {
+        let cg = self.cg;
+        let inst = comp.get(id);
+        let branches = inst.branch_computations().to_vec();
+        let selector = inst.operands[0];
+        let sel_slot = fl.assignment.slot_of(selector)?;
+        let sel_type = comp.get(selector).shape.element_type().unwrap_or(hlojit_runtime::ElementType::S32);
+        let sel_ptr = fl.slot_ptrs[sel_slot];
+        let n = branches.len() as i64;
+        let index = if sel_type.is_pred() {
+            let v = cg.b.build_load(cg.i8(), sel_ptr, "")?.into_int_value();
+            let t = cg.b.build_int_compare(IntPredicate::NE, v, cg.i8().const_zero(), "")?;
+            cg.b.build_select(t, cg.const_i64(0), cg.const_i64(1), "")?.into_int_value()
+        } else {
+            let v = cg.load_element(sel_type, sel_ptr)?.into_int_value();
+            let v = cg.int_to_i64(sel_type, v)?;
+            let lo = cg.b.build_int_compare(IntPredicate::SLT, v, cg.const_i64(0), "")?;
+            let hi = cg.b.build_int_compare(IntPredicate::SGE, v, cg.const_i64(n), "")?;
+            let out = cg.b.build_or(lo, hi, "")?;
+            cg.b.build_select(out, cg.const_i64(n - 1), v, "")?.into_int_value()
+        };
+        let results = self.leaf_ptrs(fl, id);
+        let done = cg.block("cond.done");
+        let mut cases: Vec<(IntValue, BasicBlock)> = Vec::new();
+        let mut blocks = Vec::new();
+        for (i, _) in branches.iter().enumerate() {
+            let bb = cg.block(&format!("cond.branch{i}"));
+            cases.push((cg.const_i64(i as i64), bb));
+            blocks.push(bb);
+        }
+        let default = *blocks.last().ok_or_else(|| Error::Internal("conditional without branches".into()))?;
+        cg.b.build_switch(index, default, &cases)?;
+        for (i, &branch) in branches.iter().enumerate() {
+            cg.b.position_at_end(blocks[i]);
+            let f = self.function_for(branch)?;
+            let params = self.leaf_ptrs(fl, inst.operands[i + 1]);
+            self.call_computation(f, &params, &results, fl)?;
+            cg.b.build_unconditional_branch(done)?;
+        }
+        cg.b.position_at_end(done);
+        Ok(())
+    }
+}
+
+/// State of the function being lowered.
+struct FunctionLowering<'b, 'ctx> {
+    assignment: &'b BufferAssignment,
+    table: PointerValue<'ctx>,
+    slot_ptrs: Vec<PointerValue<'ctx>>,
+    fail: BasicBlock<'ctx>,
+    status_phi: inkwell::values::PhiValue<'ctx>,
+    /// Scratch memory to free if a step fails now.
+    cleanups: Vec<(PointerValue<'ctx>, i64)>,
+}
+
+impl<'b, 'ctx> FunctionLowering<'b, 'ctx> {
+    /// Continues if `status` is 0; otherwise frees pending scratch and leaves with it.
+    fn check(&mut self, cg: &Codegen<'ctx>, status: IntValue<'ctx>) -> Result<()> {
+        let ok = cg.b.build_int_compare(IntPredicate::EQ, status, cg.i32().const_zero(), "")?;
+        let cont = cg.block("ok");
+        let cleanup = cg.block("failed");
+        cg.b.build_conditional_branch(ok, cont, cleanup)?;
+        cg.b.position_at_end(cleanup);
+        let free = cg.external("hlojit_rt_free", cg.fn_type(None, &[cg.ptr().into(), cg.i64().into()]));
+        for &(p, size) in &self.cleanups {
+            cg.call_void(free, &[p.into(), cg.const_i64(size).into()])?;
+        }
+        cg.b.build_unconditional_branch(self.fail)?;
+        self.status_phi.add_incoming(&[(&status, cleanup)]);
+        cg.b.position_at_end(cont);
+        Ok(())
+    }
+}
+
+/// Copies an array into another of the same dimensions and element type, converting layouts.
+pub fn copy_array<'ctx>(cg: &Codegen<'ctx>, src: &IrArray<'ctx>, dst: &IrArray<'ctx>) -> Result<()> {
+    if src.ptr == dst.ptr && src.shape.layout_or_default() == dst.shape.layout_or_default() {
+        return Ok(());
+    }
+    if src.physical == dst.physical {
+        let bytes = dst.byte_size();
+        if bytes > 0 {
+            cg.b.build_memcpy(dst.ptr, 64, src.ptr, 64, cg.const_i64(bytes)).map_err(|e| Error::Llvm(e.to_string()))?;
+        }
+        return Ok(());
+    }
+    let dims = dst.shape.dims.clone();
+    let layout = dst.shape.layout_or_default();
+    emit_loop_nest(cg, "copy", &dims, &layout, None, |index: &Index<'ctx>| {
+        let v = src.load(cg, index)?;
+        dst.store(cg, index, v)
+    })
+}
+
+fn load_ptr_at<'ctx>(cg: &Codegen<'ctx>, array: PointerValue<'ctx>, i: usize) -> Result<PointerValue<'ctx>> {
+    let p = cg.gep(cg.ptr().into(), array, cg.const_i64(i as i64))?;
+    Ok(cg.b.build_load(cg.ptr(), p, "")?.into_pointer_value())
+}
+
+/// A stack array holding `ptrs`.
+fn pointer_array<'ctx>(cg: &Codegen<'ctx>, ptrs: &[PointerValue<'ctx>], name: &str) -> Result<PointerValue<'ctx>> {
+    let ty = cg.ptr().array_type(ptrs.len().max(1) as u32);
+    let a = cg.entry_alloca(ty.into(), name)?;
+    for (i, p) in ptrs.iter().enumerate() {
+        let dst = cg.gep(cg.ptr().into(), a, cg.const_i64(i as i64))?;
+        cg.b.build_store(dst, *p)?;
+    }
+    Ok(a)
+}
+
+/// Sets FTZ/DAZ in MXCSR; returns the slot holding the previous value.
+fn enter_flush_denormals<'ctx>(cg: &Codegen<'ctx>) -> Result<PointerValue<'ctx>> {
+    let saved = cg.entry_alloca(cg.i32().into(), "mxcsr.saved")?;
+    let stmxcsr = cg.intrinsic("llvm.x86.sse.stmxcsr", &[])?;
+    let ldmxcsr = cg.intrinsic("llvm.x86.sse.ldmxcsr", &[])?;
+    cg.call_void(stmxcsr, &[saved.into()])?;
+    let old = cg.b.build_load(cg.i32(), saved, "")?.into_int_value();
+    let new = cg.b.build_or(old, cg.i32().const_int(0x8040, false), "")?;
+    let tmp = cg.entry_alloca(cg.i32().into(), "mxcsr.new")?;
+    cg.b.build_store(tmp, new)?;
+    cg.call_void(ldmxcsr, &[tmp.into()])?;
+    Ok(saved)
+}
+
+fn leave_flush_denormals<'ctx>(cg: &Codegen<'ctx>, saved: PointerValue<'ctx>) -> Result<()> {
+    let ldmxcsr = cg.intrinsic("llvm.x86.sse.ldmxcsr", &[])?;
+    cg.call_void(ldmxcsr, &[saved.into()])
+}
+
+fn round_up(x: i64, to: i64) -> i64 {
+    (x + to - 1) / to * to
+}
+
+/// A name LLVM symbol tables and object files accept everywhere.
+pub fn sanitize(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect()
+}

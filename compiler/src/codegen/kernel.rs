@@ -1,0 +1,191 @@
+//! Kernels: one LLVM function per fusion (or unfused op) that computes its output buffers.
+//! A kernel has the signature `void k(ptr table, i64 begin, i64 end)`: it finds its buffers in
+//! the caller's buffer table and computes iterations `[begin, end)` of its parallel dimension,
+//! so the runtime can split it across threads.
+
+use super::array::IrArray;
+use super::context::Codegen;
+use super::elemental::{Elemental, Input};
+use super::loops::{emit_loop_nest, outer_dimension};
+use crate::error::{Error, Result};
+use crate::hlo::{Computation, InstrId, Module, Opcode};
+use crate::passes::buffer_assignment::BufferAssignment;
+use hlojit_runtime::Shape;
+use inkwell::values::{FunctionValue, IntValue, PointerValue};
+use std::collections::HashMap;
+
+/// What the caller needs to know to run a kernel.
+pub struct Kernel<'ctx> {
+    pub function: FunctionValue<'ctx>,
+    /// Iterations of the parallel dimension (1 when the kernel cannot be split).
+    pub extent: i64,
+    /// Output elements, to decide whether splitting is worth it.
+    pub elements: i64,
+}
+
+/// Everything an op emitter gets: the computation whose root it computes, how the
+/// computation's inputs are bound to buffers, the output buffers and the task range.
+pub struct KernelContext<'a, 'ctx> {
+    pub cg: &'a Codegen<'ctx>,
+    pub module: &'a Module,
+    /// The fused computation, or the enclosing computation for an unfused op.
+    pub comp: &'a Computation,
+    pub root: InstrId,
+    pub bindings: HashMap<InstrId, Input<'ctx>>,
+    pub outputs: Vec<IrArray<'ctx>>,
+    pub begin: IntValue<'ctx>,
+    pub end: IntValue<'ctx>,
+}
+
+impl<'a, 'ctx> KernelContext<'a, 'ctx> {
+    pub fn elemental(&self) -> Elemental<'a, 'ctx> {
+        Elemental::with_bindings(self.cg, self.module, self.comp, self.bindings.clone())
+    }
+}
+
+/// Emits the kernel computing instruction `id` of `comp` into the buffers `assignment` gave.
+pub fn emit_kernel<'ctx>(
+    cg: &Codegen<'ctx>,
+    module: &Module,
+    comp: &Computation,
+    id: InstrId,
+    assignment: &BufferAssignment,
+    name: &str,
+) -> Result<Kernel<'ctx>> {
+    let saved = cg.b.get_insert_block();
+    let fn_type = cg.fn_type(None, &[cg.ptr().into(), cg.i64().into(), cg.i64().into()]);
+    let function = cg.add_function(name, fn_type, false);
+    let entry = cg.llvm.append_basic_block(function, "entry");
+    cg.b.position_at_end(entry);
+    let table = function.get_nth_param(0).expect("table").into_pointer_value();
+    let begin = function.get_nth_param(1).expect("begin").into_int_value();
+    let end = function.get_nth_param(2).expect("end").into_int_value();
+
+    let inst = comp.get(id);
+    let slot_ptr = |slot: usize| load_slot(cg, table, slot);
+    let bind = |operand: InstrId| -> Result<Input<'ctx>> {
+        let mut leaves = assignment.leaf_slots(operand).iter().copied();
+        input_for_shape(cg, &comp.get(operand).shape, &mut leaves, assignment, &slot_ptr)
+    };
+    let (body_comp, root, bindings) = match inst.fused_computation() {
+        Some(fused) => {
+            let fused = module.computation(fused);
+            let params = fused.parameters();
+            let mut bindings = HashMap::new();
+            for (i, &p) in params.iter().enumerate() {
+                let operand = *inst.operands.get(i).ok_or_else(|| Error::Internal(format!("{}: missing operand {i}", inst.name)))?;
+                bindings.insert(p, bind(operand)?);
+            }
+            (fused, fused.root, bindings)
+        }
+        None => {
+            let mut bindings = HashMap::new();
+            for &operand in &inst.operands {
+                bindings.insert(operand, bind(operand)?);
+            }
+            (comp, id, bindings)
+        }
+    };
+    let outputs = assignment
+        .leaf_slots(id)
+        .iter()
+        .map(|&s| IrArray::new(slot_ptr(s)?, &assignment.slots[s].shape))
+        .collect::<Result<Vec<_>>>()?;
+    let kc = KernelContext { cg, module, comp: body_comp, root, bindings, outputs, begin, end };
+    let extent = emit_root(&kc)?;
+    cg.b.build_return(None)?;
+    if let Some(bb) = saved {
+        cg.b.position_at_end(bb);
+    }
+    let elements = inst.shape.array_leaves().iter().map(|a| a.element_count()).sum::<i64>().max(1);
+    Ok(Kernel { function, extent, elements })
+}
+
+/// Emits the computation of the kernel's root by the emitter of its op family; returns the
+/// parallel extent.
+fn emit_root(kc: &KernelContext) -> Result<i64> {
+    let root = kc.comp.get(kc.root);
+    match root.opcode {
+        op if is_elemental(op) => emit_elemental_loop(kc),
+        op => Err(Error::Unsupported(op.name().to_string())),
+    }
+}
+
+/// Ops whose every output element is computed independently by the elemental generators.
+pub fn is_elemental(op: Opcode) -> bool {
+    use Opcode::*;
+    op.is_elementwise()
+        || matches!(
+            op,
+            Parameter
+                | Constant
+                | Broadcast
+                | Reshape
+                | Bitcast
+                | Transpose
+                | Slice
+                | Reverse
+                | Iota
+                | Concatenate
+                | Pad
+                | DynamicSlice
+                | Tuple
+                | GetTupleElement
+                | OptimizationBarrier
+        )
+}
+
+/// The generic loop kernel: walks the output in its physical order and stores the generated
+/// element of each output (several for a multi-output fusion whose root is a tuple).
+fn emit_elemental_loop(kc: &KernelContext) -> Result<i64> {
+    let cg = kc.cg;
+    let root = kc.comp.get(kc.root);
+    let values: Vec<InstrId> = if root.opcode == Opcode::Tuple && kc.outputs.len() != 1 {
+        root.operands.clone()
+    } else {
+        vec![kc.root]
+    };
+    if values.len() != kc.outputs.len() {
+        return Err(Error::Internal(format!("{}: {} outputs for {} buffers", root.name, values.len(), kc.outputs.len())));
+    }
+    let Some(first) = kc.outputs.first() else { return Ok(1) };
+    let dims = first.shape.dims.clone();
+    let layout = first.shape.layout_or_default();
+    let extent = outer_dimension(&dims, &layout).map(|d| dims[d]).unwrap_or(1);
+    let mut e = kc.elemental();
+    emit_loop_nest(cg, "loop", &dims, &layout, Some((kc.begin, kc.end)).filter(|_| !dims.is_empty()), |index| {
+        for (value, out) in values.iter().zip(&kc.outputs) {
+            let v = e.gen_scalar(*value, index)?;
+            out.store(cg, index, v)?;
+        }
+        Ok(())
+    })?;
+    Ok(extent.max(1))
+}
+
+/// The pointer in slot `slot` of a buffer table.
+pub fn load_slot<'ctx>(cg: &Codegen<'ctx>, table: PointerValue<'ctx>, slot: usize) -> Result<PointerValue<'ctx>> {
+    let p = cg.gep(cg.ptr().into(), table, cg.const_i64(slot as i64))?;
+    Ok(cg.b.build_load(cg.ptr(), p, &format!("buf{slot}"))?.into_pointer_value())
+}
+
+/// Binds a value of `shape` whose array leaves are the next slots of `leaves`.
+fn input_for_shape<'ctx>(
+    cg: &Codegen<'ctx>,
+    shape: &Shape,
+    leaves: &mut impl Iterator<Item = usize>,
+    assignment: &BufferAssignment,
+    slot_ptr: &impl Fn(usize) -> Result<PointerValue<'ctx>>,
+) -> Result<Input<'ctx>> {
+    let _ = cg;
+    match shape {
+        Shape::Array(_) => {
+            let s = leaves.next().ok_or_else(|| Error::Internal("missing buffer for an operand".into()))?;
+            Ok(Input::Array(IrArray::new(slot_ptr(s)?, &assignment.slots[s].shape)?))
+        }
+        Shape::Tuple(elements) => Ok(Input::Tuple(
+            elements.iter().map(|e| input_for_shape(cg, e, leaves, assignment, slot_ptr)).collect::<Result<_>>()?,
+        )),
+        Shape::Token | Shape::Opaque => Ok(Input::Tuple(Vec::new())),
+    }
+}

@@ -1,0 +1,103 @@
+//! Loop nests that walk an array in its physical order: the layout's most-major dimension is
+//! the outermost loop and the most-minor the innermost, so that consecutive iterations touch
+//! consecutive memory and LLVM can vectorize the innermost loop.
+
+use super::context::Codegen;
+use super::index::Index;
+use crate::error::Result;
+use hlojit_runtime::Layout;
+use inkwell::basic_block::BasicBlock;
+use inkwell::values::{IntValue, PhiValue};
+use inkwell::IntPredicate;
+
+/// A loop whose header and body have been emitted but whose latch has not.
+pub struct OpenLoop<'ctx> {
+    header: BasicBlock<'ctx>,
+    exit: BasicBlock<'ctx>,
+    phi: PhiValue<'ctx>,
+    pub induction: IntValue<'ctx>,
+}
+
+/// Opens `for (i = start; i < end; ++i)`; the builder is left inside the body.
+pub fn open_loop<'ctx>(cg: &Codegen<'ctx>, name: &str, start: IntValue<'ctx>, end: IntValue<'ctx>) -> Result<OpenLoop<'ctx>> {
+    let preheader = cg.b.get_insert_block().expect("positioned");
+    let header = cg.block(&format!("{name}.header"));
+    let body = cg.block(&format!("{name}.body"));
+    let exit = cg.block(&format!("{name}.exit"));
+    cg.b.build_unconditional_branch(header)?;
+    cg.b.position_at_end(header);
+    let phi = cg.b.build_phi(cg.i64(), name)?;
+    phi.add_incoming(&[(&start, preheader)]);
+    let induction = phi.as_basic_value().into_int_value();
+    let cond = cg.b.build_int_compare(IntPredicate::SLT, induction, end, "")?;
+    cg.b.build_conditional_branch(cond, body, exit)?;
+    cg.b.position_at_end(body);
+    Ok(OpenLoop { header, exit, phi, induction })
+}
+
+/// Closes a loop opened by [`open_loop`]; the builder is left after the loop.
+pub fn close_loop<'ctx>(cg: &Codegen<'ctx>, l: OpenLoop<'ctx>) -> Result<()> {
+    let next = cg.b.build_int_nsw_add(l.induction, cg.const_i64(1), "")?;
+    let latch = cg.b.get_insert_block().expect("positioned");
+    cg.b.build_unconditional_branch(l.header)?;
+    l.phi.add_incoming(&[(&next, latch)]);
+    cg.b.position_at_end(l.exit);
+    Ok(())
+}
+
+/// Emits `for (i = start; i < end; ++i) body(i)`; the builder ends positioned after the loop.
+pub fn for_loop<'ctx>(
+    cg: &Codegen<'ctx>,
+    name: &str,
+    start: IntValue<'ctx>,
+    end: IntValue<'ctx>,
+    body: impl FnOnce(IntValue<'ctx>) -> Result<()>,
+) -> Result<()> {
+    let l = open_loop(cg, name, start, end)?;
+    body(l.induction)?;
+    close_loop(cg, l)
+}
+
+/// The dimension the outermost loop of a nest over `dims` in `layout` runs over: the most
+/// major one of size > 1 (or the most major one if all are 1). `None` for scalars.
+pub fn outer_dimension(dims: &[i64], layout: &Layout) -> Option<usize> {
+    let order = layout.major_to_minor();
+    order.iter().map(|&d| d as usize).find(|&d| dims[d] > 1).or_else(|| order.first().map(|&d| d as usize))
+}
+
+/// Emits a loop nest over every index of `dims`, ordered by `layout`, calling `body` once per
+/// element. With `outer_range`, the outermost dimension ([`outer_dimension`]) only runs over
+/// that range: this is how a kernel is split into parallel tasks.
+pub fn emit_loop_nest<'ctx>(
+    cg: &Codegen<'ctx>,
+    name: &str,
+    dims: &[i64],
+    layout: &Layout,
+    outer_range: Option<(IntValue<'ctx>, IntValue<'ctx>)>,
+    mut body: impl FnMut(&Index<'ctx>) -> Result<()>,
+) -> Result<()> {
+    if dims.iter().any(|&d| d == 0) {
+        return Ok(());
+    }
+    let outer = outer_dimension(dims, layout);
+    let mut index = vec![cg.const_i64(0); dims.len()];
+    let mut open = Vec::new();
+    for d in layout.major_to_minor() {
+        let d = d as usize;
+        let range = match outer_range {
+            Some(r) if Some(d) == outer => Some(r),
+            _ if dims[d] == 1 => None,
+            _ => Some((cg.const_i64(0), cg.const_i64(dims[d]))),
+        };
+        if let Some((start, end)) = range {
+            let l = open_loop(cg, &format!("{name}.d{d}"), start, end)?;
+            index[d] = l.induction;
+            open.push(l);
+        }
+    }
+    body(&Index::new(index))?;
+    while let Some(l) = open.pop() {
+        close_loop(cg, l)?;
+    }
+    Ok(())
+}

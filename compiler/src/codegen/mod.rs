@@ -1,0 +1,12 @@
+//! LLVM code generation: elemental generators composed into loop-nest kernels, heavy-op
+//! emitters, and the functions that sequence kernels over a computation's buffers.
+
+pub mod array;
+pub mod constants;
+pub mod context;
+pub mod elemental;
+pub mod index;
+pub mod loops;
+pub mod types;
+pub mod function;
+pub mod kernel;

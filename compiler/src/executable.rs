@@ -1,0 +1,150 @@
+//! A compiled, loaded computation: run it on host literals as often as you like, from as many
+//! threads as you like.
+
+use crate::backend::jit::Jit;
+use crate::error::{Error, Result};
+use crate::hlo::Module;
+use crate::pipeline::{compile_to, prepare, CompileOptions, OutputKind};
+use hlojit_runtime::physical::{logical_to_physical, physical_to_logical, PhysicalLayout};
+use hlojit_runtime::{AlignedBuffer, ArrayLiteral, ArrayShape, Literal, Shape};
+use std::time::{Duration, Instant};
+
+type EntryFn = unsafe extern "C" fn(*const *const u8, *const *mut u8) -> i32;
+
+const ENTRY_SYMBOL: &str = "hlojit_entry";
+
+pub struct Executable {
+    _jit: Jit,
+    entry: EntryFn,
+    parameter_shapes: Vec<Shape>,
+    result_shape: Shape,
+    compile_time: Duration,
+}
+
+impl std::fmt::Debug for Executable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executable")
+            .field("parameter_shapes", &self.parameter_shapes)
+            .field("result_shape", &self.result_shape)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Executable {
+    /// Compiles and loads a module for this machine.
+    pub fn compile(module: &Module, options: &CompileOptions) -> Result<Executable> {
+        let start = Instant::now();
+        if !options.target.is_host() {
+            return Err(Error::Unsupported("JIT compilation for a target other than the host".into()));
+        }
+        let prepared = prepare(module)?;
+        let object = compile_to(&prepared, ENTRY_SYMBOL, options, OutputKind::Object, true)?;
+        let symbols: Vec<(String, usize)> =
+            hlojit_runtime::symbols::runtime_symbols().into_iter().map(|(n, a)| (n.to_string(), a)).collect();
+        let jit = Jit::new(&symbols)?;
+        jit.add_object(&object)?;
+        let address = jit.lookup(ENTRY_SYMBOL)?;
+        // SAFETY: the symbol is the entry function we generated with this signature.
+        let entry: EntryFn = unsafe { std::mem::transmute::<usize, EntryFn>(address) };
+        Ok(Executable {
+            _jit: jit,
+            entry,
+            parameter_shapes: prepared.entry_parameter_shapes(),
+            result_shape: prepared.entry_result_shape(),
+            compile_time: start.elapsed(),
+        })
+    }
+
+    pub fn parameter_shapes(&self) -> &[Shape] {
+        &self.parameter_shapes
+    }
+
+    pub fn result_shape(&self) -> &Shape {
+        &self.result_shape
+    }
+
+    /// Time spent compiling and loading.
+    pub fn compile_time(&self) -> Duration {
+        self.compile_time
+    }
+
+    /// Runs the computation. Arguments are logical (row-major) host arrays, one per parameter
+    /// (tuple parameters as tuple literals); the result is returned the same way.
+    pub fn run(&self, args: &[Literal]) -> Result<Literal> {
+        if args.len() != self.parameter_shapes.len() {
+            return Err(Error::InvalidArgument(format!(
+                "the computation takes {} arguments, {} given",
+                self.parameter_shapes.len(),
+                args.len()
+            )));
+        }
+        let mut inputs: Vec<Staged> = Vec::new();
+        for (i, (arg, shape)) in args.iter().zip(&self.parameter_shapes).enumerate() {
+            if !arg.shape().compatible(shape) {
+                return Err(Error::InvalidArgument(format!(
+                    "argument {i} has shape {}, parameter {i} is {}",
+                    arg.shape().to_text(false),
+                    shape.to_text(false)
+                )));
+            }
+            for (leaf, leaf_shape) in arg.leaves().into_iter().zip(shape.array_leaves()) {
+                inputs.push(Staged::input(leaf, leaf_shape)?);
+            }
+        }
+        let mut outputs: Vec<(AlignedBuffer, ArrayShape, PhysicalLayout)> = Vec::new();
+        for leaf in self.result_shape.array_leaves() {
+            let physical = PhysicalLayout::new(leaf).map_err(|e| Error::Unsupported(e.to_string()))?;
+            let bytes = physical.storage_elements as usize * leaf.element_type.byte_size();
+            outputs.push((AlignedBuffer::zeroed(bytes), leaf.clone(), physical));
+        }
+        let arg_ptrs: Vec<*const u8> = inputs.iter().map(Staged::ptr).collect();
+        let mut result_ptrs: Vec<*mut u8> = outputs.iter_mut().map(|(b, _, _)| b.as_mut_ptr()).collect();
+        // SAFETY: every pointer is a live buffer of the size and layout the code expects.
+        let status = unsafe { (self.entry)(arg_ptrs.as_ptr(), result_ptrs.as_mut_ptr()) };
+        if status != 0 {
+            return Err(Error::Execution(format!("the computation failed with status {status}")));
+        }
+        let mut leaves = outputs.into_iter().map(|(buffer, shape, physical)| {
+            let mut out = ArrayLiteral::zeros(shape.element_type, &shape.dims);
+            let elem = shape.element_type.byte_size();
+            physical_to_logical(buffer.as_slice(), out.bytes_mut(), &shape.dims, &physical, elem);
+            out
+        });
+        Ok(rebuild(&self.result_shape, &mut leaves))
+    }
+}
+
+/// An argument leaf in the layout the code expects: the literal itself when that layout is
+/// row-major, a converted copy otherwise.
+enum Staged<'a> {
+    Borrowed(&'a ArrayLiteral),
+    Converted(AlignedBuffer),
+}
+
+impl<'a> Staged<'a> {
+    fn input(leaf: &'a ArrayLiteral, shape: &ArrayShape) -> Result<Staged<'a>> {
+        let physical = PhysicalLayout::new(shape).map_err(|e| Error::Unsupported(e.to_string()))?;
+        if physical.is_row_major_dense() {
+            return Ok(Staged::Borrowed(leaf));
+        }
+        let elem = shape.element_type.byte_size();
+        let mut buffer = AlignedBuffer::zeroed(physical.storage_elements as usize * elem);
+        logical_to_physical(leaf.bytes(), buffer.as_mut_slice(), &shape.dims, &physical, elem);
+        Ok(Staged::Converted(buffer))
+    }
+
+    fn ptr(&self) -> *const u8 {
+        match self {
+            Staged::Borrowed(l) => l.bytes().as_ptr(),
+            Staged::Converted(b) => b.as_ptr(),
+        }
+    }
+}
+
+fn rebuild(shape: &Shape, leaves: &mut impl Iterator<Item = ArrayLiteral>) -> Literal {
+    match shape {
+        Shape::Array(_) => Literal::Array(leaves.next().expect("one literal per leaf")),
+        Shape::Tuple(elements) => Literal::Tuple(elements.iter().map(|e| rebuild(e, leaves)).collect()),
+        Shape::Token | Shape::Opaque => Literal::Token,
+    }
+}

@@ -1,0 +1,227 @@
+//! Buffer assignment for one computation: which memory each instruction's array leaves live
+//! in. Parameters and results are the caller's buffers, constants are globals, tuples,
+//! get-tuple-element and bitcasts alias their operands, and everything else gets a slice of
+//! one temporary arena. Slices are reused once the values in them are dead (first fit over
+//! the sequential schedule).
+
+use crate::codegen::array::buffer_bytes;
+use crate::error::{Error, Result};
+use crate::hlo::{Computation, InstrId, Opcode};
+use hlojit_runtime::buffer::BUFFER_ALIGNMENT;
+use hlojit_runtime::{ArrayShape, Shape};
+use std::collections::HashMap;
+
+/// Where one buffer lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Allocation {
+    /// Leaf `n` of the flattened parameters.
+    Parameter(usize),
+    /// Leaf `n` of the flattened result.
+    Result(usize),
+    /// A constant instruction's global.
+    Constant(InstrId),
+    /// `size` bytes at `offset` in the temporary arena.
+    Temp { offset: i64, size: i64 },
+    /// The same memory as another slot, seen through a different shape (a bitcast).
+    Alias(usize),
+}
+
+/// A buffer: its allocation and the array shape (with layout) it holds.
+#[derive(Clone, Debug)]
+pub struct Slot {
+    pub allocation: Allocation,
+    pub shape: ArrayShape,
+}
+
+#[derive(Clone, Debug)]
+pub struct BufferAssignment {
+    pub slots: Vec<Slot>,
+    /// For each instruction with array leaves, the slot of each leaf (depth-first).
+    pub leaves: HashMap<InstrId, Vec<usize>>,
+    /// Result leaves that are not computed in place: (result leaf, slot holding the value).
+    pub result_copies: Vec<(usize, usize)>,
+    /// The result's leaf shapes in the layouts the caller's buffers have.
+    pub result_shapes: Vec<ArrayShape>,
+    pub arena_bytes: i64,
+}
+
+impl BufferAssignment {
+    /// The slot that owns the memory of slot `s` (following bitcast aliases).
+    pub fn owner(&self, s: usize) -> usize {
+        owner(&self.slots, s)
+    }
+
+    pub fn leaf_slots(&self, id: InstrId) -> &[usize] {
+        self.leaves.get(&id).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The single slot of an array-shaped instruction.
+    pub fn slot_of(&self, id: InstrId) -> Result<usize> {
+        match self.leaf_slots(id) {
+            [s] => Ok(*s),
+            other => Err(Error::Internal(format!("instruction {id:?} has {} buffers, expected one", other.len()))),
+        }
+    }
+}
+
+/// Instructions whose leaves are (parts of) their operands' buffers.
+fn aliases_operands(opcode: Opcode) -> bool {
+    use Opcode::*;
+    matches!(opcode, Tuple | GetTupleElement | Bitcast | OptimizationBarrier | AddDependency | AfterAll)
+}
+
+/// Assigns buffers for `comp` run in `schedule` order. `parameter_shapes` and `result_shape`
+/// are the layouts of the caller's buffers.
+pub fn assign_buffers(comp: &Computation, schedule: &[InstrId], result_shape: &Shape) -> Result<BufferAssignment> {
+    let mut slots: Vec<Slot> = Vec::new();
+    let mut leaves: HashMap<InstrId, Vec<usize>> = HashMap::new();
+    let mut defined_temps: Vec<(usize, usize)> = Vec::new(); // (slot, schedule position)
+    let mut param_leaf_base = HashMap::new();
+    let mut base = 0usize;
+    for p in comp.parameters() {
+        param_leaf_base.insert(p, base);
+        base += comp.get(p).shape.array_leaves().len();
+    }
+
+    for (pos, &id) in schedule.iter().enumerate() {
+        let inst = comp.get(id);
+        let ids: Vec<usize> = match inst.opcode {
+            Opcode::Parameter => {
+                let first = param_leaf_base[&id];
+                inst.shape
+                    .array_leaves()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, a)| push(&mut slots, Allocation::Parameter(first + i), a))
+                    .collect()
+            }
+            Opcode::Constant if inst.shape.is_array() => {
+                vec![push(&mut slots, Allocation::Constant(id), inst.array_shape())]
+            }
+            Opcode::Tuple => inst.operands.iter().flat_map(|o| leaves.get(o).cloned().unwrap_or_default()).collect(),
+            Opcode::GetTupleElement => {
+                let operand = comp.get(inst.operands[0]);
+                let i = inst.attrs.tuple_index.unwrap_or(0) as usize;
+                let elements = operand.shape.tuple_elements().unwrap_or(&[]);
+                let start: usize = elements[..i.min(elements.len())].iter().map(|s| s.array_leaves().len()).sum();
+                let n = inst.shape.array_leaves().len();
+                leaves.get(&inst.operands[0]).map(|l| l[start..start + n].to_vec()).unwrap_or_default()
+            }
+            Opcode::Bitcast => {
+                // Same bytes seen through another shape: a new slot over the same allocation.
+                let src = leaves.get(&inst.operands[0]).and_then(|l| l.first().copied());
+                match src {
+                    Some(s) => vec![push(&mut slots, Allocation::Alias(s), inst.array_shape())],
+                    None => Vec::new(),
+                }
+            }
+            op if aliases_operands(op) => leaves.get(&inst.operands.first().copied().unwrap_or(id)).cloned().unwrap_or_default(),
+            _ => inst
+                .shape
+                .array_leaves()
+                .into_iter()
+                .map(|a| {
+                    let s = push(&mut slots, Allocation::Temp { offset: -1, size: 0 }, a);
+                    defined_temps.push((s, pos));
+                    s
+                })
+                .collect(),
+        };
+        leaves.insert(id, ids);
+    }
+
+    // Results: computed in place when the value is a temp of this computation used once as a
+    // result and laid out as the caller wants; copied otherwise.
+    let result_leaves = leaves.get(&comp.root).cloned().unwrap_or_default();
+    let result_shapes: Vec<ArrayShape> = result_shape
+        .array_leaves()
+        .into_iter()
+        .map(|a| ArrayShape { layout: Some(a.layout_or_default()), ..a.clone() })
+        .collect();
+    if result_shapes.len() != result_leaves.len() {
+        return Err(Error::Internal(format!("{}: result has {} leaves, caller expects {}", comp.name, result_leaves.len(), result_shapes.len())));
+    }
+    let mut result_copies = Vec::new();
+    let mut taken = std::collections::HashSet::new();
+    let mut in_place: HashMap<usize, usize> = HashMap::new(); // temp slot -> result leaf
+    for (k, &s) in result_leaves.iter().enumerate() {
+        let slot = &slots[s];
+        let same_layout = slot.shape.layout_or_default() == result_shapes[k].layout_or_default();
+        let is_own_temp = matches!(slot.allocation, Allocation::Temp { .. });
+        if is_own_temp && same_layout && taken.insert(s) {
+            in_place.insert(s, k);
+        } else {
+            result_copies.push((k, s));
+        }
+    }
+    for (s, k) in &in_place {
+        slots[*s].allocation = Allocation::Result(*k);
+    }
+
+    // Liveness of temps: from definition to last use (by any alias of the slot).
+    let position: HashMap<InstrId, usize> = schedule.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+    let mut last_use: HashMap<usize, usize> = HashMap::new();
+    for &id in schedule {
+        let pos = position[&id];
+        for op in &comp.get(id).operands {
+            for &s in leaves.get(op).map(Vec::as_slice).unwrap_or(&[]) {
+                let s = owner(&slots, s);
+                let e = last_use.entry(s).or_insert(pos);
+                *e = (*e).max(pos);
+            }
+        }
+    }
+    for &s in &result_leaves {
+        last_use.insert(owner(&slots, s), schedule.len());
+    }
+    let arena_bytes = pack_temps(&mut slots, &defined_temps, &last_use)?;
+    Ok(BufferAssignment { slots, leaves, result_copies, result_shapes, arena_bytes })
+}
+
+fn push(slots: &mut Vec<Slot>, allocation: Allocation, shape: &ArrayShape) -> usize {
+    let shape = ArrayShape { layout: Some(shape.layout_or_default()), ..shape.clone() };
+    slots.push(Slot { allocation, shape });
+    slots.len() - 1
+}
+
+fn owner(slots: &[Slot], mut s: usize) -> usize {
+    while let Allocation::Alias(t) = slots[s].allocation {
+        s = t;
+    }
+    s
+}
+
+/// First-fit packing of temps into the arena; returns its size.
+fn pack_temps(slots: &mut [Slot], defined: &[(usize, usize)], last_use: &HashMap<usize, usize>) -> Result<i64> {
+    struct Live {
+        offset: i64,
+        size: i64,
+        end: usize,
+    }
+    let mut live: Vec<Live> = Vec::new();
+    let mut arena = 0i64;
+    for &(s, pos) in defined {
+        if !matches!(slots[s].allocation, Allocation::Temp { .. }) {
+            continue;
+        }
+        let size = round_up(buffer_bytes(&slots[s].shape)?.max(1), BUFFER_ALIGNMENT as i64);
+        live.retain(|l| l.end >= pos);
+        live.sort_by_key(|l| l.offset);
+        let mut offset = 0i64;
+        for l in &live {
+            if offset + size <= l.offset {
+                break;
+            }
+            offset = offset.max(l.offset + l.size);
+        }
+        let end = last_use.get(&s).copied().unwrap_or(pos);
+        live.push(Live { offset, size, end });
+        arena = arena.max(offset + size);
+        slots[s].allocation = Allocation::Temp { offset, size };
+    }
+    Ok(arena)
+}
+
+fn round_up(x: i64, to: i64) -> i64 {
+    (x + to - 1) / to * to
+}

@@ -1,0 +1,64 @@
+//! Inlines every `call` (JAX emits helper computations for jnp functions, and composite calls):
+//! the callee's instructions are copied into the caller with parameters replaced by the call's
+//! operands. Later passes then see one flat graph to fuse.
+
+use crate::error::{Error, Result};
+use crate::hlo::{CompId, InstrId, Module, Opcode};
+use std::collections::HashMap;
+
+/// Calls nested deeper than this are taken to be recursion, which HLO forbids.
+const MAX_INLINE_DEPTH: usize = 64;
+
+pub fn inline_calls(module: &mut Module) -> Result<()> {
+    let mut counter = 0usize;
+    for c in module.comp_ids().collect::<Vec<_>>() {
+        let mut rounds = 0;
+        while let Some(call) = first_call(module, c) {
+            rounds += 1;
+            if rounds > MAX_INLINE_DEPTH * module.computations.len().max(1) {
+                return Err(Error::Unsupported(format!("recursive calls in {}", module.computation(c).name)));
+            }
+            counter += 1;
+            inline_one(module, c, call, counter)?;
+        }
+        module.computation_mut(c).compact();
+    }
+    Ok(())
+}
+
+fn first_call(module: &Module, c: CompId) -> Option<InstrId> {
+    let comp = module.computation(c);
+    comp.ids().find(|&id| comp.get(id).opcode == Opcode::Call && comp.get(id).to_apply().is_some())
+}
+
+fn inline_one(module: &mut Module, c: CompId, call: InstrId, counter: usize) -> Result<()> {
+    let call_inst = module.computation(c).get(call).clone();
+    let callee_id = call_inst.to_apply().expect("a call has a computation");
+    if callee_id == c {
+        return Err(Error::Unsupported(format!("recursive call {}", call_inst.name)));
+    }
+    let callee = module.computation(callee_id).clone();
+    let caller = module.computation_mut(c);
+    let mut map: HashMap<InstrId, InstrId> = HashMap::new();
+    for id in callee.post_order() {
+        let inst = callee.get(id);
+        if inst.opcode == Opcode::Parameter {
+            let n = inst.attrs.parameter_number.unwrap_or(0) as usize;
+            let operand = *call_inst
+                .operands
+                .get(n)
+                .ok_or_else(|| Error::Internal(format!("{}: no operand for parameter {n}", call_inst.name)))?;
+            map.insert(id, operand);
+            continue;
+        }
+        let mut copy = inst.clone();
+        copy.name = format!("{}.i{counter}", inst.name);
+        copy.operands = inst.operands.iter().map(|o| map[o]).collect();
+        copy.control_predecessors = inst.control_predecessors.iter().filter_map(|p| map.get(p).copied()).collect();
+        let new = caller.add(copy);
+        map.insert(id, new);
+    }
+    let new_root = map[&callee.root];
+    caller.replace_all_uses(call, new_root);
+    Ok(())
+}

@@ -1,0 +1,54 @@
+//! The compilation pipeline: HLO passes, lowering to LLVM, optimization and object code.
+
+use crate::backend::target::{emit_object, optimize, TargetOptions};
+use crate::codegen::context::Codegen;
+use crate::codegen::function::ModuleLowering;
+use crate::error::{Error, Result};
+use crate::hlo::Module;
+use crate::passes;
+use inkwell::context::Context;
+use inkwell::targets::FileType;
+
+/// What to produce from a module.
+#[derive(Clone, Debug, Default)]
+pub struct CompileOptions {
+    pub target: TargetOptions,
+}
+
+/// Runs the HLO passes that prepare a module for code generation.
+pub fn prepare(module: &Module) -> Result<Module> {
+    let mut m = module.clone();
+    passes::entry_layout::apply_entry_layout(&mut m)?;
+    passes::inline_calls::inline_calls(&mut m)?;
+    Ok(m)
+}
+
+/// Lowers a prepared module into `cg` with its entry exported as `entry_name`.
+pub fn lower(cg: &Codegen, module: &Module, entry_name: &str) -> Result<()> {
+    let mut lowering = ModuleLowering::new(cg, module);
+    lowering.lower_entry(entry_name, &module.entry_result_shape())?;
+    cg.module.verify().map_err(|e| Error::Llvm(format!("generated IR is invalid: {}", e.to_string())))
+}
+
+/// Compiles a prepared module to optimized LLVM IR text, assembly or an object file.
+pub fn compile_to(module: &Module, entry_name: &str, options: &CompileOptions, output: OutputKind, for_jit: bool) -> Result<Vec<u8>> {
+    let context = Context::create();
+    let cg = Codegen::new(&context, &module.name, options.target.is_x86_64());
+    let machine = options.target.machine(for_jit)?;
+    cg.module.set_triple(&machine.get_triple());
+    cg.module.set_data_layout(&machine.get_target_data().get_data_layout());
+    lower(&cg, module, entry_name)?;
+    optimize(&cg.module, &machine)?;
+    match output {
+        OutputKind::LlvmIr => Ok(cg.module.print_to_string().to_bytes().to_vec()),
+        OutputKind::Assembly => emit_object(&cg.module, &machine, FileType::Assembly),
+        OutputKind::Object => emit_object(&cg.module, &machine, FileType::Object),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputKind {
+    LlvmIr,
+    Assembly,
+    Object,
+}

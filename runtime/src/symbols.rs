@@ -1,0 +1,71 @@
+//! The functions generated code calls (`hlojit_rt_*`). They are `extern "C"` and exported so
+//! that AOT objects link against the runtime library; the JIT registers their addresses.
+
+use crate::buffer::BUFFER_ALIGNMENT;
+use crate::float_env::FlushDenormals;
+use std::alloc::{self, Layout};
+
+/// A kernel task: runs iterations `[begin, end)` of a kernel over the buffer table.
+pub type KernelTask = unsafe extern "C" fn(table: *const *mut u8, begin: i64, end: i64);
+
+/// Allocates `size` bytes aligned for any generated load or store; null on failure.
+#[no_mangle]
+pub extern "C" fn hlojit_rt_alloc(size: i64) -> *mut u8 {
+    if size <= 0 {
+        return BUFFER_ALIGNMENT as *mut u8;
+    }
+    match Layout::from_size_align(size as usize, BUFFER_ALIGNMENT) {
+        // SAFETY: non-zero size.
+        Ok(layout) => unsafe { alloc::alloc(layout) },
+        Err(_) => std::ptr::null_mut(),
+    }
+}
+
+/// Frees memory from [`hlojit_rt_alloc`] of the same size.
+///
+/// # Safety
+/// `ptr` must come from `hlojit_rt_alloc(size)` and not be freed twice.
+#[no_mangle]
+pub unsafe extern "C" fn hlojit_rt_free(ptr: *mut u8, size: i64) {
+    if size > 0 && !ptr.is_null() {
+        let layout = Layout::from_size_align(size as usize, BUFFER_ALIGNMENT).expect("allocated with this layout");
+        alloc::dealloc(ptr, layout);
+    }
+}
+
+/// Runs `task` over `[0, extent)` split into chunks on the thread pool, and returns when all
+/// are done. Chunks hold at least `min_chunk` iterations.
+///
+/// # Safety
+/// `task` must be safe to run concurrently on disjoint ranges with this `table`.
+#[no_mangle]
+pub unsafe extern "C" fn hlojit_rt_parallel_for(task: KernelTask, table: *const *mut u8, extent: i64, min_chunk: i64) {
+    let threads = rayon::current_num_threads().max(1) as i64;
+    let min_chunk = min_chunk.max(1);
+    let chunks = (extent / min_chunk).clamp(1, threads * 4);
+    if chunks <= 1 || threads == 1 {
+        task(table, 0, extent);
+        return;
+    }
+    let table = table as usize;
+    rayon::scope(|s| {
+        for c in 0..chunks {
+            let begin = extent * c / chunks;
+            let end = extent * (c + 1) / chunks;
+            s.spawn(move |_| {
+                let _env = FlushDenormals::new();
+                // SAFETY: the caller guarantees disjoint ranges may run concurrently.
+                unsafe { task(table as *const *mut u8, begin, end) };
+            });
+        }
+    });
+}
+
+/// Every runtime symbol by name, for the JIT to define.
+pub fn runtime_symbols() -> Vec<(&'static str, usize)> {
+    vec![
+        ("hlojit_rt_alloc", hlojit_rt_alloc as *const () as usize),
+        ("hlojit_rt_free", hlojit_rt_free as *const () as usize),
+        ("hlojit_rt_parallel_for", hlojit_rt_parallel_for as *const () as usize),
+    ]
+}
