@@ -449,3 +449,7 @@ fn check_aliases(module: &Module) -> Result<()> {
 #[cfg(test)]
 #[path = "verifier_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "verifier_corpus_tests.rs"]
+mod corpus_tests;
