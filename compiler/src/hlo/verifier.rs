@@ -231,7 +231,8 @@ fn structure_error(comp: &Computation, inst: Option<&Instruction>, message: impl
 
 /// References, cycles, names and parameter numbers.
 fn check_structure(module: &Module) -> Result<()> {
-    let module_error = |message: String| Error::verify("", "", format!("module {}: {message}", module.name));
+    // Problems of the module as a whole name the module in place of a computation.
+    let module_error = |message: String| Error::verify(&module.name, "", message);
     if module.entry.index() >= module.computations.len() {
         return Err(module_error(format!("the entry computation {} does not exist", module.entry.0)));
     }

@@ -264,3 +264,14 @@ fn output_to_operand_aliasing_is_checked() {
     m.computations[0].get_mut(cc).attrs.set_raw("output_to_operand_aliasing", "{{0}: (1, {})}");
     assert_verify_err(&m, "main", "cc", &["output [0], which does not exist"]);
 }
+
+#[test]
+fn module_level_problems_name_the_module() {
+    let mut m = add_module();
+    m.entry = CompId(3);
+    assert_verify_err(&m, "m", "", &["the entry computation 3 does not exist"]);
+    let mut m = add_module();
+    let copy = m.computations[0].clone();
+    m.add_computation(copy);
+    assert_verify_err(&m, "m", "", &["two computations are named main"]);
+}
