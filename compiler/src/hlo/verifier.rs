@@ -302,9 +302,9 @@ fn check_acyclic(comp: &Computation) -> Result<()> {
         state[start.index()] = 1;
         while let Some(&mut (id, ref mut next)) = stack.last_mut() {
             let inst = comp.get(id);
-            let deps: Vec<InstrId> = inst.operands.iter().chain(&inst.control_predecessors).copied().collect();
-            if *next < deps.len() {
-                let child = deps[*next];
+            let n_operands = inst.operands.len();
+            if *next < n_operands + inst.control_predecessors.len() {
+                let child = if *next < n_operands { inst.operands[*next] } else { inst.control_predecessors[*next - n_operands] };
                 *next += 1;
                 match state[child.index()] {
                     0 => {
