@@ -195,3 +195,23 @@ fn optimized_modules_collectives_and_entry_layouts_are_checked() {
         &["entry_computation_layout: the result is f32[17,33] but the root instruction is f32[33,17]"],
     );
 }
+
+#[test]
+fn every_perf_workload_verifies() {
+    let Some(perf) = conformance_dir().and_then(|d| Some(d.parent()?.join("perf"))).filter(|p| p.is_dir()) else {
+        eprintln!("perf workloads not found; skipping");
+        return;
+    };
+    let mut failures = Vec::new();
+    let mut verified = 0;
+    for entry in std::fs::read_dir(&perf).expect("read perf") {
+        let path = entry.expect("entry").path().join("module.hlo");
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        match parse_module(&text).map_err(|e| e.to_string()).and_then(|m| verify_module(&m).map_err(|e| e.to_string())) {
+            Ok(()) => verified += 1,
+            Err(e) => failures.push(format!("{}: {e}", path.display())),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(verified > 0, "no perf workload found");
+}
