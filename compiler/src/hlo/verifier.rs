@@ -92,8 +92,11 @@ fn check_output_to_operand_aliasing(comp: &Computation, inst: &Instruction) -> s
     Ok(())
 }
 
-/// Parses `{{0}: (0, {}), {1}: (2, {1})}` into `(output index, operand, operand index)`.
-fn parse_output_to_operand_aliasing(text: &str) -> Option<Vec<(Vec<usize>, usize, Vec<usize>)>> {
+/// One `{out}: (operand, {in})` pair: output index, operand number, operand index.
+type OperandAlias = (Vec<usize>, usize, Vec<usize>);
+
+/// Parses `{{0}: (0, {}), {1}: (2, {1})}`.
+fn parse_output_to_operand_aliasing(text: &str) -> Option<Vec<OperandAlias>> {
     let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
     let body = compact.strip_prefix('{')?.strip_suffix('}')?;
     let mut rest = body;

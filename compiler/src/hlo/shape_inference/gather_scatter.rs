@@ -155,10 +155,10 @@ pub fn infer_gather(operand: &Shape, indices: &Shape, dnums: &GatherDimensionNum
 /// `scatter(operands..., indices, updates...)` combining with `reducer`.
 pub fn infer_scatter(operands: &[&Shape], dnums: &ScatterDimensionNumbers, reducer: &ProgramShape) -> Result<Shape, String> {
     let op = Opcode::Scatter;
-    if operands.len() < 3 || operands.len() % 2 == 0 {
+    let n = operands.len() / 2;
+    if n == 0 || 2 * n + 1 != operands.len() {
         fail!(op, "expected operands..., indices, updates... (an odd number >= 3), got {} operands", operands.len());
     }
-    let n = operands.len() / 2;
     let (idx, expanded) = expanded_indices(op, operands[n], dnums.index_vector_dim)?;
     let ivd = dnums.index_vector_dim as usize;
     let mut operand_types: Vec<ElementType> = Vec::with_capacity(n);

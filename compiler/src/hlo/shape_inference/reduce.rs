@@ -9,10 +9,10 @@ use hlojit_runtime::{ArrayShape, ElementType, Shape};
 /// Splits `inputs..., inits...` and checks the inputs share dimensions and the inits are
 /// scalars.
 fn split_inputs_and_inits<'a>(op: Opcode, operands: &[&'a Shape]) -> Result<(Vec<&'a ArrayShape>, Vec<ElementType>), String> {
-    if operands.is_empty() || operands.len() % 2 != 0 {
+    let n = operands.len() / 2;
+    if n == 0 || 2 * n != operands.len() {
         fail!(op, "expected an even, non-zero number of operands (inputs then init values), got {}", operands.len());
     }
-    let n = operands.len() / 2;
     let mut inputs: Vec<&ArrayShape> = Vec::with_capacity(n);
     for (i, s) in operands[..n].iter().enumerate() {
         let a = array(op, s, &format!("input {i}"))?;

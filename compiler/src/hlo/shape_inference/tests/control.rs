@@ -23,12 +23,12 @@ fn call_and_fusion_take_the_callee_result() {
 #[test]
 fn while_loops() {
     let state = Shape::Tuple(vec![scalar(S32), arr(F32, &[4])]);
-    let cond = sig(&[state.clone()], scalar(Pred));
-    let body = sig(&[state.clone()], state.clone());
+    let cond = sig(std::slice::from_ref(&state), scalar(Pred));
+    let body = sig(std::slice::from_ref(&state), state.clone());
     assert_shape(infer_while(&state, &cond, &body), "(s32[], f32[4])");
-    let bad_body = sig(&[state.clone()], Shape::Tuple(vec![scalar(S32), arr(F32, &[5])]));
+    let bad_body = sig(std::slice::from_ref(&state), Shape::Tuple(vec![scalar(S32), arr(F32, &[5])]));
     assert_err(infer_while(&state, &cond, &bad_body), &["while:", "body result", "(s32[], f32[5])"]);
-    let bad_cond = sig(&[state.clone()], scalar(S32));
+    let bad_cond = sig(std::slice::from_ref(&state), scalar(S32));
     assert_err(infer_while(&state, &bad_cond, &body), &["while:", "condition must return pred[]"]);
 }
 
