@@ -33,13 +33,21 @@ pub fn verify_module(module: &Module) -> Result<()> {
 
 /// Verifies one instruction of `computation` (whose operands and called computations must
 /// exist); the error is the message alone.
-pub fn verify_instruction_shape(module: &Module, computation: &Computation, inst: &Instruction) -> std::result::Result<(), String> {
+pub fn verify_instruction_shape(
+    module: &Module,
+    computation: &Computation,
+    inst: &Instruction,
+) -> std::result::Result<(), String> {
     let signatures: Vec<ProgramShape> = inst.called.iter().map(|&c| signature(module.computation(c))).collect();
     let refs: Vec<&ProgramShape> = signatures.iter().collect();
     check_against_inference(computation, inst, &refs)
 }
 
-fn verify_instruction(comp: &Computation, inst: &Instruction, signatures: &[ProgramShape]) -> std::result::Result<(), String> {
+fn verify_instruction(
+    comp: &Computation,
+    inst: &Instruction,
+    signatures: &[ProgramShape],
+) -> std::result::Result<(), String> {
     check_shape_valid(&inst.shape).map_err(|m| format!("invalid shape {}: {m}", inst.shape))?;
     if let Some(constraints) = &inst.attrs.operand_layout_constraints {
         for c in constraints {
@@ -69,15 +77,13 @@ fn check_output_to_operand_aliasing(comp: &Computation, inst: &Instruction) -> s
     let pairs = parse_output_to_operand_aliasing(text)
         .ok_or_else(|| format!("{op}: malformed output_to_operand_aliasing={text}"))?;
     for (output_index, operand, operand_index) in pairs {
-        let output = inst
-            .shape
-            .subshape(&output_index)
-            .ok_or_else(|| format!("{op}: output_to_operand_aliasing names output {output_index:?}, which does not exist"))?;
-        let operand_shape = inst
-            .operands
-            .get(operand)
-            .map(|&o| &comp.get(o).shape)
-            .ok_or_else(|| format!("{op}: output_to_operand_aliasing names operand {operand}, which does not exist"))?;
+        let output = inst.shape.subshape(&output_index).ok_or_else(|| {
+            format!("{op}: output_to_operand_aliasing names output {output_index:?}, which does not exist")
+        })?;
+        let operand_shape =
+            inst.operands.get(operand).map(|&o| &comp.get(o).shape).ok_or_else(|| {
+                format!("{op}: output_to_operand_aliasing names operand {operand}, which does not exist")
+            })?;
         let input = operand_shape.subshape(&operand_index).ok_or_else(|| {
             format!("{op}: output_to_operand_aliasing names index {operand_index:?} of operand {operand}, which does not exist")
         })?;
@@ -125,7 +131,11 @@ fn parse_output_to_operand_aliasing(text: &str) -> Option<Vec<OperandAlias>> {
     Some(pairs)
 }
 
-fn check_against_inference(comp: &Computation, inst: &Instruction, called: &[&ProgramShape]) -> std::result::Result<(), String> {
+fn check_against_inference(
+    comp: &Computation,
+    inst: &Instruction,
+    called: &[&ProgramShape],
+) -> std::result::Result<(), String> {
     let operands: Vec<&Shape> = inst.operands.iter().map(|&o| &comp.get(o).shape).collect();
     let inferred = infer_shape(inst.opcode, &operands, &inst.attrs, called, Some(&inst.shape))?;
     if !inferred.compatible(&inst.shape) {
@@ -154,7 +164,10 @@ pub fn check_shape_valid(shape: &Shape) -> std::result::Result<(), String> {
                 let mut seen = vec![false; a.dims.len()];
                 let valid = m2m.len() == a.dims.len()
                     && m2m.iter().all(|&d| {
-                        usize::try_from(d).ok().filter(|&i| i < seen.len()).is_some_and(|i| !std::mem::replace(&mut seen[i], true))
+                        usize::try_from(d)
+                            .ok()
+                            .filter(|&i| i < seen.len())
+                            .is_some_and(|i| !std::mem::replace(&mut seen[i], true))
                     });
                 if !valid {
                     return Err(format!("layout {layout} is not a permutation of the {} dimensions", a.dims.len()));
@@ -276,7 +289,11 @@ fn check_computation_structure(module: &Module, comp: &Computation) -> Result<()
                 return Err(structure_error(comp, Some(inst), "parameter: missing parameter number"));
             };
             if let Some(other) = parameters.insert(number, &inst.name) {
-                return Err(structure_error(comp, Some(inst), format!("parameter number {number} is also used by {other}")));
+                return Err(structure_error(
+                    comp,
+                    Some(inst),
+                    format!("parameter number {number} is also used by {other}"),
+                ));
             }
         }
     }
@@ -286,7 +303,10 @@ fn check_computation_structure(module: &Module, comp: &Computation) -> Result<()
             return Err(structure_error(
                 comp,
                 None,
-                format!("parameter numbers must be 0..{} without gaps, but {number} is missing (highest is {max})", parameters.len()),
+                format!(
+                    "parameter numbers must be 0..{} without gaps, but {number} is missing (highest is {max})",
+                    parameters.len()
+                ),
             ));
         }
     }
@@ -307,7 +327,11 @@ fn check_acyclic(comp: &Computation) -> Result<()> {
             let inst = comp.get(id);
             let n_operands = inst.operands.len();
             if *next < n_operands + inst.control_predecessors.len() {
-                let child = if *next < n_operands { inst.operands[*next] } else { inst.control_predecessors[*next - n_operands] };
+                let child = if *next < n_operands {
+                    inst.operands[*next]
+                } else {
+                    inst.control_predecessors[*next - n_operands]
+                };
                 *next += 1;
                 match state[child.index()] {
                     0 => {
@@ -373,20 +397,31 @@ fn check_entry_layout(module: &Module) -> Result<()> {
     let entry = module.entry_computation();
     let params = entry.parameters();
     let error = |inst: Option<InstrId>, message: String| {
-        Error::verify(&entry.name, inst.map_or("", |i| entry.get(i).name.as_str()), format!("entry_computation_layout: {message}"))
+        Error::verify(
+            &entry.name,
+            inst.map_or("", |i| entry.get(i).name.as_str()),
+            format!("entry_computation_layout: {message}"),
+        )
     };
     for shape in layout.parameters.iter().chain(std::iter::once(&layout.result)) {
         check_shape_valid(shape).map_err(|m| error(None, format!("invalid shape {shape}: {m}")))?;
     }
     if layout.parameters.len() != params.len() {
-        return Err(error(None, format!("lists {} parameters but the entry computation has {}", layout.parameters.len(), params.len())));
+        return Err(error(
+            None,
+            format!("lists {} parameters but the entry computation has {}", layout.parameters.len(), params.len()),
+        ));
     }
     for (i, (declared, &id)) in layout.parameters.iter().zip(&params).enumerate() {
         let actual = &entry.get(id).shape;
         if !declared.compatible(actual) {
             return Err(error(
                 Some(id),
-                format!("parameter {i} is {} but the parameter instruction is {}", declared.to_text(false), actual.to_text(false)),
+                format!(
+                    "parameter {i} is {} but the parameter instruction is {}",
+                    declared.to_text(false),
+                    actual.to_text(false)
+                ),
             ));
         }
     }
@@ -394,7 +429,11 @@ fn check_entry_layout(module: &Module) -> Result<()> {
     if !layout.result.compatible(&root.shape) {
         return Err(error(
             Some(entry.root),
-            format!("the result is {} but the root instruction is {}", layout.result.to_text(false), root.shape.to_text(false)),
+            format!(
+                "the result is {} but the root instruction is {}",
+                layout.result.to_text(false),
+                root.shape.to_text(false)
+            ),
         ));
     }
     Ok(())
@@ -414,13 +453,16 @@ fn check_aliases(module: &Module) -> Result<()> {
     let mut outputs = HashSet::new();
     let mut inputs = HashSet::new();
     for alias in &module.input_output_alias {
-        let output = index_path(&alias.output_index)
-            .and_then(|p| result.subshape(&p))
-            .ok_or_else(|| error(format!("output index {:?} does not exist in the result {}", alias.output_index, result.to_text(false))))?;
-        let param_id = usize::try_from(alias.parameter)
-            .ok()
-            .and_then(|p| params.get(p))
-            .ok_or_else(|| error(format!("parameter {} does not exist ({} parameters)", alias.parameter, params.len())))?;
+        let output = index_path(&alias.output_index).and_then(|p| result.subshape(&p)).ok_or_else(|| {
+            error(format!(
+                "output index {:?} does not exist in the result {}",
+                alias.output_index,
+                result.to_text(false)
+            ))
+        })?;
+        let param_id = usize::try_from(alias.parameter).ok().and_then(|p| params.get(p)).ok_or_else(|| {
+            error(format!("parameter {} does not exist ({} parameters)", alias.parameter, params.len()))
+        })?;
         let param_shape = &entry.get(*param_id).shape;
         let input = index_path(&alias.parameter_index).and_then(|p| param_shape.subshape(&p)).ok_or_else(|| {
             error(format!(
@@ -444,7 +486,10 @@ fn check_aliases(module: &Module) -> Result<()> {
             return Err(error(format!("output {:?} is aliased more than once", alias.output_index)));
         }
         if !inputs.insert((alias.parameter, alias.parameter_index.clone())) {
-            return Err(error(format!("parameter {} at {:?} is aliased more than once", alias.parameter, alias.parameter_index)));
+            return Err(error(format!(
+                "parameter {} at {:?} is aliased more than once",
+                alias.parameter, alias.parameter_index
+            )));
         }
     }
     Ok(())

@@ -10,14 +10,21 @@ use std::path::{Path, PathBuf};
 /// `/work/shared/conformance`.
 fn conformance_dir() -> Option<PathBuf> {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    [manifest.join("../tests/conformance"), manifest.join("../../shared/conformance"), PathBuf::from("/work/shared/conformance")]
-        .into_iter()
-        .find(|p| p.join("cases").is_dir())
+    [
+        manifest.join("../tests/conformance"),
+        manifest.join("../../shared/conformance"),
+        PathBuf::from("/work/shared/conformance"),
+    ]
+    .into_iter()
+    .find(|p| p.join("cases").is_dir())
 }
 
 fn case_text(case: &str, file: &str) -> Option<String> {
     let dir = conformance_dir()?;
-    Some(std::fs::read_to_string(dir.join("cases").join(case).join(file)).unwrap_or_else(|e| panic!("{case}/{file}: {e}")))
+    Some(
+        std::fs::read_to_string(dir.join("cases").join(case).join(file))
+            .unwrap_or_else(|e| panic!("{case}/{file}: {e}")),
+    )
 }
 
 #[test]
@@ -26,7 +33,8 @@ fn every_corpus_module_verifies() {
         eprintln!("conformance corpus not found; skipping");
         return;
     };
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(dir.join("cases")).expect("read cases").map(|e| e.expect("entry").path()).collect();
+    let mut cases: Vec<PathBuf> =
+        std::fs::read_dir(dir.join("cases")).expect("read cases").map(|e| e.expect("entry").path()).collect();
     cases.sort();
     let mut failures = Vec::new();
     let mut verified = 0;
@@ -43,7 +51,13 @@ fn every_corpus_module_verifies() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {} modules fail:\n{}", failures.len(), verified + failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} modules fail:\n{}",
+        failures.len(),
+        verified + failures.len(),
+        failures.join("\n")
+    );
     assert!(verified >= 2 * 300, "only {verified} modules verified");
 }
 
@@ -57,7 +71,11 @@ fn assert_broken(case: &str, file: &str, from: &str, to: &str, instruction: &str
     };
     assert!(text.contains(from), "{case}/{file} does not contain {from:?}");
     let module = parse_module(&text.replacen(from, to, 1)).unwrap_or_else(|e| panic!("{case}/{file} modified: {e}"));
-    assert_eq!(verify_module(&parse_module(&text).expect("original parses")), Ok(()), "{case}/{file} unmodified must verify");
+    assert_eq!(
+        verify_module(&parse_module(&text).expect("original parses")),
+        Ok(()),
+        "{case}/{file} unmodified must verify"
+    );
     match verify_module(&module) {
         Err(Error::Verify { instruction: got, message, .. }) => {
             assert_eq!(got, instruction, "message: {message}");
@@ -164,7 +182,14 @@ fn control_flow_is_checked() {
         "r0",
         &["conditional:", "operand 1 is f32[4] but branch 0 takes (f32[4], s32[])"],
     );
-    assert_broken("sort_ints", "module.hlo", "dimensions={1}, is_stable", "dimensions={2}, is_stable", "sort.5", &["sort:", "sort dimension 2"]);
+    assert_broken(
+        "sort_ints",
+        "module.hlo",
+        "dimensions={1}, is_stable",
+        "dimensions={2}, is_stable",
+        "sort.5",
+        &["sort:", "sort dimension 2"],
+    );
 }
 
 #[test]
@@ -207,7 +232,8 @@ fn every_perf_workload_verifies() {
     for entry in std::fs::read_dir(&perf).expect("read perf") {
         let path = entry.expect("entry").path().join("module.hlo");
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
-        match parse_module(&text).map_err(|e| e.to_string()).and_then(|m| verify_module(&m).map_err(|e| e.to_string())) {
+        match parse_module(&text).map_err(|e| e.to_string()).and_then(|m| verify_module(&m).map_err(|e| e.to_string()))
+        {
             Ok(()) => verified += 1,
             Err(e) => failures.push(format!("{}: {e}", path.display())),
         }

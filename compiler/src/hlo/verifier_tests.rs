@@ -190,19 +190,27 @@ fn layouts_must_be_permutations() {
 #[test]
 fn entry_layout_must_match_the_entry() {
     let mut m = add_module();
-    m.entry_layout = Some(ProgramShape { parameters: vec![arr(F32, &[2, 3]), arr(F32, &[2, 3])], result: arr(F32, &[2, 3]) });
+    m.entry_layout =
+        Some(ProgramShape { parameters: vec![arr(F32, &[2, 3]), arr(F32, &[2, 3])], result: arr(F32, &[2, 3]) });
     assert_eq!(verify_module(&m), Ok(()));
-    m.entry_layout = Some(ProgramShape { parameters: vec![arr(F32, &[2, 3]), arr(F32, &[3, 3])], result: arr(F32, &[2, 3]) });
+    m.entry_layout =
+        Some(ProgramShape { parameters: vec![arr(F32, &[2, 3]), arr(F32, &[3, 3])], result: arr(F32, &[2, 3]) });
     assert_verify_err(&m, "main", "y", &["entry_computation_layout: parameter 1 is f32[3,3]"]);
     m.entry_layout = Some(ProgramShape { parameters: vec![arr(F32, &[2, 3])], result: arr(F32, &[2, 3]) });
     assert_verify_err(&m, "main", "", &["lists 1 parameters but the entry computation has 2"]);
-    m.entry_layout = Some(ProgramShape { parameters: vec![arr(F32, &[2, 3]), arr(F32, &[2, 3])], result: arr(S32, &[2, 3]) });
+    m.entry_layout =
+        Some(ProgramShape { parameters: vec![arr(F32, &[2, 3]), arr(F32, &[2, 3])], result: arr(S32, &[2, 3]) });
     assert_verify_err(&m, "main", "sum", &["the result is s32[2,3]"]);
 }
 
 #[test]
 fn aliases_must_name_existing_equal_buffers() {
-    let alias = |output_index: Vec<i64>, parameter: i64| AliasEntry { output_index, parameter, parameter_index: vec![], kind: AliasKind::MayAlias };
+    let alias = |output_index: Vec<i64>, parameter: i64| AliasEntry {
+        output_index,
+        parameter,
+        parameter_index: vec![],
+        kind: AliasKind::MayAlias,
+    };
     let mut m = add_module();
     m.input_output_alias = vec![alias(vec![], 1)];
     assert_eq!(verify_module(&m), Ok(()));
@@ -250,7 +258,10 @@ fn compare_through_the_verifier() {
 
 #[test]
 fn output_to_operand_aliasing_is_checked() {
-    assert_eq!(parse_output_to_operand_aliasing("{{0}: (0, {}), {1}: (2, {1})}"), Some(vec![(vec![0], 0, vec![]), (vec![1], 2, vec![1])]));
+    assert_eq!(
+        parse_output_to_operand_aliasing("{{0}: (0, {}), {1}: (2, {1})}"),
+        Some(vec![(vec![0], 0, vec![]), (vec![1], 2, vec![1])])
+    );
     assert_eq!(parse_output_to_operand_aliasing("{}"), Some(vec![]));
     assert_eq!(parse_output_to_operand_aliasing("{{0}: 0}"), None);
     let mut m = add_module();

@@ -85,7 +85,12 @@ pub fn infer_all_gather(operands: &[&Shape], dimension: i64, shard_count: i64) -
 }
 
 /// `reduce-scatter(xs...), dimensions={d}`: dimension `d` shrinks `shard_count` times.
-pub fn infer_reduce_scatter(operands: &[&Shape], dimension: i64, shard_count: i64, reducer: &ProgramShape) -> Result<Shape, String> {
+pub fn infer_reduce_scatter(
+    operands: &[&Shape],
+    dimension: i64,
+    shard_count: i64,
+    reducer: &ProgramShape,
+) -> Result<Shape, String> {
     let op = Opcode::ReduceScatter;
     infer_all_reduce(operands, reducer).map_err(|e| e.replacen(Opcode::AllReduce.name(), op.name(), 1))?;
     if shard_count <= 0 {
@@ -99,7 +104,11 @@ pub fn infer_reduce_scatter(operands: &[&Shape], dimension: i64, shard_count: i6
         }
         let size = a.dims[dimension as usize];
         if size % shard_count != 0 {
-            fail!(op, "dimension {dimension} of operand {i} {} is not divisible by the shard count {shard_count}", array_text(a));
+            fail!(
+                op,
+                "dimension {dimension} of operand {i} {} is not divisible by the shard count {shard_count}",
+                array_text(a)
+            );
         }
         let mut r = a.clone();
         r.layout = None;
@@ -112,7 +121,11 @@ pub fn infer_reduce_scatter(operands: &[&Shape], dimension: i64, shard_count: i6
 /// `all-to-all`: with `dimensions={d}` one array is split along `d` into `split_count` parts
 /// that are exchanged and concatenated along `d` again (same shape); without, the operands
 /// are the parts and the result is their tuple.
-pub fn infer_all_to_all(operands: &[&Shape], split_dimension: Option<i64>, split_count: Option<i64>) -> Result<Shape, String> {
+pub fn infer_all_to_all(
+    operands: &[&Shape],
+    split_dimension: Option<i64>,
+    split_count: Option<i64>,
+) -> Result<Shape, String> {
     let op = Opcode::AllToAll;
     match split_dimension {
         Some(d) => {
@@ -211,8 +224,8 @@ pub fn infer_collective_done(op: Opcode, start: &Shape) -> Result<Shape, String>
 
 /// `all-gather-start(xs...)`: `(input, gathered)`.
 pub fn infer_all_gather_start(operands: &[&Shape], dimension: i64, shard_count: i64) -> Result<Shape, String> {
-    let gathered =
-        infer_all_gather(operands, dimension, shard_count).map_err(|e| e.replacen(Opcode::AllGather.name(), Opcode::AllGatherStart.name(), 1))?;
+    let gathered = infer_all_gather(operands, dimension, shard_count)
+        .map_err(|e| e.replacen(Opcode::AllGather.name(), Opcode::AllGatherStart.name(), 1))?;
     let input = one_or_tuple(operands.iter().map(|s| s.without_layouts()).collect());
     Ok(Shape::Tuple(vec![input, gathered]))
 }
@@ -238,8 +251,14 @@ pub fn infer_ragged_all_to_all(operands: &[&Shape]) -> Result<Shape, String> {
     }
     let input = array(op, operands[0], "the input")?;
     let output = array(op, operands[1], "the output")?;
-    if input.element_type != output.element_type || input.rank() != output.rank() || input.dims[1..] != output.dims[1..] {
-        fail!(op, "the input {} and output {} must agree in element type and all but the major dimension", array_text(input), array_text(output));
+    if input.element_type != output.element_type || input.rank() != output.rank() || input.dims[1..] != output.dims[1..]
+    {
+        fail!(
+            op,
+            "the input {} and output {} must agree in element type and all but the major dimension",
+            array_text(input),
+            array_text(output)
+        );
     }
     for (i, s) in operands[2..].iter().enumerate() {
         let a = array(op, s, &format!("operand {}", i + 2))?;

@@ -222,7 +222,11 @@ pub(crate) fn check_reducer(
     let accumulators: Vec<&Shape> = match &reducer.result {
         Shape::Tuple(elements) => {
             if elements.len() != n {
-                fail!(op, "the reduction computation must return a tuple of {n} scalars, but returns {}", text(&reducer.result));
+                fail!(
+                    op,
+                    "the reduction computation must return a tuple of {n} scalars, but returns {}",
+                    text(&reducer.result)
+                );
             }
             elements.iter().collect()
         }
@@ -262,7 +266,12 @@ pub(crate) fn check_reducer(
             );
         }
         if input_types[i] != acc_type {
-            fail!(op, "input {i} has element type {} but the reduction computation accumulates {}[]", input_types[i], acc_type);
+            fail!(
+                op,
+                "input {i} has element type {} but the reduction computation accumulates {}[]",
+                input_types[i],
+                acc_type
+            );
         }
         types.push(acc_type);
     }

@@ -28,7 +28,12 @@ pub fn infer_get_tuple_element(operand: &Shape, index: i64) -> Result<Shape, Str
 /// Arguments match a computation's parameters one to one.
 fn check_arguments(op: Opcode, what: &str, arguments: &[&Shape], computation: &ProgramShape) -> Result<(), String> {
     if arguments.len() != computation.parameters.len() {
-        fail!(op, "{what} takes {} parameters but {} arguments are given", computation.parameters.len(), arguments.len());
+        fail!(
+            op,
+            "{what} takes {} parameters but {} arguments are given",
+            computation.parameters.len(),
+            arguments.len()
+        );
     }
     for (i, (a, p)) in arguments.iter().zip(&computation.parameters).enumerate() {
         if !a.compatible(p) {
@@ -50,7 +55,12 @@ pub fn infer_call(operands: &[&Shape], to_apply: &ProgramShape) -> Result<Shape,
 pub fn infer_fusion(operands: &[&Shape], fused: &ProgramShape) -> Result<Shape, String> {
     let op = Opcode::Fusion;
     if fused.parameters.len() > operands.len() {
-        fail!(op, "the fused computation takes {} parameters but only {} operands are given", fused.parameters.len(), operands.len());
+        fail!(
+            op,
+            "the fused computation takes {} parameters but only {} operands are given",
+            fused.parameters.len(),
+            operands.len()
+        );
     }
     for (i, p) in fused.parameters.iter().enumerate() {
         if !operands[i].compatible(p) {
@@ -72,7 +82,11 @@ pub fn infer_while(init: &Shape, condition: &ProgramShape, body: &ProgramShape) 
     if !condition.result.compatible(&Shape::scalar(ElementType::Pred)) {
         fail!(op, "the condition must return pred[], but returns {}", text(&condition.result));
     }
-    for (what, shape) in [("the body parameter", &body.parameters[0]), ("the condition parameter", &condition.parameters[0]), ("the body result", &body.result)] {
+    for (what, shape) in [
+        ("the body parameter", &body.parameters[0]),
+        ("the condition parameter", &condition.parameters[0]),
+        ("the body result", &body.result),
+    ] {
         if !shape.compatible(init) {
             fail!(op, "{what} is {} but the loop state (init) is {}", text(shape), text(init));
         }
@@ -83,10 +97,16 @@ pub fn infer_while(init: &Shape, condition: &ProgramShape, body: &ProgramShape) 
 /// `conditional(selector, branch_args...)`: a pred selector takes exactly two branches (true,
 /// false), an s32 selector one or more; branch `j` takes operand `j + 1`; all branches return
 /// one shape.
-pub fn infer_conditional(selector: &Shape, branch_operands: &[&Shape], branches: &[&ProgramShape]) -> Result<Shape, String> {
+pub fn infer_conditional(
+    selector: &Shape,
+    branch_operands: &[&Shape],
+    branches: &[&ProgramShape],
+) -> Result<Shape, String> {
     let op = Opcode::Conditional;
     let selector_type = match selector {
-        Shape::Array(a) if a.dims.is_empty() && matches!(a.element_type, ElementType::Pred | ElementType::S32) => a.element_type,
+        Shape::Array(a) if a.dims.is_empty() && matches!(a.element_type, ElementType::Pred | ElementType::S32) => {
+            a.element_type
+        }
         other => fail!(op, "the selector must be pred[] or s32[], got {}", text(other)),
     };
     if selector_type == ElementType::Pred && branches.len() != 2 {
@@ -96,7 +116,13 @@ pub fn infer_conditional(selector: &Shape, branch_operands: &[&Shape], branches:
         fail!(op, "needs at least one branch computation");
     }
     if branch_operands.len() != branches.len() {
-        fail!(op, "{} branches need {} branch operands after the selector, got {}", branches.len(), branches.len(), branch_operands.len());
+        fail!(
+            op,
+            "{} branches need {} branch operands after the selector, got {}",
+            branches.len(),
+            branches.len(),
+            branch_operands.len()
+        );
     }
     for (j, (arg, branch)) in branch_operands.iter().zip(branches).enumerate() {
         if branch.parameters.len() != 1 {
@@ -132,7 +158,12 @@ pub fn infer_map(operands: &[&Shape], dimensions: Option<&[i64]>, to_apply: &Pro
         }
     }
     if to_apply.parameters.len() != operands.len() {
-        fail!(op, "the mapped computation takes {} parameters but there are {} operands", to_apply.parameters.len(), operands.len());
+        fail!(
+            op,
+            "the mapped computation takes {} parameters but there are {} operands",
+            to_apply.parameters.len(),
+            operands.len()
+        );
     }
     for (i, (p, s)) in to_apply.parameters.iter().zip(operands).enumerate() {
         let t = s.element_type().unwrap_or(ElementType::Pred);
@@ -164,7 +195,12 @@ pub fn infer_sort(operands: &[&Shape], dimension: i64, comparator: &ProgramShape
         fail!(op, "sort dimension {dimension} is out of range for rank {}", first.rank());
     }
     if comparator.parameters.len() != 2 * operands.len() {
-        fail!(op, "the comparator must take {} parameters, but takes {}", 2 * operands.len(), comparator.parameters.len());
+        fail!(
+            op,
+            "the comparator must take {} parameters, but takes {}",
+            2 * operands.len(),
+            comparator.parameters.len()
+        );
     }
     for (p, param) in comparator.parameters.iter().enumerate() {
         let t = operands[p / 2].element_type().unwrap_or(ElementType::Pred);
@@ -180,7 +216,11 @@ pub fn infer_sort(operands: &[&Shape], dimension: i64, comparator: &ProgramShape
 
 /// `custom-call`: the result is as declared; with `operand_layout_constraints` there is one
 /// constraint per operand, of the operand's shape.
-pub fn infer_custom_call(operands: &[&Shape], layout_constraints: Option<&[Shape]>, declared: &Shape) -> Result<Shape, String> {
+pub fn infer_custom_call(
+    operands: &[&Shape],
+    layout_constraints: Option<&[Shape]>,
+    declared: &Shape,
+) -> Result<Shape, String> {
     let op = Opcode::CustomCall;
     if let Some(constraints) = layout_constraints {
         if constraints.len() != operands.len() {
@@ -242,7 +282,11 @@ pub fn infer_copy_start(operand: &Shape) -> Shape {
 pub fn infer_copy_done(operand: &Shape) -> Result<Shape, String> {
     match operand.tuple_elements() {
         Some([dest, src, ..]) if dest.compatible(src) => Ok(dest.without_layouts()),
-        _ => fail!(Opcode::CopyDone, "the operand must be a copy-start tuple (dest, src, context), got {}", text(operand)),
+        _ => fail!(
+            Opcode::CopyDone,
+            "the operand must be a copy-start tuple (dest, src, context), got {}",
+            text(operand)
+        ),
     }
 }
 
@@ -303,7 +347,10 @@ pub fn infer_async_start(operands: &[&Shape], wrapped: &ProgramShape, declared: 
         Some(elements) if elements.len() >= 2 => &elements[2..],
         _ => fail!(op, "the result must be a tuple ((args...), result, context...), got {}", text(declared)),
     };
-    let mut elements = vec![Shape::Tuple(wrapped.parameters.iter().map(Shape::without_layouts).collect()), wrapped.result.without_layouts()];
+    let mut elements = vec![
+        Shape::Tuple(wrapped.parameters.iter().map(Shape::without_layouts).collect()),
+        wrapped.result.without_layouts(),
+    ];
     elements.extend(context.iter().map(Shape::without_layouts));
     Ok(Shape::Tuple(elements))
 }

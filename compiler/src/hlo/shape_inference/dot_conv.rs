@@ -11,7 +11,12 @@ use std::collections::HashSet;
 
 /// The result type: `preferred` if given, else the more precise operand type. An integer
 /// result may not be narrower than integer operands.
-fn result_type(op: Opcode, lhs: ElementType, rhs: ElementType, preferred: Option<ElementType>) -> Result<ElementType, String> {
+fn result_type(
+    op: Opcode,
+    lhs: ElementType,
+    rhs: ElementType,
+    preferred: Option<ElementType>,
+) -> Result<ElementType, String> {
     let natural = higher_precision(lhs, rhs);
     match preferred {
         None => Ok(natural),
@@ -42,7 +47,12 @@ fn check_dot_dims(side: &str, rank: usize, contracting: &[i64], batch: &[i64]) -
 
 /// `dot(lhs, rhs)`: result dimensions are the batch dimensions, then lhs's free dimensions,
 /// then rhs's free dimensions.
-pub fn infer_dot(lhs: &Shape, rhs: &Shape, dnums: &DotDimensionNumbers, preferred: Option<ElementType>) -> Result<Shape, String> {
+pub fn infer_dot(
+    lhs: &Shape,
+    rhs: &Shape,
+    dnums: &DotDimensionNumbers,
+    preferred: Option<ElementType>,
+) -> Result<Shape, String> {
     let op = Opcode::Dot;
     let l = array(op, lhs, "lhs")?;
     let r = array(op, rhs, "rhs")?;
@@ -86,7 +96,9 @@ pub fn infer_dot(lhs: &Shape, rhs: &Shape, dnums: &DotDimensionNumbers, preferre
         dims.push(l.dims[b as usize]);
         dynamic.push(is_dynamic(l, b as usize));
     }
-    for (shape, contracting, batch) in [(l, &dnums.lhs_contracting, &dnums.lhs_batch), (r, &dnums.rhs_contracting, &dnums.rhs_batch)] {
+    for (shape, contracting, batch) in
+        [(l, &dnums.lhs_contracting, &dnums.lhs_batch), (r, &dnums.rhs_contracting, &dnums.rhs_batch)]
+    {
         for i in 0..shape.rank() {
             let d = i as i64;
             if !contracting.contains(&d) && !batch.contains(&d) {

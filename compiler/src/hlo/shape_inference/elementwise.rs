@@ -17,7 +17,8 @@ pub fn infer_unary(op: Opcode, operand: &Shape) -> Result<Shape, String> {
     let a = array(op, operand, "the operand")?;
     let t = a.element_type;
     let same = || Ok(with_type(a, t));
-    let type_error = |wanted: &str| -> Result<Shape, String> { fail!(op, "expected {wanted} operand, got {}", array_text(a)) };
+    let type_error =
+        |wanted: &str| -> Result<Shape, String> { fail!(op, "expected {wanted} operand, got {}", array_text(a)) };
     match op {
         Floor | Ceil | RoundNearestAfz | RoundNearestEven | Erf => {
             if t.is_float() {
@@ -88,7 +89,12 @@ fn same_shape_operands<'a>(op: Opcode, lhs: &'a Shape, rhs: &'a Shape) -> Result
     let l = array(op, lhs, "lhs")?;
     let r = array(op, rhs, "rhs")?;
     if l.dims != r.dims {
-        fail!(op, "operands must have equal dimensions (HLO does not broadcast implicitly), got {} and {}", array_text(l), array_text(r));
+        fail!(
+            op,
+            "operands must have equal dimensions (HLO does not broadcast implicitly), got {} and {}",
+            array_text(l),
+            array_text(r)
+        );
     }
     if l.element_type != r.element_type {
         fail!(op, "operands must have the same element type, got {} and {}", array_text(l), array_text(r));
@@ -175,7 +181,12 @@ pub fn infer_clamp(min: &Shape, operand: &Shape, max: &Shape) -> Result<Shape, S
             fail!(op, "{name} {} must have the element type of the operand {}", array_text(b), array_text(x));
         }
         if !b.dims.is_empty() && b.dims != x.dims {
-            fail!(op, "{name} {} must be a scalar or have the dimensions of the operand {}", array_text(b), array_text(x));
+            fail!(
+                op,
+                "{name} {} must be a scalar or have the dimensions of the operand {}",
+                array_text(b),
+                array_text(x)
+            );
         }
     }
     Ok(with_type(x, x.element_type))
@@ -209,11 +220,7 @@ pub fn infer_bitcast_convert(operand: &Shape, new_type: ElementType) -> Result<S
     } else if from < to {
         let ratio = to / from;
         if dims.last() != Some(&ratio) {
-            fail!(
-                op,
-                "converting {} to the wider {new_type} needs a last dimension of size {ratio}",
-                array_text(a)
-            );
+            fail!(op, "converting {} to the wider {new_type} needs a last dimension of size {ratio}", array_text(a));
         }
         dims.pop();
         dynamic.pop();

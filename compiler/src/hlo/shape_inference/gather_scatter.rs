@@ -70,7 +70,14 @@ fn check_batching(
         fail!(op, "{} {} must not contain index_vector_dim {index_vector_dim}", names.1, list(indices_batching));
     }
     if indices_batching.len() != operand_batching.len() {
-        fail!(op, "{} {} and {} {} must have the same length", names.0, list(operand_batching), names.1, list(indices_batching));
+        fail!(
+            op,
+            "{} {} and {} {} must have the same length",
+            names.0,
+            list(operand_batching),
+            names.1,
+            list(indices_batching)
+        );
     }
     for (&o, &i) in operand_batching.iter().zip(indices_batching) {
         let (os, is) = (operand.dims[o as usize], indices.dims[i as usize]);
@@ -82,7 +89,12 @@ fn check_batching(
 }
 
 /// `gather(operand, start_indices)`.
-pub fn infer_gather(operand: &Shape, indices: &Shape, dnums: &GatherDimensionNumbers, slice_sizes: &[i64]) -> Result<Shape, String> {
+pub fn infer_gather(
+    operand: &Shape,
+    indices: &Shape,
+    dnums: &GatherDimensionNumbers,
+    slice_sizes: &[i64],
+) -> Result<Shape, String> {
     let op = Opcode::Gather;
     let a = array(op, operand, "the operand")?;
     let (idx, expanded) = expanded_indices(op, indices, dnums.index_vector_dim)?;
@@ -102,7 +114,13 @@ pub fn infer_gather(operand: &Shape, indices: &Shape, dnums: &GatherDimensionNum
     unique_in_range(op, "start_index_map", &dnums.start_index_map, a.rank())?;
     sorted_in_range(op, "collapsed_slice_dims", &dnums.collapsed_slice_dims, a.rank())?;
     sorted_in_range(op, "operand_batching_dims", &dnums.operand_batching_dims, a.rank())?;
-    disjoint(op, "collapsed_slice_dims", &dnums.collapsed_slice_dims, "operand_batching_dims", &dnums.operand_batching_dims)?;
+    disjoint(
+        op,
+        "collapsed_slice_dims",
+        &dnums.collapsed_slice_dims,
+        "operand_batching_dims",
+        &dnums.operand_batching_dims,
+    )?;
     disjoint(op, "start_index_map", &dnums.start_index_map, "operand_batching_dims", &dnums.operand_batching_dims)?;
     check_batching(
         op,
@@ -134,7 +152,11 @@ pub fn infer_gather(operand: &Shape, indices: &Shape, dnums: &GatherDimensionNum
     }
     for &d in dnums.collapsed_slice_dims.iter().chain(&dnums.operand_batching_dims) {
         if slice_sizes[d as usize] > 1 {
-            fail!(op, "collapsed or batching operand dimension {d} has slice size {} (must be 0 or 1)", slice_sizes[d as usize]);
+            fail!(
+                op,
+                "collapsed or batching operand dimension {d} has slice size {} (must be 0 or 1)",
+                slice_sizes[d as usize]
+            );
         }
     }
     let mut window_sizes = (0..a.rank() as i64)
@@ -153,7 +175,11 @@ pub fn infer_gather(operand: &Shape, indices: &Shape, dnums: &GatherDimensionNum
 }
 
 /// `scatter(operands..., indices, updates...)` combining with `reducer`.
-pub fn infer_scatter(operands: &[&Shape], dnums: &ScatterDimensionNumbers, reducer: &ProgramShape) -> Result<Shape, String> {
+pub fn infer_scatter(
+    operands: &[&Shape],
+    dnums: &ScatterDimensionNumbers,
+    reducer: &ProgramShape,
+) -> Result<Shape, String> {
     let op = Opcode::Scatter;
     let n = operands.len() / 2;
     if n == 0 || 2 * n + 1 != operands.len() {
@@ -177,8 +203,15 @@ pub fn infer_scatter(operands: &[&Shape], dnums: &ScatterDimensionNumbers, reduc
         sorted_in_range(op, "update_window_dims", &dnums.update_window_dims, u.rank())?;
         sorted_in_range(op, "inserted_window_dims", &dnums.inserted_window_dims, a.rank())?;
         sorted_in_range(op, "input_batching_dims", &dnums.input_batching_dims, a.rank())?;
-        disjoint(op, "inserted_window_dims", &dnums.inserted_window_dims, "input_batching_dims", &dnums.input_batching_dims)?;
-        let window = dnums.update_window_dims.len() + dnums.inserted_window_dims.len() + dnums.input_batching_dims.len();
+        disjoint(
+            op,
+            "inserted_window_dims",
+            &dnums.inserted_window_dims,
+            "input_batching_dims",
+            &dnums.input_batching_dims,
+        )?;
+        let window =
+            dnums.update_window_dims.len() + dnums.inserted_window_dims.len() + dnums.input_batching_dims.len();
         if window != a.rank() {
             fail!(
                 op,
@@ -200,7 +233,13 @@ pub fn infer_scatter(operands: &[&Shape], dnums: &ScatterDimensionNumbers, reduc
             );
         }
         unique_in_range(op, "scatter_dims_to_operand_dims", &dnums.scatter_dims_to_operand_dims, a.rank())?;
-        disjoint(op, "scatter_dims_to_operand_dims", &dnums.scatter_dims_to_operand_dims, "input_batching_dims", &dnums.input_batching_dims)?;
+        disjoint(
+            op,
+            "scatter_dims_to_operand_dims",
+            &dnums.scatter_dims_to_operand_dims,
+            "input_batching_dims",
+            &dnums.input_batching_dims,
+        )?;
         check_batching(
             op,
             a,

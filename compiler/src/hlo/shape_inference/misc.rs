@@ -160,7 +160,12 @@ pub fn infer_triangular_solve(a: &Shape, b: &Shape, left_side: bool) -> Result<S
 
 /// Checks an operand of batch normalization and the rank-1 per-feature inputs (scale, offset,
 /// mean, variance); returns the operand and the feature count.
-fn batch_norm_inputs<'a>(op: Opcode, operand: &'a Shape, per_feature: &[(&Shape, &str)], feature_index: i64) -> Result<(&'a ArrayShape, i64), String> {
+fn batch_norm_inputs<'a>(
+    op: Opcode,
+    operand: &'a Shape,
+    per_feature: &[(&Shape, &str)],
+    feature_index: i64,
+) -> Result<(&'a ArrayShape, i64), String> {
     let a = array(op, operand, "the operand")?;
     if !a.element_type.is_float() {
         fail!(op, "the operand must be floating-point, got {}", array_text(a));
@@ -178,7 +183,12 @@ fn batch_norm_inputs<'a>(op: Opcode, operand: &'a Shape, per_feature: &[(&Shape,
     Ok((a, features))
 }
 
-pub fn infer_batch_norm_training(operand: &Shape, scale: &Shape, offset: &Shape, feature_index: i64) -> Result<Shape, String> {
+pub fn infer_batch_norm_training(
+    operand: &Shape,
+    scale: &Shape,
+    offset: &Shape,
+    feature_index: i64,
+) -> Result<Shape, String> {
     let (a, features) =
         batch_norm_inputs(Opcode::BatchNormTraining, operand, &[(scale, "scale"), (offset, "offset")], feature_index)?;
     let per_feature = make_static(a.element_type, vec![features]);

@@ -32,7 +32,9 @@ use crate::hlo::attributes::Attributes;
 use crate::hlo::computation::Computation;
 use crate::hlo::module::ProgramShape;
 use crate::hlo::opcode::Opcode;
-use common::{array, at_least_operands, called_count, declared as need_declared, fail, operand_count, required, single_dimension};
+use common::{
+    array, at_least_operands, called_count, declared as need_declared, fail, operand_count, required, single_dimension,
+};
 use hlojit_runtime::Shape;
 
 pub use collectives::*;
@@ -401,7 +403,11 @@ pub fn infer_shape(
                 Some(n) => n,
                 None => {
                     let out = need_declared(op, declared, "no replica_groups give the shard count")?;
-                    let out = if op == AllGatherStart { out.tuple_elements().and_then(|e| e.get(1)).unwrap_or(out) } else { out };
+                    let out = if op == AllGatherStart {
+                        out.tuple_elements().and_then(|e| e.get(1)).unwrap_or(out)
+                    } else {
+                        out
+                    };
                     let input = operands.first().copied().unwrap_or(out);
                     shard_count_from_shapes(input, out, dim).unwrap_or(1)
                 }

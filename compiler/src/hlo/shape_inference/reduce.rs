@@ -1,6 +1,8 @@
 //! Reductions: reduce, reduce-window and select-and-scatter.
 
-use super::common::{array, array_text, check_reducer, dims_in_range_unique, fail, is_dynamic, make, text, window_output_dims};
+use super::common::{
+    array, array_text, check_reducer, dims_in_range_unique, fail, is_dynamic, make, text, window_output_dims,
+};
 use crate::hlo::attributes::WindowDim;
 use crate::hlo::module::ProgramShape;
 use crate::hlo::opcode::Opcode;
@@ -8,7 +10,10 @@ use hlojit_runtime::{ArrayShape, ElementType, Shape};
 
 /// Splits `inputs..., inits...` and checks the inputs share dimensions and the inits are
 /// scalars.
-fn split_inputs_and_inits<'a>(op: Opcode, operands: &[&'a Shape]) -> Result<(Vec<&'a ArrayShape>, Vec<ElementType>), String> {
+fn split_inputs_and_inits<'a>(
+    op: Opcode,
+    operands: &[&'a Shape],
+) -> Result<(Vec<&'a ArrayShape>, Vec<ElementType>), String> {
     let n = operands.len() / 2;
     if n == 0 || 2 * n != operands.len() {
         fail!(op, "expected an even, non-zero number of operands (inputs then init values), got {}", operands.len());
@@ -103,18 +108,18 @@ pub fn infer_select_and_scatter(
     let element = Shape::scalar(a.element_type);
     for (i, p) in select.parameters.iter().enumerate() {
         if !p.compatible(&element) {
-            fail!(op, "parameter {i} of the select computation is {} but the operand has element type {}", text(p), a.element_type);
+            fail!(
+                op,
+                "parameter {i} of the select computation is {} but the operand has element type {}",
+                text(p),
+                a.element_type
+            );
         }
     }
     check_reducer(op, scatter, &[init_type], &[s.element_type])?;
     let windowed = window_output_dims(op, &a.dims, window)?;
     if windowed != s.dims {
-        fail!(
-            op,
-            "the source {} must have the windowed operand's dimensions {:?}",
-            array_text(s),
-            windowed
-        );
+        fail!(op, "the source {} must have the windowed operand's dimensions {:?}", array_text(s), windowed);
     }
     if s.element_type != a.element_type {
         fail!(op, "the source {} must have the operand's element type ({})", array_text(s), array_text(a));

@@ -1,7 +1,10 @@
 //! Ops that move elements around: broadcast, reshape, transpose, slice, concatenate, pad,
 //! reverse, iota, dynamic-slice and dynamic-update-slice.
 
-use super::common::{array, array_text, dims_in_range_unique, dynamic_flags, fail, is_dynamic, is_permutation, list, make, make_static, with_type};
+use super::common::{
+    array, array_text, dims_in_range_unique, dynamic_flags, fail, is_dynamic, is_permutation, list, make, make_static,
+    with_type,
+};
 use crate::hlo::attributes::{PadDim, SliceDim};
 use crate::hlo::opcode::Opcode;
 use hlojit_runtime::{ElementType, Shape};
@@ -55,7 +58,12 @@ pub fn infer_reshape(operand: &Shape, new_dims: &[i64]) -> Result<Shape, String>
 
 /// `dynamic-reshape(operand, sizes...)` to bounds `new_dims`: one s32 scalar size per result
 /// dimension.
-pub fn infer_dynamic_reshape(operand: &Shape, sizes: &[&Shape], new_dims: &[i64], dynamic: &[bool]) -> Result<Shape, String> {
+pub fn infer_dynamic_reshape(
+    operand: &Shape,
+    sizes: &[&Shape],
+    new_dims: &[i64],
+    dynamic: &[bool],
+) -> Result<Shape, String> {
     let op = Opcode::DynamicReshape;
     let a = array(op, operand, "the operand")?;
     if sizes.len() != new_dims.len() {
@@ -68,7 +76,13 @@ pub fn infer_dynamic_reshape(operand: &Shape, sizes: &[&Shape], new_dims: &[i64]
     }
     let count: i64 = new_dims.iter().product();
     if count != a.element_count() {
-        fail!(op, "cannot reshape {} ({} elements) to bounds {:?} ({count} elements)", array_text(a), a.element_count(), new_dims);
+        fail!(
+            op,
+            "cannot reshape {} ({} elements) to bounds {:?} ({count} elements)",
+            array_text(a),
+            a.element_count(),
+            new_dims
+        );
     }
     let dynamic = (0..new_dims.len()).map(|i| dynamic.get(i).copied().unwrap_or(false)).collect();
     Ok(make(a.element_type, new_dims.to_vec(), dynamic))

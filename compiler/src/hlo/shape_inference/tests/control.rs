@@ -40,10 +40,19 @@ fn conditionals() {
     let x = arr(F32, &[4]);
     assert_shape(infer_conditional(&scalar(S32), &[&x, &xk, &x], &[&b0, &b1, &b0]), "f32[4]");
     assert_shape(infer_conditional(&scalar(Pred), &[&x, &xk], &[&b0, &b1]), "f32[4]");
-    assert_err(infer_conditional(&scalar(Pred), &[&x, &xk, &x], &[&b0, &b1, &b0]), &["conditional:", "exactly 2 branches"]);
-    assert_err(infer_conditional(&scalar(S32), &[&xk, &x], &[&b0, &b1]), &["conditional:", "operand 1 is (f32[4], s32[])"]);
+    assert_err(
+        infer_conditional(&scalar(Pred), &[&x, &xk, &x], &[&b0, &b1, &b0]),
+        &["conditional:", "exactly 2 branches"],
+    );
+    assert_err(
+        infer_conditional(&scalar(S32), &[&xk, &x], &[&b0, &b1]),
+        &["conditional:", "operand 1 is (f32[4], s32[])"],
+    );
     let other = sig(&[arr(F32, &[4])], arr(F32, &[3]));
-    assert_err(infer_conditional(&scalar(S32), &[&x, &x], &[&b0, &other]), &["conditional:", "branch 1 returns f32[3]"]);
+    assert_err(
+        infer_conditional(&scalar(S32), &[&x, &x], &[&b0, &other]),
+        &["conditional:", "branch 1 returns f32[3]"],
+    );
     assert_err(infer_conditional(&scalar(S8), &[&x], &[&b0]), &["conditional:", "selector"]);
 }
 
@@ -74,7 +83,10 @@ fn custom_calls_and_bitcasts_keep_the_declared_shape() {
     let out = arr(F32, &[5, 3]);
     assert_shape(infer_custom_call(&[&arr(F32, &[5, 5])], None, &out), "f32[5,3]");
     assert_shape(infer_custom_call(&[&arr(F32, &[5, 5])], Some(&[arr(F32, &[5, 5])]), &out), "f32[5,3]");
-    assert_err(infer_custom_call(&[&arr(F32, &[5, 5])], Some(&[]), &out), &["custom-call:", "0 operand_layout_constraints"]);
+    assert_err(
+        infer_custom_call(&[&arr(F32, &[5, 5])], Some(&[]), &out),
+        &["custom-call:", "0 operand_layout_constraints"],
+    );
     assert_shape(infer_bitcast(&arr(F32, &[4, 3]), &arr(F32, &[1, 4, 3])), "f32[1,4,3]");
     assert_shape(infer_bitcast(&arr(F32, &[2]), &arr(S32, &[2])), "s32[2]");
     assert_err(infer_bitcast(&arr(F32, &[4, 3]), &arr(F32, &[13])), &["bitcast:", "different numbers of bits"]);

@@ -33,7 +33,10 @@ fn unary_type_errors() {
 #[test]
 fn binary_ops_need_equal_shapes() {
     assert_shape(infer_binary(Opcode::Add, &arr(F32, &[2, 3]), &arr(F32, &[2, 3])), "f32[2,3]");
-    assert_err(infer_binary(Opcode::Add, &arr(F32, &[2, 3]), &arr(F32, &[3, 2])), &["add:", "equal dimensions", "f32[2,3]", "f32[3,2]"]);
+    assert_err(
+        infer_binary(Opcode::Add, &arr(F32, &[2, 3]), &arr(F32, &[3, 2])),
+        &["add:", "equal dimensions", "f32[2,3]", "f32[3,2]"],
+    );
     // A scalar operand is not broadcast implicitly in HLO.
     assert_err(infer_binary(Opcode::Multiply, &arr(F32, &[2, 3]), &scalar(F32)), &["multiply:", "equal dimensions"]);
     assert_err(infer_binary(Opcode::Add, &arr(F32, &[2]), &arr(BF16, &[2])), &["add:", "same element type"]);
@@ -53,7 +56,10 @@ fn binary_result_types() {
 fn binary_type_errors() {
     assert_err(infer_binary(Opcode::Complex, &arr(F16, &[4]), &arr(F16, &[4])), &["complex:", "f32 or f64"]);
     assert_err(infer_binary(Opcode::Xor, &arr(F32, &[4]), &arr(F32, &[4])), &["xor:", "pred or integer"]);
-    assert_err(infer_binary(Opcode::ShiftRightLogical, &arr(Pred, &[4]), &arr(Pred, &[4])), &["shift-right-logical:", "integer"]);
+    assert_err(
+        infer_binary(Opcode::ShiftRightLogical, &arr(Pred, &[4]), &arr(Pred, &[4])),
+        &["shift-right-logical:", "integer"],
+    );
     assert_err(infer_binary(Opcode::Subtract, &arr(Pred, &[4]), &arr(Pred, &[4])), &["subtract:", "arithmetic"]);
     assert_err(infer_binary(Opcode::Atan2, &arr(S32, &[4]), &arr(S32, &[4])), &["atan2:"]);
 }
@@ -71,7 +77,10 @@ fn comparison_types() {
 #[test]
 fn select_needs_a_pred_of_the_operands_dimensions() {
     assert_shape(infer_select(&arr(Pred, &[2, 3]), &arr(F32, &[2, 3]), &arr(F32, &[2, 3])), "f32[2,3]");
-    assert_err(infer_select(&scalar(Pred), &arr(F32, &[2, 3]), &arr(F32, &[2, 3])), &["select:", "predicate", "dimensions"]);
+    assert_err(
+        infer_select(&scalar(Pred), &arr(F32, &[2, 3]), &arr(F32, &[2, 3])),
+        &["select:", "predicate", "dimensions"],
+    );
     assert_err(infer_select(&arr(S32, &[2]), &arr(F32, &[2]), &arr(F32, &[2])), &["select:", "pred"]);
     assert_err(infer_select(&arr(Pred, &[2]), &arr(F32, &[2]), &arr(S32, &[2])), &["select:", "same element type"]);
 }
@@ -95,8 +104,14 @@ fn conversions() {
     assert_err(infer_bitcast_convert(&arr(U8, &[4, 3]), F32), &["bitcast-convert:", "last dimension of size 4"]);
     assert_err(infer_bitcast_convert(&arr(F32, &[4]), C64), &["bitcast-convert:", "complex"]);
     assert_shape(infer_stochastic_convert(&arr(F32, &[8]), &arr(U32, &[8]), S8), "s8[8]");
-    assert_err(infer_stochastic_convert(&arr(F32, &[8]), &arr(ElementType::U16, &[8]), S8), &["stochastic-convert:", "as wide"]);
-    assert_err(infer_stochastic_convert(&arr(S32, &[8]), &arr(U32, &[8]), S8), &["stochastic-convert:", "floating-point"]);
+    assert_err(
+        infer_stochastic_convert(&arr(F32, &[8]), &arr(ElementType::U16, &[8]), S8),
+        &["stochastic-convert:", "as wide"],
+    );
+    assert_err(
+        infer_stochastic_convert(&arr(S32, &[8]), &arr(U32, &[8]), S8),
+        &["stochastic-convert:", "floating-point"],
+    );
     assert_shape(infer_reduce_precision(&arr(F64, &[12]), 8, 23), "f64[12]");
     assert_err(infer_reduce_precision(&arr(F32, &[2]), 0, 3), &["reduce-precision:", "exponent_bits"]);
     assert_err(infer_reduce_precision(&arr(S32, &[2]), 5, 3), &["reduce-precision:", "floating-point"]);

@@ -5,8 +5,14 @@ use crate::hlo::shape_inference::*;
 #[test]
 fn rng_ops() {
     assert_shape(infer_rng(&scalar(F32), &scalar(F32), RngDistribution::Uniform, &arr(F32, &[3, 4])), "f32[3,4]");
-    assert_err(infer_rng(&scalar(S32), &scalar(S32), RngDistribution::Normal, &arr(S32, &[3])), &["rng:", "rng_normal", "s32"]);
-    assert_err(infer_rng(&scalar(F32), &scalar(F64), RngDistribution::Uniform, &arr(F32, &[3])), &["rng:", "operand 1"]);
+    assert_err(
+        infer_rng(&scalar(S32), &scalar(S32), RngDistribution::Normal, &arr(S32, &[3])),
+        &["rng:", "rng_normal", "s32"],
+    );
+    assert_err(
+        infer_rng(&scalar(F32), &scalar(F64), RngDistribution::Uniform, &arr(F32, &[3])),
+        &["rng:", "operand 1"],
+    );
     let declared = Shape::Tuple(vec![arr(U64, &[2]), arr(U32, &[7, 3])]);
     assert_shape(infer_rng_bit_generator(&arr(U64, &[2]), &declared), "(u64[2], u32[7,3])");
     let floats = Shape::Tuple(vec![arr(U64, &[2]), arr(F32, &[7, 3])]);
@@ -34,8 +40,14 @@ fn linear_algebra() {
     assert_err(infer_cholesky(&arr(S32, &[5, 5])), &["cholesky:", "floating-point or complex"]);
     assert_shape(infer_triangular_solve(&arr(F32, &[5, 5]), &arr(F32, &[5, 3]), true), "f32[5,3]");
     assert_shape(infer_triangular_solve(&arr(C64, &[2, 3, 3]), &arr(C64, &[2, 4, 3]), false), "c64[2,4,3]");
-    assert_err(infer_triangular_solve(&arr(F32, &[5, 5]), &arr(F32, &[5, 3]), false), &["triangular-solve:", "minor dimension of b f32[5,3]"]);
-    assert_err(infer_triangular_solve(&arr(F32, &[2, 5, 5]), &arr(F32, &[3, 5, 3]), true), &["triangular-solve:", "batch dimensions"]);
+    assert_err(
+        infer_triangular_solve(&arr(F32, &[5, 5]), &arr(F32, &[5, 3]), false),
+        &["triangular-solve:", "minor dimension of b f32[5,3]"],
+    );
+    assert_err(
+        infer_triangular_solve(&arr(F32, &[2, 5, 5]), &arr(F32, &[3, 5, 3]), true),
+        &["triangular-solve:", "batch dimensions"],
+    );
 }
 
 #[test]
@@ -45,7 +57,10 @@ fn batch_norm() {
     assert_shape(infer_batch_norm_training(&x, &f, &f, 1), "(f32[2,3,4], f32[3], f32[3])");
     assert_shape(infer_batch_norm_inference(&x, &f, &f, &f, &f, 1), "f32[2,3,4]");
     assert_shape(infer_batch_norm_grad(&x, &f, &f, &f, &x, 1), "(f32[2,3,4], f32[3], f32[3])");
-    assert_err(infer_batch_norm_training(&x, &arr(F32, &[4]), &f, 1), &["batch-norm-training:", "scale must be f32[3]"]);
+    assert_err(
+        infer_batch_norm_training(&x, &arr(F32, &[4]), &f, 1),
+        &["batch-norm-training:", "scale must be f32[3]"],
+    );
     assert_err(infer_batch_norm_training(&x, &f, &f, 3), &["batch-norm-training:", "feature_index 3"]);
     assert_err(infer_batch_norm_grad(&x, &f, &f, &f, &arr(F32, &[2, 3, 5]), 1), &["batch-norm-grad:", "grad_output"]);
 }

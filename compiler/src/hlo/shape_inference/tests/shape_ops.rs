@@ -22,8 +22,14 @@ fn reshape_keeps_the_element_count() {
     assert_shape(infer_reshape(&arr(F32, &[2, 3]), &[6]), "f32[6]");
     assert_shape(infer_reshape(&arr(F32, &[1, 1]), &[]), "f32[]");
     assert_err(infer_reshape(&arr(F32, &[2, 3]), &[4]), &["reshape:", "6 elements", "4 elements"]);
-    assert_shape(infer_dynamic_reshape(&arr(F32, &[6]), &[&scalar(S32), &scalar(S32)], &[2, 3], &[false, true]), "f32[2,<=3]");
-    assert_err(infer_dynamic_reshape(&arr(F32, &[6]), &[&scalar(S32)], &[2, 3], &[]), &["dynamic-reshape:", "size operands"]);
+    assert_shape(
+        infer_dynamic_reshape(&arr(F32, &[6]), &[&scalar(S32), &scalar(S32)], &[2, 3], &[false, true]),
+        "f32[2,<=3]",
+    );
+    assert_err(
+        infer_dynamic_reshape(&arr(F32, &[6]), &[&scalar(S32)], &[2, 3], &[]),
+        &["dynamic-reshape:", "size operands"],
+    );
 }
 
 #[test]
@@ -83,10 +89,22 @@ fn dynamic_slice_and_update() {
     let i = scalar(S32);
     assert_shape(infer_dynamic_slice(&arr(F32, &[10, 10]), &[&i, &i], &[3, 4]), "f32[3,4]");
     assert_err(infer_dynamic_slice(&arr(F32, &[10, 10]), &[&i, &i], &[3, 11]), &["dynamic-slice:", "slice size 11"]);
-    assert_err(infer_dynamic_slice(&arr(F32, &[10, 10]), &[&i], &[3, 4]), &["dynamic-slice:", "expected 2 start indices"]);
-    assert_err(infer_dynamic_slice(&arr(F32, &[10, 10]), &[&i, &scalar(U32)], &[3, 4]), &["dynamic-slice:", "one type"]);
+    assert_err(
+        infer_dynamic_slice(&arr(F32, &[10, 10]), &[&i], &[3, 4]),
+        &["dynamic-slice:", "expected 2 start indices"],
+    );
+    assert_err(
+        infer_dynamic_slice(&arr(F32, &[10, 10]), &[&i, &scalar(U32)], &[3, 4]),
+        &["dynamic-slice:", "one type"],
+    );
     assert_err(infer_dynamic_slice(&arr(F32, &[10]), &[&scalar(F32)], &[3]), &["dynamic-slice:", "integer scalar"]);
     assert_shape(infer_dynamic_update_slice(&arr(F32, &[10, 10]), &arr(F32, &[2, 10]), &[&i, &i]), "f32[10,10]");
-    assert_err(infer_dynamic_update_slice(&arr(F32, &[10, 10]), &arr(F32, &[2, 11]), &[&i, &i]), &["dynamic-update-slice:", "larger"]);
-    assert_err(infer_dynamic_update_slice(&arr(F32, &[10]), &arr(S32, &[2]), &[&i]), &["dynamic-update-slice:", "element type"]);
+    assert_err(
+        infer_dynamic_update_slice(&arr(F32, &[10, 10]), &arr(F32, &[2, 11]), &[&i, &i]),
+        &["dynamic-update-slice:", "larger"],
+    );
+    assert_err(
+        infer_dynamic_update_slice(&arr(F32, &[10]), &arr(S32, &[2]), &[&i]),
+        &["dynamic-update-slice:", "element type"],
+    );
 }
