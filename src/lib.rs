@@ -1,1 +1,16 @@
+//! hlojit: a compiler for XLA's HLO. Parse or build an HLO module, compile it with LLVM, run
+//! it on host arrays; or write an object file and a C header for ahead-of-time use.
+//!
+//! ```no_run
+//! use hlojit::{parse_module, CompileOptions, Executable, ArrayLiteral};
+//! let module = parse_module("HloModule m\nENTRY e { x = f32[4] parameter(0)\n ROOT y = f32[4] add(x, x) }")?;
+//! let exe = Executable::compile(&module, &CompileOptions::default())?;
+//! let out = exe.run(&[ArrayLiteral::from_slice(&[4], &[1.0f32, 2.0, 3.0, 4.0])?.into()])?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
+pub mod conformance;
+
+pub use hlojit_compiler::hlo::text::{parse_module, print_module};
+pub use hlojit_compiler::{hlo, CompileOptions, Error, Executable};
+pub use hlojit_runtime::{npy, ArrayLiteral, ArrayShape, ElementType, Layout, Literal, Shape};

@@ -1,1 +1,174 @@
-fn main() {}
+//! The `hlojit` command line: run HLO modules, check them against the conformance corpus.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use hlojit::conformance::{self, ModuleFile};
+use hlojit::{npy, parse_module, ArrayLiteral, CompileOptions, Executable, Literal, Shape};
+use rand::{Rng, SeedableRng};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(name = "hlojit", version, about = "Compile and run XLA HLO modules with LLVM")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compile and run a module on inputs from .npy files or random ones.
+    Run {
+        module: PathBuf,
+        /// One .npy file per parameter, in order (tuple parameters take their leaves).
+        #[arg(long = "input")]
+        inputs: Vec<PathBuf>,
+        /// Generate random inputs from this seed instead.
+        #[arg(long)]
+        random_inputs: Option<u64>,
+        /// Write the results as out0.npy, out1.npy, ... (tuples flattened).
+        #[arg(long)]
+        output_dir: Option<PathBuf>,
+    },
+    /// Run conformance corpus cases and compare with XLA's outputs.
+    Conformance {
+        dirs: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value = "both")]
+        module: Which,
+        /// Only cases whose name contains this.
+        #[arg(long)]
+        filter: Option<String>,
+        /// Write a JSON report.
+        #[arg(long)]
+        report: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Which {
+    Module,
+    Optimized,
+    Both,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run { module, inputs, random_inputs, output_dir } => run(&module, &inputs, random_inputs, output_dir.as_deref()),
+        Command::Conformance { dirs, module, filter, report } => conformance_cmd(&dirs, module, filter.as_deref(), report.as_deref()),
+    };
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(path: &Path, inputs: &[PathBuf], seed: Option<u64>, output_dir: Option<&Path>) -> Result<ExitCode, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let module = parse_module(&text).map_err(|e| format!("{}:{e}", path.display()))?;
+    let exe = Executable::compile(&module, &CompileOptions::default()).map_err(|e| e.to_string())?;
+    println!("compiled {} in {:.1} ms", module.name, exe.compile_time().as_secs_f64() * 1e3);
+    let shapes = exe.parameter_shapes().to_vec();
+    let leaves: Vec<&hlojit::ArrayShape> = shapes.iter().flat_map(|s| s.array_leaves()).collect();
+    let arrays: Vec<ArrayLiteral> = match seed {
+        Some(seed) => {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            leaves.iter().map(|s| random_array(&mut rng, s)).collect()
+        }
+        None => {
+            if inputs.len() != leaves.len() {
+                return Err(format!("the module takes {} input arrays, {} given (or use --random-inputs SEED)", leaves.len(), inputs.len()));
+            }
+            inputs
+                .iter()
+                .zip(&leaves)
+                .map(|(p, s)| npy::read(p, Some(s.element_type)).map_err(|e| e.to_string()))
+                .collect::<Result<_, _>>()?
+        }
+    };
+    let args = group(&shapes, arrays);
+    let start = Instant::now();
+    let result = exe.run(&args).map_err(|e| e.to_string())?;
+    println!("ran in {:.3} ms", start.elapsed().as_secs_f64() * 1e3);
+    for (i, out) in result.leaves().into_iter().enumerate() {
+        println!("out{i}: {}", summarize(out));
+        if let Some(dir) = output_dir {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            npy::write(&dir.join(format!("out{i}.npy")), out).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn random_array(rng: &mut impl Rng, shape: &hlojit::ArrayShape) -> ArrayLiteral {
+    let t = shape.element_type;
+    let n = shape.element_count() as usize;
+    let mut lit = ArrayLiteral::zeros(t, &shape.dims);
+    for i in 0..n {
+        if t.is_floating() {
+            lit.set_f64(i, rng.gen_range(-1.0..1.0));
+        } else if t.is_pred() {
+            lit.set_i64(i, rng.gen_range(0..2));
+        } else {
+            lit.set_i64(i, rng.gen_range(0..100));
+        }
+    }
+    lit
+}
+
+fn group(shapes: &[Shape], arrays: Vec<ArrayLiteral>) -> Vec<Literal> {
+    let mut it = arrays.into_iter();
+    fn build(shape: &Shape, it: &mut impl Iterator<Item = ArrayLiteral>) -> Literal {
+        match shape {
+            Shape::Array(_) => Literal::Array(it.next().expect("one array per leaf")),
+            Shape::Tuple(elements) => Literal::Tuple(elements.iter().map(|e| build(e, it)).collect()),
+            _ => Literal::Token,
+        }
+    }
+    shapes.iter().map(|s| build(s, &mut it)).collect()
+}
+
+fn summarize(a: &ArrayLiteral) -> String {
+    let n = a.element_count();
+    let head: Vec<String> = (0..n.min(6)).map(|i| if a.element_type().is_floating() { format!("{:.6}", a.get_f64(i)) } else { a.get_i64(i).to_string() }).collect();
+    let mut s = format!("{}{:?} [{}{}]", a.element_type(), a.dims(), head.join(", "), if n > 6 { ", ..." } else { "" });
+    if a.element_type().is_float() && n > 0 {
+        let values: Vec<f64> = (0..n).map(|i| a.get_f64(i)).collect();
+        let min = values.iter().cloned().fold(f64::INFINITY, f64::min);
+        let max = values.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let mean = values.iter().sum::<f64>() / n as f64;
+        s.push_str(&format!(" min {min:.6} max {max:.6} mean {mean:.6}"));
+    }
+    s
+}
+
+fn conformance_cmd(dirs: &[PathBuf], which: Which, filter: Option<&str>, report: Option<&Path>) -> Result<ExitCode, String> {
+    let files: &[ModuleFile] = match which {
+        Which::Module => &[ModuleFile::Module],
+        Which::Optimized => &[ModuleFile::Optimized],
+        Which::Both => &[ModuleFile::Module, ModuleFile::Optimized],
+    };
+    let mut cases = Vec::new();
+    for dir in dirs {
+        cases.extend(conformance::case_dirs(dir)?);
+    }
+    if let Some(f) = filter {
+        cases.retain(|c| c.file_name().is_some_and(|n| n.to_string_lossy().contains(f)));
+    }
+    let outcomes = conformance::run_all(&cases, files);
+    let mut failed = 0;
+    for o in &outcomes {
+        if let Some(reason) = &o.failure {
+            failed += 1;
+            println!("FAIL {} [{}] {}", o.case, o.file.file_name(), reason);
+        }
+    }
+    if let Some(path) = report {
+        std::fs::write(path, conformance::report_json(&outcomes)).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    println!("{} passed, {} failed", outcomes.len() - failed, failed);
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}

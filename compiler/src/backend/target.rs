@@ -66,7 +66,7 @@ pub fn optimize(module: &inkwell::module::Module, machine: &TargetMachine) -> Re
     let options = PassBuilderOptions::create();
     options.set_loop_vectorization(true);
     options.set_loop_slp_vectorization(true);
-    options.set_loop_unrolling(true);
+    options.set_loop_unrolling(false);
     module
         .run_passes("default<O3>", machine, options)
         .map_err(|e| Error::Llvm(format!("optimization failed: {e}")))

@@ -20,8 +20,8 @@ pub fn inline_calls(module: &mut Module) -> Result<()> {
             }
             counter += 1;
             inline_one(module, c, call, counter)?;
+            module.computation_mut(c).compact();
         }
-        module.computation_mut(c).compact();
     }
     Ok(())
 }

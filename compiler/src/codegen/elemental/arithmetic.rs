@@ -44,7 +44,9 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let out_type = self.element_type(id)?;
         let a = self.gen_scalar(lhs, index)?;
         let b = self.gen_scalar(rhs, index)?;
-        let v = if opcode == Opcode::Complex {
+        let v = if opcode == Opcode::StochasticConvert {
+            return Err(Error::Unsupported("stochastic-convert".into()));
+        } else if opcode == Opcode::Complex {
             let part = out_type.complex_component().expect("complex result");
             let re = self.float_to_compute(a, t)?;
             let im = self.float_to_compute(b, t)?;

@@ -1,0 +1,151 @@
+//! The conformance runner: compiles each corpus case's `module.hlo` and/or `optimized.hlo`,
+//! runs it on the case's inputs and compares with XLA:CPU's outputs.
+
+pub mod case;
+pub mod compare;
+
+use crate::{parse_module, CompileOptions, Executable};
+use case::Case;
+use hlojit_runtime::{ArrayLiteral, Literal, Shape};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// Which HLO file of a case to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModuleFile {
+    Module,
+    Optimized,
+}
+
+impl ModuleFile {
+    pub fn file_name(self) -> &'static str {
+        match self {
+            ModuleFile::Module => "module.hlo",
+            ModuleFile::Optimized => "optimized.hlo",
+        }
+    }
+}
+
+/// The outcome of one case with one of its HLO files.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub case: String,
+    pub group: String,
+    pub file: ModuleFile,
+    /// `None` when the case passed; the reason otherwise.
+    pub failure: Option<String>,
+    pub compile_ms: f64,
+}
+
+/// The case directories under `dir/cases` (or `dir` itself if it is a case), sorted.
+pub fn case_dirs(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    if dir.join("case.json").exists() {
+        return Ok(vec![dir.to_path_buf()]);
+    }
+    let cases = dir.join("cases");
+    let root = if cases.is_dir() { cases } else { dir.to_path_buf() };
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .map_err(|e| format!("{}: {e}", root.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("case.json").exists())
+        .collect();
+    dirs.sort();
+    Ok(dirs)
+}
+
+/// Runs every (case, file) pair, in parallel, and returns the outcomes in order.
+pub fn run_all(dirs: &[PathBuf], files: &[ModuleFile]) -> Vec<Outcome> {
+    let jobs: Vec<(&PathBuf, ModuleFile)> = dirs.iter().flat_map(|d| files.iter().map(move |&f| (d, f))).collect();
+    jobs.par_iter().map(|&(dir, file)| run_case(dir, file)).collect()
+}
+
+/// Runs one case from one of its files; never panics (a panic becomes a failure).
+pub fn run_case(dir: &Path, file: ModuleFile) -> Outcome {
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut outcome = Outcome { case: name, group: String::new(), file, failure: None, compile_ms: 0.0 };
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_case_inner(dir, file, &mut outcome)));
+    outcome.failure = match result {
+        Ok(Ok(())) => None,
+        Ok(Err(reason)) => Some(reason),
+        Err(panic) => Some(format!(
+            "panic: {}",
+            panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+        )),
+    };
+    outcome
+}
+
+fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result<(), String> {
+    let case = Case::load(dir)?;
+    outcome.case = case.name.clone();
+    outcome.group = case.group.clone();
+    if case.replicas > 1 {
+        return Err(format!("unsupported: multi-device execution ({} replicas)", case.replicas));
+    }
+    let path = dir.join(file.file_name());
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let module = parse_module(&text).map_err(|e| format!("parse: {e}"))?;
+    let start = std::time::Instant::now();
+    let exe = Executable::compile(&module, &CompileOptions::default()).map_err(|e| e.to_string())?;
+    outcome.compile_ms = start.elapsed().as_secs_f64() * 1e3;
+    let leaves: Vec<ArrayLiteral> = case.inputs.iter().map(|a| case.read_array(a)).collect::<Result<_, _>>()?;
+    let args = group_arguments(exe.parameter_shapes(), leaves)?;
+    let result = exe.run(&args).map_err(|e| e.to_string())?;
+    let got: Vec<&ArrayLiteral> = result.leaves();
+    if got.len() != case.outputs.len() {
+        return Err(format!("{} results, expected {}", got.len(), case.outputs.len()));
+    }
+    for (i, (g, want)) in got.iter().zip(&case.outputs).enumerate() {
+        let w = case.read_array(want)?;
+        if let Some(diff) = compare::compare(g, &w, case.exact, case.rtol, case.atol) {
+            return Err(format!("output {i}: {diff}"));
+        }
+    }
+    Ok(())
+}
+
+/// Builds arguments from the flattened input leaves: tuple parameters take as many leaves as
+/// they have, depth-first.
+fn group_arguments(shapes: &[Shape], leaves: Vec<ArrayLiteral>) -> Result<Vec<Literal>, String> {
+    let total: usize = shapes.iter().map(|s| s.array_leaves().len()).sum();
+    if total != leaves.len() {
+        return Err(format!("the module takes {total} input arrays, the case has {}", leaves.len()));
+    }
+    let mut it = leaves.into_iter();
+    fn build(shape: &Shape, it: &mut impl Iterator<Item = ArrayLiteral>) -> Literal {
+        match shape {
+            Shape::Array(_) => Literal::Array(it.next().expect("counted")),
+            Shape::Tuple(elements) => Literal::Tuple(elements.iter().map(|e| build(e, it)).collect()),
+            Shape::Token | Shape::Opaque => Literal::Token,
+        }
+    }
+    Ok(shapes.iter().map(|s| build(s, &mut it)).collect())
+}
+
+/// A JSON report of outcomes.
+pub fn report_json(outcomes: &[Outcome]) -> String {
+    let cases: Vec<serde_json::Value> = outcomes
+        .iter()
+        .map(|o| {
+            serde_json::json!({
+                "case": o.case,
+                "group": o.group,
+                "module": o.file.file_name(),
+                "passed": o.failure.is_none(),
+                "reason": o.failure,
+                "compile_ms": o.compile_ms,
+            })
+        })
+        .collect();
+    let passed = outcomes.iter().filter(|o| o.failure.is_none()).count();
+    serde_json::to_string_pretty(&serde_json::json!({
+        "passed": passed,
+        "failed": outcomes.len() - passed,
+        "cases": cases,
+    }))
+    .unwrap_or_default()
+}
