@@ -5,10 +5,13 @@ pub mod computation;
 pub mod instruction;
 pub mod module;
 pub mod opcode;
+pub mod shape_inference;
 pub mod text;
+pub mod verifier;
 
 pub use attributes::*;
 pub use computation::Computation;
 pub use instruction::{CompId, InstrId, Instruction};
 pub use module::{AliasEntry, AliasKind, Module, ProgramShape};
 pub use opcode::Opcode;
+pub use verifier::verify_module;
