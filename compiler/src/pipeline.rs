@@ -17,6 +17,7 @@ pub struct CompileOptions {
 
 /// Runs the HLO passes that prepare a module for code generation.
 pub fn prepare(module: &Module) -> Result<Module> {
+    crate::hlo::verify_module(module)?;
     let mut m = module.clone();
     passes::entry_layout::apply_entry_layout(&mut m)?;
     passes::inline_calls::inline_calls(&mut m)?;
