@@ -79,7 +79,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
     fn lower(&mut self, comp: &Computation, name: &str, exported: bool, result_shape: &Shape) -> Result<FunctionValue<'ctx>> {
         let cg = self.cg;
         let schedule = comp.post_order();
-        let assignment = assign_buffers(comp, &schedule, result_shape)?;
+        let assignment = assign_buffers(self.module, comp, &schedule, result_shape)?;
         let fn_type = cg.fn_type(Some(cg.i32().into()), &[cg.ptr().into(), cg.ptr().into()]);
         let function = cg.add_function(name, fn_type, exported);
         let entry = cg.llvm.append_basic_block(function, "entry");

@@ -35,6 +35,9 @@ pub struct KernelContext<'a, 'ctx> {
     pub outputs: Vec<IrArray<'ctx>>,
     pub begin: IntValue<'ctx>,
     pub end: IntValue<'ctx>,
+    /// The operand (of the fusion, or of the unfused op) whose buffer is also the output's:
+    /// the kernel then updates that buffer in place instead of copying it first.
+    pub in_place_operand: Option<usize>,
 }
 
 impl<'a, 'ctx> KernelContext<'a, 'ctx> {
@@ -91,7 +94,12 @@ pub fn emit_kernel<'ctx>(
         .iter()
         .map(|&s| IrArray::new(slot_ptr(s)?, &assignment.slots[s].shape))
         .collect::<Result<Vec<_>>>()?;
-    let kc = KernelContext { cg, module, comp: body_comp, root, bindings, outputs, begin, end };
+    let out_owners: Vec<usize> = assignment.leaf_slots(id).iter().map(|&s| assignment.owner(s)).collect();
+    let in_place_operand = inst.operands.iter().position(|&o| {
+        let owners: Vec<usize> = assignment.leaf_slots(o).iter().map(|&s| assignment.owner(s)).collect();
+        owners.len() == 1 && out_owners.len() == 1 && owners[0] == out_owners[0]
+    });
+    let kc = KernelContext { cg, module, comp: body_comp, root, bindings, outputs, begin, end, in_place_operand };
     let extent = emit_root(&kc)?;
     cg.b.build_return(None)?;
     if let Some(bb) = saved {
@@ -101,14 +109,20 @@ pub fn emit_kernel<'ctx>(
     Ok(Kernel { function, extent, elements })
 }
 
-/// Emits the computation of the kernel's root by the emitter of its op family; returns the
-/// parallel extent.
+/// Emits the computation of the kernel's root by the emitter of its op family (its "hero":
+/// the root, or for a multi-output fusion the first non-elemental op among the root tuple's
+/// operands); returns the parallel extent.
 fn emit_root(kc: &KernelContext) -> Result<i64> {
     let root = kc.comp.get(kc.root);
-    match root.opcode {
-        op if is_elemental(op) => emit_elemental_loop(kc),
-        op => Err(Error::Unsupported(op.name().to_string())),
+    let hero = if root.opcode == Opcode::Tuple {
+        root.operands.iter().map(|&o| kc.comp.get(o).opcode).find(|&op| !is_elemental(op)).unwrap_or(Opcode::Tuple)
+    } else {
+        root.opcode
+    };
+    if is_elemental(hero) {
+        return emit_elemental_loop(kc);
     }
+    super::emitters::emit(kc, hero)
 }
 
 /// Ops whose every output element is computed independently by the elemental generators.

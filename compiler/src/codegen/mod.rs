@@ -10,3 +10,4 @@ pub mod loops;
 pub mod types;
 pub mod function;
 pub mod kernel;
+pub mod emitters;

@@ -6,7 +6,7 @@
 
 use crate::codegen::array::buffer_bytes;
 use crate::error::{Error, Result};
-use crate::hlo::{Computation, InstrId, Opcode};
+use crate::hlo::{Computation, InstrId, Module, Opcode};
 use hlojit_runtime::buffer::BUFFER_ALIGNMENT;
 use hlojit_runtime::{ArrayShape, Shape};
 use std::collections::HashMap;
@@ -72,7 +72,8 @@ fn aliases_operands(opcode: Opcode) -> bool {
 
 /// Assigns buffers for `comp` run in `schedule` order. `parameter_shapes` and `result_shape`
 /// are the layouts of the caller's buffers.
-pub fn assign_buffers(comp: &Computation, schedule: &[InstrId], result_shape: &Shape) -> Result<BufferAssignment> {
+pub fn assign_buffers(module: &Module, comp: &Computation, schedule: &[InstrId], result_shape: &Shape) -> Result<BufferAssignment> {
+    let users = comp.users();
     let mut slots: Vec<Slot> = Vec::new();
     let mut leaves: HashMap<InstrId, Vec<usize>> = HashMap::new();
     let mut defined_temps: Vec<(usize, usize)> = Vec::new(); // (slot, schedule position)
@@ -116,6 +117,11 @@ pub fn assign_buffers(comp: &Computation, schedule: &[InstrId], result_shape: &S
                 }
             }
             op if aliases_operands(op) => leaves.get(&inst.operands.first().copied().unwrap_or(id)).cloned().unwrap_or_default(),
+            _ if can_update_in_place(module, comp, id, &users, &leaves, &slots) => {
+                // The operand's buffer is dead after this instruction: update it in place.
+                let operand = leaves[&inst.operands[0]][0];
+                vec![push(&mut slots, Allocation::Alias(operand), inst.array_shape())]
+            }
             _ => inst
                 .shape
                 .array_leaves()
@@ -176,6 +182,44 @@ pub fn assign_buffers(comp: &Computation, schedule: &[InstrId], result_shape: &S
     }
     let arena_bytes = pack_temps(&mut slots, &defined_temps, &last_use)?;
     Ok(BufferAssignment { slots, leaves, result_copies, result_shapes, arena_bytes })
+}
+
+/// Whether instruction `id` (a dynamic-update-slice or scatter, alone or as the root of a
+/// fusion on its first operand) may write its result over its first operand: only when that
+/// operand is a temporary of this computation that nothing else uses.
+fn can_update_in_place(
+    module: &Module,
+    comp: &Computation,
+    id: InstrId,
+    users: &[Vec<InstrId>],
+    leaves: &HashMap<InstrId, Vec<usize>>,
+    slots: &[Slot],
+) -> bool {
+    let inst = comp.get(id);
+    let updates_operand0 = match inst.opcode {
+        Opcode::DynamicUpdateSlice => true,
+        Opcode::Scatter => inst.operands.len() == 3,
+        Opcode::Fusion => inst.fused_computation().is_some_and(|f| {
+            let fused = module.computation(f);
+            let root = fused.root_instruction();
+            matches!(root.opcode, Opcode::DynamicUpdateSlice | Opcode::Scatter)
+                && fused.get(root.operands[0]).opcode == Opcode::Parameter
+                && fused.get(root.operands[0]).attrs.parameter_number == Some(0)
+                && root.shape.is_array()
+        }),
+        _ => false,
+    };
+    if !updates_operand0 || !inst.shape.is_array() {
+        return false;
+    }
+    let operand = inst.operands[0];
+    let Some(&[slot]) = leaves.get(&operand).map(Vec::as_slice) else { return false };
+    let sole_user = users[operand.index()].iter().all(|&u| u == id) && users[operand.index()].len() == 1;
+    sole_user
+        && operand != comp.root
+        && matches!(slots[slot].allocation, Allocation::Temp { .. })
+        && slots[slot].shape.layout_or_default() == inst.array_shape().layout_or_default()
+        && slots[slot].shape.dims == inst.array_shape().dims
 }
 
 fn push(slots: &mut Vec<Slot>, allocation: Allocation, shape: &ArrayShape) -> usize {

@@ -1,0 +1,15 @@
+//! Emitters for the ops that are not computed one output element at a time: each gets the
+//! kernel's context (its computation, root, operand bindings and output buffers) and emits the
+//! whole computation of the outputs, returning the extent of its parallel dimension (1 when
+//! the kernel cannot be split). One op family per file.
+
+use super::kernel::KernelContext;
+use crate::error::{Error, Result};
+use crate::hlo::Opcode;
+
+/// Emits the kernel whose hero op is `hero`.
+pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
+    match hero {
+        op => Err(Error::Unsupported(op.name().to_string())),
+    }
+}
