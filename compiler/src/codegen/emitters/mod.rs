@@ -3,6 +3,10 @@
 //! whole computation of the outputs, returning the extent of its parallel dimension (1 when
 //! the kernel cannot be split). One op family per file.
 
+mod conv;
+mod dot;
+mod gemm;
+
 use super::kernel::KernelContext;
 use crate::error::{Error, Result};
 use crate::hlo::Opcode;
@@ -10,6 +14,8 @@ use crate::hlo::Opcode;
 /// Emits the kernel whose hero op is `hero`.
 pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
     match hero {
+        Opcode::Dot => dot::emit_dot(kc),
+        Opcode::Convolution => conv::emit_convolution(kc),
         op => Err(Error::Unsupported(op.name().to_string())),
     }
 }

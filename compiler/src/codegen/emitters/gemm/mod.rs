@@ -1,0 +1,9 @@
+//! The machinery dot and convolution share: canonical dimension groups, accumulation
+//! semantics, and the blocked GEMM engine (packing, register-blocked micro-kernel, parallel
+//! driver) that both lower to when the problem is big enough.
+
+pub mod accumulate;
+pub mod conv_dims;
+pub mod dims;
+pub mod dot;
+pub mod loops;
