@@ -61,6 +61,20 @@ impl TargetOptions {
     }
 }
 
+/// Bytes in the widest SIMD register the machine's features enable (AVX-512: 64, AVX: 32,
+/// otherwise 16).
+pub fn simd_bytes(machine: &TargetMachine) -> u32 {
+    let features = machine.get_feature_string().to_string_lossy().into_owned();
+    let has = |f: &str| features.split(',').any(|x| x == format!("+{f}"));
+    if has("avx512f") {
+        64
+    } else if has("avx") {
+        32
+    } else {
+        16
+    }
+}
+
 /// Runs LLVM's optimization pipeline on a module.
 pub fn optimize(module: &inkwell::module::Module, machine: &TargetMachine) -> Result<()> {
     let options = PassBuilderOptions::create();

@@ -1,9 +1,14 @@
 //! The machinery dot and convolution share: canonical dimension groups, accumulation
-//! semantics, and the blocked GEMM engine (packing, register-blocked micro-kernel, parallel
-//! driver) that both lower to when the problem is big enough.
+//! semantics, and the blocked GEMM engine (operand views, packing, register-blocked
+//! micro-kernel, parallel driver) that both lower to when the problem is big enough.
 
 pub mod accumulate;
+pub mod config;
 pub mod conv_dims;
 pub mod dims;
 pub mod dot;
+pub mod driver;
 pub mod loops;
+pub mod microkernel;
+pub mod operand;
+pub mod pack;
