@@ -12,3 +12,5 @@ pub mod loops;
 pub mod microkernel;
 pub mod operand;
 pub mod pack;
+#[cfg(test)]
+mod tests;
