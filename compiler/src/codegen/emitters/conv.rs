@@ -36,6 +36,9 @@ pub fn emit_convolution(kc: &KernelContext) -> Result<i64> {
         &kc.outputs[0].shape.dims,
     )
     .map_err(|e| Error::Unsupported(format!("{}: {e}", conv.name)))?;
+    if let Some(extent) = super::gemm::conv::try_emit(kc, lhs, rhs, &dims)? {
+        return Ok(extent);
+    }
     emit_direct(kc, lhs, rhs, &dims)
 }
 

@@ -12,6 +12,8 @@ use hlojit_runtime::ElementType;
 /// Largest number of broadcast rows: more rows amortize the B loads better, but the A strip
 /// must stay small in L1 and edge tiles waste more.
 const MAX_MR: i64 = 12;
+/// Most vectors per tile row (with 32 registers).
+const MAX_NV: i64 = 4;
 /// Bytes of the k-extent of a packed strip row (kc elements): 1 KiB keeps an A strip of 12
 /// rows at 12 KiB.
 const KC_BYTES: i64 = 1024;
@@ -39,8 +41,11 @@ impl Blocking {
     pub fn new(elem_bytes: i64, simd_bytes: i64, n: i64) -> Blocking {
         let lanes = (simd_bytes / elem_bytes).max(1);
         let registers = if simd_bytes >= 64 { 32 } else { 16 };
-        // Two vectors per row unless the problem is narrower than that.
-        let nv = ((n + lanes - 1) / lanes).clamp(1, 2);
+        // Up to four vectors when they cover the whole width (a 64-wide f32 problem in one
+        // strip), otherwise two: the tile is then tall, which amortizes the B loads best.
+        let vectors = ((n + lanes - 1) / lanes).max(1);
+        let max_nv = if registers >= 32 { MAX_NV } else { 2 };
+        let nv = if vectors <= max_nv { vectors } else { 2 };
         let mr = ((registers - nv - 1) / nv).clamp(1, MAX_MR);
         let kc = (KC_BYTES / elem_bytes).max(16);
         let nr = nv * lanes;
@@ -92,11 +97,20 @@ mod tests {
     }
 
     #[test]
+    fn a_64_wide_problem_is_one_strip() {
+        let b = Blocking::new(4, 64, 64);
+        assert_eq!((b.nv, b.mr, b.nr()), (4, 6, 64));
+        assert!(b.mr * b.nv + b.nv + 1 <= 32);
+    }
+
+    #[test]
     fn narrow_problems_use_one_vector_and_small_blocks() {
         let b = Blocking::new(4, 64, 10);
         assert_eq!((b.nv, b.nc), (1, 16));
         let b = Blocking::new(8, 64, 100);
         assert_eq!((b.lanes, b.nv, b.kc), (8, 2, 128));
+        let b = Blocking::new(4, 32, 1024);
+        assert!(b.mr * b.nv + b.nv + 1 <= 16);
         assert_eq!(b.nc % b.nr(), 0);
     }
 

@@ -2,25 +2,55 @@
 //! panels, with the C tile held in vector registers for the whole k loop.
 //!
 //! `void ukernel(ptr a, ptr b, ptr c, i64 kc, i64 ldc, i64 rows, i64 cols, i1 accumulate)`:
-//! `a` is an A strip packed `[kc][mr]`, `b` a B strip packed `[kc][nr]` (zero-padded past
+//! `a` is an A strip (packed `[kc][mr]`, or rows of an image for convolutions: [`ALayout`]), `b` a B strip packed `[kc][nr]` (zero-padded past
 //! the problem's edges), `c` the tile's top-left element with rows `ldc` elements apart and
 //! columns contiguous. Only the first `rows x cols` elements are stored; with `accumulate`
 //! they are added to what C holds, otherwise they replace it.
 
 use super::config::Blocking;
 use crate::codegen::context::Codegen;
+use crate::codegen::loops::for_loop;
 use crate::error::Result;
 use hlojit_runtime::ElementType;
 use inkwell::types::{BasicTypeEnum, VectorType};
 use inkwell::values::{BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue, VectorValue};
 use inkwell::IntPredicate;
 
+/// How the micro-kernel finds element `(row i, depth k)` of its A operand: at
+/// `a + i * row + k * depth` (plus a tap offset when the kernel walks taps).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ALayout {
+    pub row: i64,
+    pub depth: i64,
+    /// Whether the kernel takes a table of tap offsets: `ptr taps, i64 ntaps` follow the
+    /// usual parameters, and for tap `t` A starts at `a + taps[t]` and B at
+    /// `b + t * kc * nr`, so one call sums over `ntaps * kc` values of k.
+    pub taps: bool,
+}
+
+impl ALayout {
+    /// A packed `[kc][mr]` strip.
+    pub fn packed(mr: i64) -> ALayout {
+        ALayout { row: 1, depth: mr, taps: false }
+    }
+}
+
 /// Emits the micro-kernel for `compute` elements (f32, f64, 32/64-bit integers).
-pub fn emit_microkernel<'ctx>(cg: &Codegen<'ctx>, name: &str, compute: ElementType, bl: &Blocking) -> Result<FunctionValue<'ctx>> {
+pub fn emit_microkernel<'ctx>(
+    cg: &Codegen<'ctx>,
+    name: &str,
+    compute: ElementType,
+    bl: &Blocking,
+    al: ALayout,
+) -> Result<FunctionValue<'ctx>> {
     let saved = cg.b.get_insert_block();
     let p = cg.ptr().into();
     let i = cg.i64().into();
-    let fn_type = cg.fn_type(None, &[p, p, p, i, i, i, i, cg.i1().into()]);
+    let mut params = vec![p, p, p, i, i, i, i, cg.i1().into()];
+    if al.taps {
+        params.extend([p, i]);
+    }
+    let fn_type = cg.fn_type(None, &params);
     let f = cg.add_function(name, fn_type, false);
     set_vector_attributes(cg, f);
     let entry = cg.llvm.append_basic_block(f, "entry");
@@ -34,6 +64,11 @@ pub fn emit_microkernel<'ctx>(cg: &Codegen<'ctx>, name: &str, compute: ElementTy
     let rows = param(5).into_int_value();
     let cols = param(6).into_int_value();
     let accumulate = param(7).into_int_value();
+    let (taps, ntaps) = if al.taps {
+        (Some(param(8).into_pointer_value()), param(9).into_int_value())
+    } else {
+        (None, cg.const_i64(1))
+    };
 
     let elem = cg.value_type(compute);
     let vt = vector_type(elem, bl.lanes as u32)?;
@@ -45,57 +80,51 @@ pub fn emit_microkernel<'ctx>(cg: &Codegen<'ctx>, name: &str, compute: ElementTy
     // Packed B rows start 64-byte aligned when a row is a whole number of cache lines.
     let b_align = if (nr * elem_bytes) % 64 == 0 { 64.min(bl.lanes * elem_bytes) as u32 } else { elem_bytes as u32 };
 
-    // k loop with the tile in phis.
-    let header = cg.block("k.header");
-    let body = cg.block("k.body");
-    let exit = cg.block("k.exit");
-    cg.b.build_unconditional_branch(header)?;
-    cg.b.position_at_end(header);
-    let k_phi = cg.b.build_phi(cg.i64(), "k")?;
-    k_phi.add_incoming(&[(&cg.const_i64(0), entry)]);
-    let zero = vt.const_zero();
-    let mut acc_phis = Vec::with_capacity(mr * nv);
+    // The tile lives in stack slots that LLVM promotes to registers (phis of the loops).
+    let mut slots = Vec::with_capacity(mr * nv);
     for _ in 0..mr * nv {
-        let phi = cg.b.build_phi(vt, "acc")?;
-        phi.add_incoming(&[(&zero, entry)]);
-        acc_phis.push(phi);
+        let slot = cg.entry_alloca(vt.into(), "acc")?;
+        cg.b.build_store(slot, vt.const_zero())?;
+        slots.push(slot);
     }
-    let k = k_phi.as_basic_value().into_int_value();
-    let more = cg.b.build_int_compare(IntPredicate::SLT, k, kc, "")?;
-    cg.b.build_conditional_branch(more, body, exit)?;
+    for_loop(cg, "tap", cg.const_i64(0), ntaps, |t| {
+        let (a_t, b_t) = match taps {
+            Some(table) => {
+                let off = cg.b.build_load(cg.i64(), cg.gep(cg.i64().into(), table, t)?, "tap.off")?.into_int_value();
+                let b_off = cg.b.build_int_nsw_mul(cg.b.build_int_nsw_mul(t, kc, "")?, cg.const_i64(nr), "")?;
+                (cg.gep(elem, a, off)?, cg.gep(elem, b, b_off)?)
+            }
+            None => (a, b),
+        };
+        for_loop(cg, "k", cg.const_i64(0), kc, |k| {
+            let b_row = cg.b.build_int_nsw_mul(k, cg.const_i64(nr), "")?;
+            let mut bvec = Vec::with_capacity(nv);
+            for v in 0..nv {
+                let off = cg.b.build_int_nsw_add(b_row, cg.const_i64(v as i64 * bl.lanes), "")?;
+                let load = cg.b.build_load(vt, cg.gep(elem, b_t, off)?, "b")?;
+                set_align(load, b_align);
+                bvec.push(load.into_vector_value());
+            }
+            let a_k = cg.b.build_int_nsw_mul(k, cg.const_i64(al.depth), "")?;
+            let acc: Vec<VectorValue> = slots
+                .iter()
+                .map(|s| Ok(cg.b.build_load(vt, *s, "")?.into_vector_value()))
+                .collect::<Result<_>>()?;
+            for r in 0..mr {
+                let off = cg.b.build_int_nsw_add(a_k, cg.const_i64(r as i64 * al.row), "")?;
+                let s = cg.b.build_load(elem, cg.gep(elem, a_t, off)?, "a")?;
+                let splat = splat(cg, vt, s)?;
+                for v in 0..nv {
+                    let x = mul_add(cg, is_float, splat, bvec[v], acc[r * nv + v])?;
+                    cg.b.build_store(slots[r * nv + v], x)?;
+                }
+            }
+            Ok(())
+        })
+    })?;
 
-    cg.b.position_at_end(body);
-    let b_row = cg.b.build_int_nsw_mul(k, cg.const_i64(nr), "")?;
-    let mut bvec = Vec::with_capacity(nv);
-    for v in 0..nv {
-        let off = cg.b.build_int_nsw_add(b_row, cg.const_i64(v as i64 * bl.lanes), "")?;
-        let ptr = cg.gep(elem, b, off)?;
-        let load = cg.b.build_load(vt, ptr, "b")?;
-        set_align(load, b_align);
-        bvec.push(load.into_vector_value());
-    }
-    let a_row = cg.b.build_int_nsw_mul(k, cg.const_i64(bl.mr), "")?;
-    let mut next = Vec::with_capacity(mr * nv);
-    for r in 0..mr {
-        let off = cg.b.build_int_nsw_add(a_row, cg.const_i64(r as i64), "")?;
-        let ptr = cg.gep(elem, a, off)?;
-        let s = cg.b.build_load(elem, ptr, "a")?;
-        let splat = splat(cg, vt, s)?;
-        for v in 0..nv {
-            let acc = acc_phis[r * nv + v].as_basic_value().into_vector_value();
-            next.push(mul_add(cg, is_float, splat, bvec[v], acc)?);
-        }
-    }
-    let k_next = cg.b.build_int_nsw_add(k, cg.const_i64(1), "")?;
-    let latch = cg.b.get_insert_block().expect("positioned");
-    cg.b.build_unconditional_branch(header)?;
-    k_phi.add_incoming(&[(&k_next, latch)]);
-    for (phi, v) in acc_phis.iter().zip(&next) {
-        phi.add_incoming(&[(v, latch)]);
-    }
-
-    cg.b.position_at_end(exit);
-    let tile: Vec<VectorValue> = acc_phis.iter().map(|p| p.as_basic_value().into_vector_value()).collect();
+    let tile: Vec<VectorValue> =
+        slots.iter().map(|s| Ok(cg.b.build_load(vt, *s, "")?.into_vector_value())).collect::<Result<_>>()?;
     let full_rows = cg.b.build_int_compare(IntPredicate::EQ, rows, cg.const_i64(bl.mr), "")?;
     let full_cols = cg.b.build_int_compare(IntPredicate::EQ, cols, cg.const_i64(nr), "")?;
     let full = cg.b.build_and(full_rows, full_cols, "full")?;

@@ -4,6 +4,7 @@
 
 pub mod accumulate;
 pub mod config;
+pub mod conv;
 pub mod conv_dims;
 pub mod dims;
 pub mod dot;
@@ -14,3 +15,5 @@ pub mod operand;
 pub mod pack;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod conv_tests;

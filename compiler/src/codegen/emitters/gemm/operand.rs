@@ -54,6 +54,43 @@ pub enum Source {
     Strided { slot: usize, batch: i64, row: i64, col: i64 },
     /// Elements of instruction `id`, generated at the index `map` gives.
     Generated { id: InstrId, map: GroupMap },
+    /// A convolution kernel as `[group][taps * Cg][Og]` matrices.
+    ConvKernel(ConvKernelMap),
+}
+
+/// A convolution kernel seen as one `[taps * Cg][Og]` matrix per group: element `(g, k, n)` is
+/// the kernel at input feature `k % Cg`, output feature `g * Og + n` and the window position
+/// of tap `k / Cg` (taps row-major over the window; mirrored in reversed dimensions).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConvKernelMap {
+    pub id: InstrId,
+    pub rank: usize,
+    pub in_feature: usize,
+    pub out_feature: usize,
+    /// Kernel spatial dimension, window size and reversal, in spatial order.
+    pub spatial: Vec<(usize, i64, bool)>,
+    pub group_in: i64,
+    pub group_out: i64,
+    /// Rows are output features and columns taps x input features.
+    pub transposed: bool,
+}
+
+impl ConvKernelMap {
+    fn index<'ctx>(&self, cg: &Codegen<'ctx>, g: IntValue<'ctx>, r: IntValue<'ctx>, c: IntValue<'ctx>) -> Result<Index<'ctx>> {
+        let (k, n) = if self.transposed { (c, r) } else { (r, c) };
+        let mut dims = vec![cg.const_i64(0); self.rank];
+        let gc = cg.const_i64(self.group_in);
+        let tap = cg.b.build_int_unsigned_div(k, gc, "tap")?;
+        dims[self.in_feature] = cg.b.build_int_unsigned_rem(k, gc, "ci")?;
+        let base = cg.b.build_int_nsw_mul(g, cg.const_i64(self.group_out), "")?;
+        dims[self.out_feature] = cg.b.build_int_nsw_add(base, n, "")?;
+        let sizes: Vec<i64> = self.spatial.iter().map(|&(_, s, _)| s).collect();
+        let t = delinearize(cg, tap, &sizes)?;
+        for (&(d, size, reversed), v) in self.spatial.iter().zip(t.dims) {
+            dims[d] = if reversed { cg.b.build_int_nsw_sub(cg.const_i64(size - 1), v, "")? } else { v };
+        }
+        Ok(Index::new(dims))
+    }
 }
 
 /// One GEMM operand: a `[batch][rows][cols]` matrix of `ty` elements.
@@ -70,6 +107,7 @@ impl Operand {
         let source = match &self.source {
             Source::Strided { slot, batch, row, col } => Source::Strided { slot: *slot, batch: *batch, row: *col, col: *row },
             Source::Generated { id, map } => Source::Generated { id: *id, map: map.transposed() },
+            Source::ConvKernel(m) => Source::ConvKernel(ConvKernelMap { transposed: !m.transposed, ..m.clone() }),
         };
         Operand { source, ty: self.ty, rows: self.cols, cols: self.rows }
     }
@@ -78,7 +116,7 @@ impl Operand {
     pub fn strides(&self) -> Option<(i64, i64)> {
         match self.source {
             Source::Strided { row, col, .. } => Some((row, col)),
-            Source::Generated { .. } => None,
+            Source::Generated { .. } | Source::ConvKernel(_) => None,
         }
     }
 
@@ -107,6 +145,10 @@ impl Operand {
             Source::Generated { id, map } => {
                 let index = map.index(cg, b, r, c)?;
                 e.gen_scalar(*id, &index)
+            }
+            Source::ConvKernel(m) => {
+                let index = m.index(cg, b, r, c)?;
+                e.gen_scalar(m.id, &index)
             }
         }
     }
