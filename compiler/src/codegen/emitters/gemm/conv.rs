@@ -37,7 +37,7 @@ const PARALLEL_MIN_FILL: i64 = 1 << 16;
 
 /// Where the canonical image comes from.
 #[derive(Clone, Debug)]
-enum Image {
+pub(super) enum Image {
     /// The input buffer itself (captured slot): features contiguous, no padding or dilation.
     InPlace { slot: usize },
     /// A scratch copy with these padded spatial sizes.
@@ -46,13 +46,13 @@ enum Image {
 
 /// Element strides of the canonical image.
 #[derive(Clone, Debug)]
-struct Pitches {
-    batch: i64,
-    spatial: Vec<i64>,
+pub(super) struct Pitches {
+    pub batch: i64,
+    pub spatial: Vec<i64>,
 }
 
 #[derive(Clone, Debug)]
-enum Out {
+pub(super) enum Out {
     /// Tiles into the result: strides of its batch and spatial dimensions (features are
     /// contiguous).
     Direct { batch: i64, spatial: Vec<i64> },
@@ -60,24 +60,26 @@ enum Out {
     Staged,
 }
 
-struct Plan {
-    lhs: InstrId,
-    lhs_type: ElementType,
-    d: ConvDims,
-    groups: i64,
-    group_in: i64,
-    group_out: i64,
-    out_batch: i64,
-    lines: i64,
-    width: i64,
-    taps: i64,
-    image: Image,
-    pitches: Pitches,
-    out: Out,
-    tap_offsets: Vec<i64>,
-    bl: Blocking,
-    conv: Conversion,
-    kernel: Operand,
+pub(super) struct Plan {
+    pub lhs: InstrId,
+    pub lhs_type: ElementType,
+    pub d: ConvDims,
+    pub groups: i64,
+    pub group_in: i64,
+    pub group_out: i64,
+    pub out_batch: i64,
+    pub lines: i64,
+    pub width: i64,
+    pub taps: i64,
+    pub image: Image,
+    pub pitches: Pitches,
+    pub out: Out,
+    pub tap_offsets: Vec<i64>,
+    pub bl: Blocking,
+    pub conv: Conversion,
+    pub kernel: Operand,
+    /// One output feature per input feature (depthwise): vectorized over features instead.
+    pub depthwise: bool,
 }
 
 /// Emits the convolution on the GEMM micro-kernel when it fits; `None` leaves it to the
@@ -111,7 +113,8 @@ fn plan(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &ConvDims) ->
     let width = d.out_spatial[n - 1];
     let pixels = out_batch * d.out_spatial.iter().product::<i64>();
     let macs = pixels.saturating_mul(d.features_out).saturating_mul(taps * group_in);
-    if macs < MIN_MACS || group_out < 4 || group_in * taps < 4 || width == 0 || pixels == 0 {
+    let depthwise = group_in == 1 && group_out == 1 && d.batch_groups == 1 && d.feature_groups > 1;
+    if macs < MIN_MACS || width == 0 || pixels == 0 || (!depthwise && (group_out < 4 || group_in * taps < 4)) {
         return Ok(None);
     }
     let lhs_inst = kc.comp.get(lhs);
@@ -155,6 +158,9 @@ fn plan(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &ConvDims) ->
         }
         _ => Out::Staged,
     };
+    if depthwise && matches!(out_plan, Out::Staged) {
+        return Ok(None);
+    }
 
     let sizes: Vec<i64> = d.window.iter().map(|w| w.size).collect();
     let mut tap_offsets = Vec::with_capacity(taps as usize);
@@ -207,6 +213,7 @@ fn plan(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &ConvDims) ->
         bl,
         conv: Conversion { out: out_type, compute },
         kernel,
+        depthwise,
     }))
 }
 
@@ -214,7 +221,6 @@ fn emit<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, p: &Plan) -> 
     let cg = kc.cg;
     let base = cg.function().get_name().to_string_lossy().into_owned();
     let al = ALayout { row: p.d.window[p.d.spatial_rank() - 1].stride * p.pitches.spatial[p.d.spatial_rank() - 1], depth: 1, taps: true };
-    let uk = emit_microkernel(cg, &format!("{base}.ukernel"), p.conv.compute, &p.bl, al)?;
     let table = tap_table(cg, &format!("{base}.taps"), &p.tap_offsets);
     let es = p.conv.compute.byte_size() as i64;
     let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
@@ -245,9 +251,13 @@ fn emit<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, p: &Plan) -> 
             cg.call_void(fill, &[ctx.into(), cg.const_i64(0).into(), cg.const_i64(lines).into()])?;
         }
     }
-    let task = emit_task(kc, caps, p, uk, table, &format!("{base}.task"))?;
-    let units = p.groups * p.lines;
-    let flops = 2.0 * (units * p.width) as f64 * p.group_out as f64 * (p.taps * p.group_in) as f64;
+    let (task, units) = if p.depthwise {
+        (super::depthwise::emit_task(kc, caps, p, table, &format!("{base}.task"))?, p.lines)
+    } else {
+        let uk = emit_microkernel(cg, &format!("{base}.ukernel"), p.conv.compute, &p.bl, al)?;
+        (emit_task(kc, caps, p, uk, table, &format!("{base}.task"))?, p.groups * p.lines)
+    };
+    let flops = 2.0 * (p.groups * p.lines * p.width) as f64 * p.group_out as f64 * (p.taps * p.group_in) as f64;
     if flops < PARALLEL_MIN_FLOPS {
         cg.call_void(task, &[ctx.into(), cg.const_i64(0).into(), cg.const_i64(units).into()])?;
     } else {
@@ -261,7 +271,7 @@ fn emit<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, p: &Plan) -> 
 }
 
 /// A constant table of i64 values.
-fn tap_table<'ctx>(cg: &Codegen<'ctx>, name: &str, values: &[i64]) -> PointerValue<'ctx> {
+pub(super) fn tap_table<'ctx>(cg: &Codegen<'ctx>, name: &str, values: &[i64]) -> PointerValue<'ctx> {
     let consts: Vec<IntValue> = values.iter().map(|&v| cg.const_i64(v)).collect();
     let init = cg.i64().const_array(&consts);
     let global = cg.module.add_global(init.get_type(), None, name);
@@ -273,7 +283,7 @@ fn tap_table<'ctx>(cg: &Codegen<'ctx>, name: &str, values: &[i64]) -> PointerVal
 
 /// Starts a task function `void f(ptr ctx, i64 begin, i64 end)`; returns it, its range and
 /// the captures loaded from its context.
-fn begin_task<'a, 'ctx>(
+pub(super) fn begin_task<'a, 'ctx>(
     kc: &KernelContext<'a, 'ctx>,
     caps: &Captures<'ctx>,
     name: &str,

@@ -281,3 +281,17 @@ fn narrow_images_and_other_types() {
         check(&c, 11);
     }
 }
+
+#[test]
+fn depthwise() {
+    // 40 features: two full vectors and a masked one; width 13 is not a multiple of the pixel
+    // block.
+    let w = Win { lo: 1, hi: 1, ..win(3) };
+    let mut c = case(&[12, 13], vec![w, w], 40, 40);
+    c.feature_groups = 40;
+    check(&c, 12);
+    let a = Win { stride: 2, lo: 2, hi: 1, rhs_dil: 2, rev: true, ..win(3) };
+    let mut c = case(&[40, 9], vec![a, Win { lo: 1, hi: 1, ..win(3) }], 24, 24);
+    c.feature_groups = 24;
+    check(&c, 13);
+}

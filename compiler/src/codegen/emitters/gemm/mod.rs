@@ -6,6 +6,7 @@ pub mod accumulate;
 pub mod config;
 pub mod conv;
 pub mod conv_dims;
+pub mod depthwise;
 pub mod dims;
 pub mod dot;
 pub mod driver;
