@@ -14,7 +14,7 @@
 use super::config::{compute_type, Blocking};
 use super::conv_dims::ConvDims;
 use super::dims::logical_strides;
-use super::microkernel::{emit_microkernel, set_vector_attributes, ALayout};
+use super::microkernel::{microkernel, set_vector_attributes, ALayout};
 use super::operand::{Captures, ConvKernelMap, Operand, Source, TaskEnv};
 use super::pack::{elem_zero, pack_strip, Conversion, Strip};
 use crate::codegen::array::IrArray;
@@ -254,7 +254,7 @@ fn emit<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, p: &Plan) -> 
     let (task, units) = if p.depthwise {
         (super::depthwise::emit_task(kc, caps, p, table, &format!("{base}.task"))?, p.lines)
     } else {
-        let uk = emit_microkernel(cg, &format!("{base}.ukernel"), p.conv.compute, &p.bl, al)?;
+        let uk = microkernel(cg, p.conv.compute, &p.bl, al)?;
         (emit_task(kc, caps, p, uk, table, &format!("{base}.task"))?, p.groups * p.lines)
     };
     let flops = 2.0 * (p.groups * p.lines * p.width) as f64 * p.group_out as f64 * (p.taps * p.group_in) as f64;

@@ -8,7 +8,7 @@
 //! batch and whole batches otherwise; small problems run on the calling thread.
 
 use super::config::Blocking;
-use super::microkernel::{emit_microkernel, set_vector_attributes, ALayout};
+use super::microkernel::{microkernel, set_vector_attributes, ALayout};
 use super::operand::{Captures, GroupMap, Operand};
 use super::pack::{pack_strip, Conversion, Strip};
 use crate::codegen::array::IrArray;
@@ -54,7 +54,7 @@ pub struct Gemm {
 pub fn emit_gemm<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, g: &Gemm) -> Result<i64> {
     let cg = kc.cg;
     let base = cg.function().get_name().to_string_lossy().into_owned();
-    let uk = emit_microkernel(cg, &format!("{base}.ukernel"), g.conv.compute, &g.blocking, ALayout::packed(g.blocking.mr))?;
+    let uk = microkernel(cg, g.conv.compute, &g.blocking, ALayout::packed(g.blocking.mr))?;
     let task = emit_task(kc, caps, g, uk, &format!("{base}.task"))?;
     let strips = ceil_div(g.m, g.blocking.mr);
     let flops = 2.0 * g.batch as f64 * g.m as f64 * g.n as f64 * g.k as f64;

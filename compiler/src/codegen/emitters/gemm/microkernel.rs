@@ -35,8 +35,26 @@ impl ALayout {
     }
 }
 
-/// Emits the micro-kernel for `compute` elements (f32, f64, 32/64-bit integers).
-pub fn emit_microkernel<'ctx>(
+/// The micro-kernel for `compute` elements (f32, f64, 32/64-bit integers) with this tile and
+/// A layout: one function per module and configuration, shared by every kernel that uses it
+/// (and not inlined), which keeps compile times low.
+pub fn microkernel<'ctx>(cg: &Codegen<'ctx>, compute: ElementType, bl: &Blocking, al: ALayout) -> Result<FunctionValue<'ctx>> {
+    let name = format!(
+        "hlojit.ukernel.{compute}.{}x{}x{}.a{}_{}{}",
+        bl.mr,
+        bl.nv,
+        bl.lanes,
+        al.row,
+        al.depth,
+        if al.taps { ".taps" } else { "" }
+    );
+    if let Some(f) = cg.module.get_function(&name) {
+        return Ok(f);
+    }
+    emit_microkernel(cg, &name, compute, bl, al)
+}
+
+fn emit_microkernel<'ctx>(
     cg: &Codegen<'ctx>,
     name: &str,
     compute: ElementType,
@@ -53,6 +71,7 @@ pub fn emit_microkernel<'ctx>(
     let fn_type = cg.fn_type(None, &params);
     let f = cg.add_function(name, fn_type, false);
     set_vector_attributes(cg, f);
+    f.add_attribute(inkwell::attributes::AttributeLoc::Function, cg.enum_attr("noinline"));
     let entry = cg.llvm.append_basic_block(f, "entry");
     cg.b.position_at_end(entry);
     let param = |n: u32| f.get_nth_param(n).expect("micro-kernel parameter");
@@ -130,21 +149,23 @@ pub fn emit_microkernel<'ctx>(
     let full = cg.b.build_and(full_rows, full_cols, "full")?;
     let st = TileStore { elem, vt, is_float, mr, nv, lanes: bl.lanes, c, ldc, elem_bytes };
     let done = cg.block("done");
+    let full_bb = cg.block("store.full");
+    let edge_bb = cg.block("store.edge");
+    cg.b.build_conditional_branch(full, full_bb, edge_bb)?;
+    cg.b.position_at_end(full_bb);
     let acc_bb = cg.block("store.acc");
     let set_bb = cg.block("store.set");
     cg.b.build_conditional_branch(accumulate, acc_bb, set_bb)?;
     for (bb, add) in [(acc_bb, true), (set_bb, false)] {
         cg.b.position_at_end(bb);
-        let full_bb = cg.block("store.full");
-        let edge_bb = cg.block("store.edge");
-        cg.b.build_conditional_branch(full, full_bb, edge_bb)?;
-        cg.b.position_at_end(full_bb);
         st.store_full(cg, &tile, add)?;
         cg.b.build_unconditional_branch(done)?;
-        cg.b.position_at_end(edge_bb);
-        st.store_edge(cg, &tile, add, rows, cols)?;
-        cg.b.build_unconditional_branch(done)?;
     }
+    // Partial tiles (at the problem's edges) go through a stack copy of the tile and a scalar
+    // loop: rare, and much less code than masked stores for every row.
+    cg.b.position_at_end(edge_bb);
+    st.store_edge(cg, &tile, accumulate, rows, cols)?;
+    cg.b.build_unconditional_branch(done)?;
     cg.b.position_at_end(done);
     cg.b.build_return(None)?;
     if let Some(bb) = saved {
@@ -243,43 +264,36 @@ impl<'ctx> TileStore<'ctx> {
         &self,
         cg: &Codegen<'ctx>,
         tile: &[VectorValue<'ctx>],
-        add_to_c: bool,
+        accumulate: IntValue<'ctx>,
         rows: IntValue<'ctx>,
         cols: IntValue<'ctx>,
     ) -> Result<()> {
-        let lanes = self.lanes as u32;
-        let iota: Vec<IntValue> = (0..lanes).map(|l| cg.i64().const_int(l as u64, false)).collect();
-        let iota = VectorType::const_vector(&iota);
-        let cols_v = splat(cg, cg.i64().vec_type(lanes), cols.into())?;
-        let mut masks = Vec::with_capacity(self.nv);
-        for v in 0..self.nv {
-            let base = splat(cg, cg.i64().vec_type(lanes), cg.const_i64(v as i64 * self.lanes).into())?;
-            let col = cg.b.build_int_add(iota, base, "")?;
-            masks.push(cg.b.build_int_compare(IntPredicate::SLT, col, cols_v, "mask")?);
-        }
-        let align = cg.i32().const_int(self.elem_bytes as u64, false);
+        let nr = self.nv as i64 * self.lanes;
+        let buf_ty = self.vt.array_type((self.mr * self.nv) as u32);
+        let buf = cg.entry_alloca(buf_ty.into(), "tile")?;
         for r in 0..self.mr {
-            let live = cg.b.build_int_compare(IntPredicate::SLT, cg.const_i64(r as i64), rows, "")?;
-            cg.if_then("row", live, || {
-                for v in 0..self.nv {
-                    let p = self.address(cg, r, v)?;
-                    let mut x = tile[r * self.nv + v];
-                    if add_to_c {
-                        let old = cg
-                            .call_intrinsic(
-                                "llvm.masked.load",
-                                &[self.vt.into(), cg.ptr().into()],
-                                &[p.into(), align.into(), masks[v].into(), self.vt.const_zero().into()],
-                            )?
-                            .into_vector_value();
-                        x = add(cg, self.is_float, x, old)?;
-                    }
-                    let store = cg.intrinsic("llvm.masked.store", &[self.vt.into(), cg.ptr().into()])?;
-                    cg.call_void(store, &[x.into(), p.into(), align.into(), masks[v].into()])?;
-                }
-                Ok(())
-            })?;
+            for v in 0..self.nv {
+                let at = cg.gep(self.elem, buf, cg.const_i64(r as i64 * nr + v as i64 * self.lanes))?;
+                let s = cg.b.build_store(at, tile[r * self.nv + v])?;
+                let _ = s.set_alignment(self.elem_bytes as u32);
+            }
         }
-        Ok(())
+        for_loop(cg, "edge.r", cg.const_i64(0), rows, |r| {
+            let src_row = cg.b.build_int_nsw_mul(r, cg.const_i64(nr), "")?;
+            let dst_row = cg.b.build_int_nsw_mul(r, self.ldc, "")?;
+            for_loop(cg, "edge.c", cg.const_i64(0), cols, |c| {
+                let x = cg.b.build_load(self.elem, cg.gep(self.elem, buf, cg.b.build_int_nsw_add(src_row, c, "")?)?, "")?;
+                let p = cg.gep(self.elem, self.c, cg.b.build_int_nsw_add(dst_row, c, "")?)?;
+                let old = cg.b.build_load(self.elem, p, "")?;
+                let sum: BasicValueEnum = if self.is_float {
+                    cg.b.build_float_add(x.into_float_value(), old.into_float_value(), "")?.into()
+                } else {
+                    cg.b.build_int_add(x.into_int_value(), old.into_int_value(), "")?.into()
+                };
+                let v = cg.b.build_select(accumulate, sum, x, "")?;
+                cg.b.build_store(p, v)?;
+                Ok(())
+            })
+        })
     }
 }

@@ -112,14 +112,6 @@ impl Operand {
         Operand { source, ty: self.ty, rows: self.cols, cols: self.rows }
     }
 
-    /// Stride between consecutive rows / columns when read from memory.
-    pub fn strides(&self) -> Option<(i64, i64)> {
-        match self.source {
-            Source::Strided { row, col, .. } => Some((row, col)),
-            Source::Generated { .. } | Source::ConvKernel(_) => None,
-        }
-    }
-
     /// Loads element `(b, r, c)` (indices in range) in its own type.
     pub fn load<'ctx>(
         &self,
