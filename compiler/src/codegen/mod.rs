@@ -7,6 +7,7 @@ pub mod context;
 pub mod elemental;
 pub mod index;
 pub mod loops;
+pub mod reducer;
 pub mod types;
 pub mod function;
 pub mod kernel;

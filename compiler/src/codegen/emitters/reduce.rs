@@ -1,0 +1,226 @@
+//! Kernels whose root is a reduce, or a tuple of reduces over the same operand dimensions (a
+//! multi-output fusion, possibly with elementwise outputs of the operand's dimensions).
+//!
+//! The operand is walked once, in its layout order (major to minor). Reduced dimensions at the
+//! minor end (a "row" reduction: the innermost loops reduce contiguous memory) accumulate in
+//! registers, and for a reassociable reducer LLVM vectorizes that loop with partial sums. When
+//! a reduced dimension sits further out (a "column" reduction), the outputs are initialized
+//! first and accumulated in memory with the kept minor dimensions innermost, so both the
+//! operand's and the output's accesses run contiguous (and vectorize without reassociation:
+//! every output element still sees its inputs in order). The most major kept dimension is the
+//! parallel one: tasks own disjoint output elements.
+
+use crate::codegen::array::IrArray;
+use crate::codegen::elemental::Elemental;
+use crate::codegen::index::Index;
+use crate::codegen::kernel::KernelContext;
+use crate::codegen::loops::emit_loop_nest;
+use crate::codegen::reducer::{loop_nest, major_to_minor_selected, Accumulators, LoopDim, Reducer, Variadic};
+use crate::error::{Error, Result};
+use crate::hlo::{InstrId, Opcode};
+use inkwell::values::{BasicValueEnum, IntValue};
+
+/// One reduce among the kernel's outputs.
+struct Group {
+    inputs: Vec<InstrId>,
+    inits: Vec<InstrId>,
+    reducer: Reducer,
+    /// Indices into the kernel's outputs, one per input.
+    outputs: Vec<usize>,
+}
+
+/// The kernel's outputs as one walk over a common operand space.
+struct Plan {
+    dims: Vec<i64>,
+    reduced: Vec<usize>,
+    minor_to_major: Vec<i64>,
+    groups: Vec<Group>,
+    /// Outputs with the operand's dimensions, stored as the walk visits each element.
+    elementwise: Vec<(InstrId, usize)>,
+}
+
+/// Emits a kernel whose hero is a reduce; returns the parallel extent.
+pub fn emit(kc: &KernelContext) -> Result<i64> {
+    let root = kc.comp.get(kc.root);
+    let values: Vec<InstrId> = if root.opcode == Opcode::Tuple { root.operands.clone() } else { vec![kc.root] };
+    let leaves: usize = values.iter().map(|&v| kc.comp.get(v).shape.array_leaves().len()).sum();
+    if leaves != kc.outputs.len() {
+        return Err(Error::Internal(format!("{}: {leaves} result leaves for {} buffers", root.name, kc.outputs.len())));
+    }
+    let e = kc.elemental();
+    match plan(kc, &e, &values)? {
+        Some(p) => emit_plan(kc, e, &p),
+        None => emit_per_element(kc, e, &values),
+    }
+}
+
+/// The common walk of `values`, if every one is a reduce of the same dimensions of operands
+/// of the same dimensions and layout, or an elementwise output of those dimensions.
+fn plan(kc: &KernelContext, e: &Elemental, values: &[InstrId]) -> Result<Option<Plan>> {
+    let mut common: Option<(Vec<i64>, Vec<usize>, Vec<i64>)> = None;
+    let mut groups = Vec::new();
+    let mut pending_elementwise = Vec::new();
+    let mut leaf = 0;
+    for &v in values {
+        let inst = kc.comp.get(v);
+        let n = inst.shape.array_leaves().len();
+        if inst.opcode == Opcode::Reduce {
+            let var = Variadic::of(inst)?;
+            let dims = e.dims(var.inputs[0]).to_vec();
+            let mut reduced: Vec<usize> = inst.attrs.dimensions.clone().unwrap_or_default().iter().map(|&d| d as usize).collect();
+            reduced.sort_unstable();
+            let m2m = e.layout_of(var.inputs[0]).minor_to_major;
+            let this = (dims, reduced, m2m);
+            match &common {
+                None => common = Some(this),
+                Some(c) if *c == this => {}
+                Some(_) => return Ok(None),
+            }
+            let comp = inst.to_apply().ok_or_else(|| Error::Internal(format!("{}: reduce without to_apply", inst.name)))?;
+            groups.push(Group {
+                reducer: Reducer::new(kc.module, comp, &var.types),
+                inputs: var.inputs,
+                inits: var.inits,
+                outputs: (leaf..leaf + n).collect(),
+            });
+        } else if n == 1 && inst.shape.is_array() {
+            pending_elementwise.push((v, leaf));
+        } else {
+            return Ok(None);
+        }
+        leaf += n;
+    }
+    let Some((dims, reduced, minor_to_major)) = common else { return Ok(None) };
+    if pending_elementwise.iter().any(|&(v, _)| kc.comp.get(v).shape.dims() != dims.as_slice()) {
+        return Ok(None);
+    }
+    Ok(Some(Plan { dims, reduced, minor_to_major, groups, elementwise: pending_elementwise }))
+}
+
+fn emit_plan<'a, 'ctx>(kc: &KernelContext<'a, 'ctx>, mut e: Elemental<'a, 'ctx>, p: &Plan) -> Result<i64> {
+    let cg = kc.cg;
+    let rank = p.dims.len();
+    let is_reduced = |d: usize| p.reduced.contains(&d);
+    let kept: Vec<usize> = (0..rank).filter(|&d| !is_reduced(d)).collect();
+    kc.work_elements.set(Some(p.dims.iter().product::<i64>()));
+    if p.dims.iter().any(|&d| d == 0) && kept.iter().any(|&d| p.dims[d] == 0) {
+        return Ok(1); // no output elements
+    }
+
+    // Loop order: the operand's layout, major to minor; the reduced dimensions at the minor
+    // end accumulate in registers.
+    let order = major_to_minor_selected(&p.minor_to_major, &p.dims, |_| true);
+    let split = order.iter().rposition(|&d| !is_reduced(d)).map(|i| i + 1).unwrap_or(0);
+    let (outer, inner) = order.split_at(split);
+    let column = outer.iter().any(|&d| is_reduced(d));
+    let par = outer.iter().copied().find(|&d| !is_reduced(d));
+    let range = |d: usize| -> LoopDim<'ctx> {
+        if Some(d) == par {
+            LoopDim { dim: d, start: kc.begin, end: kc.end }
+        } else {
+            LoopDim::full(cg, d, p.dims[d])
+        }
+    };
+    let outer_loops: Vec<LoopDim> = outer.iter().map(|&d| range(d)).collect();
+    let inner_loops: Vec<LoopDim> = inner.iter().map(|&d| LoopDim::full(cg, d, p.dims[d])).collect();
+    let zero = vec![cg.const_i64(0); rank];
+    let kept_index = |idx: &Index<'ctx>| Index::new(kept.iter().map(|&d| idx.dims[d]).collect());
+
+    let inits: Vec<Vec<BasicValueEnum>> = p.groups.iter().map(|g| e.gen_inits(&g.inits)).collect::<Result<_>>()?;
+    let accs: Vec<Accumulators> =
+        p.groups.iter().map(|g| Accumulators::new(cg, &g.reducer_types(&e)?)).collect::<Result<_>>()?;
+    let outputs = |g: &Group| -> Vec<&IrArray<'ctx>> { g.outputs.iter().map(|&o| &kc.outputs[o]).collect() };
+
+    if column {
+        // Every output element starts at its init value; the walk accumulates into memory.
+        let out_dims: Vec<i64> = kept.iter().map(|&d| p.dims[d]).collect();
+        let out_par = par.and_then(|d| kept.iter().position(|&k| k == d));
+        let out_layout = kc.outputs[p.groups[0].outputs[0]].shape.layout_or_default();
+        let out_order = major_to_minor_selected(&out_layout.minor_to_major, &out_dims, |_| true);
+        let init_loops: Vec<LoopDim> = out_order
+            .iter()
+            .map(|&d| if Some(d) == out_par { LoopDim { dim: d, start: kc.begin, end: kc.end } } else { LoopDim::full(cg, d, out_dims[d]) })
+            .collect();
+        loop_nest(cg, "reduce.init", &init_loops, &vec![cg.const_i64(0); out_dims.len()], |idx| {
+            for (g, init) in p.groups.iter().zip(&inits) {
+                for (out, v) in outputs(g).into_iter().zip(init) {
+                    out.store(cg, idx, *v)?;
+                }
+            }
+            Ok(())
+        })?;
+    }
+
+    e.scoped(|e| {
+        loop_nest(cg, "reduce", &outer_loops, &zero, |idx| {
+            let out_idx = kept_index(idx);
+            for (g, (acc, init)) in p.groups.iter().zip(accs.iter().zip(&inits)) {
+                if column {
+                    let current = outputs(g).iter().map(|o| o.load(cg, &out_idx)).collect::<Result<Vec<_>>>()?;
+                    acc.store(cg, &current)?;
+                } else {
+                    acc.store(cg, init)?;
+                }
+            }
+            e.scoped(|e| {
+                loop_nest(cg, "reduce.inner", &inner_loops, &idx.dims, |idx| {
+                    for (g, acc) in p.groups.iter().zip(&accs) {
+                        let xs = g.inputs.iter().map(|&x| e.gen_scalar(x, idx)).collect::<Result<Vec<_>>>()?;
+                        let r = g.reducer.apply(e, acc.load(cg)?, xs)?;
+                        acc.store(cg, &r)?;
+                    }
+                    for &(v, o) in &p.elementwise {
+                        let x = e.gen_scalar(v, idx)?;
+                        kc.outputs[o].store(cg, idx, x)?;
+                    }
+                    Ok(())
+                })
+            })?;
+            for (g, acc) in p.groups.iter().zip(&accs) {
+                for (out, v) in outputs(g).into_iter().zip(acc.load(cg)?) {
+                    out.store(cg, &out_idx, v)?;
+                }
+            }
+            Ok(())
+        })
+    })?;
+    Ok(par.map(|d| p.dims[d]).unwrap_or(1).max(1))
+}
+
+impl Group {
+    fn reducer_types(&self, e: &Elemental) -> Result<Vec<hlojit_runtime::ElementType>> {
+        self.inputs.iter().map(|&i| e.element_type(i)).collect()
+    }
+}
+
+/// Any other mix of outputs: each output element computed on its own by the elemental
+/// generators (a reduce runs its accumulation loop per output element).
+fn emit_per_element<'a, 'ctx>(kc: &KernelContext<'a, 'ctx>, mut e: Elemental<'a, 'ctx>, values: &[InstrId]) -> Result<i64> {
+    let cg = kc.cg;
+    let single = values.len() == 1;
+    let mut leaf = 0;
+    let mut extent = 1;
+    for &v in values {
+        let n = kc.comp.get(v).shape.array_leaves().len();
+        let outs = &kc.outputs[leaf..leaf + n];
+        leaf += n;
+        let Some(first) = outs.first() else { continue };
+        let dims = first.shape.dims.clone();
+        let layout = first.shape.layout_or_default();
+        let split = single && !dims.is_empty();
+        if split {
+            extent = crate::codegen::loops::outer_dimension(&dims, &layout).map(|d| dims[d]).unwrap_or(1);
+        }
+        let range: Option<(IntValue, IntValue)> = split.then_some((kc.begin, kc.end));
+        e.scoped(|e| {
+            emit_loop_nest(cg, "elements", &dims, &layout, range, |idx| {
+                let vals = e.gen(v, idx)?.flatten();
+                for (out, x) in outs.iter().zip(vals) {
+                    out.store(cg, idx, x)?;
+                }
+                Ok(())
+            })
+        })?;
+    }
+    Ok(extent.max(1))
+}
