@@ -147,7 +147,6 @@ pub fn is_elemental(op: Opcode) -> bool {
                 | Concatenate
                 | Pad
                 | DynamicSlice
-                | ReduceWindow
                 | Tuple
                 | GetTupleElement
                 | OptimizationBarrier

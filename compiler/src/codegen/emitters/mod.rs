@@ -4,6 +4,8 @@
 //! the kernel cannot be split). One op family per file.
 
 mod reduce;
+mod reduce_window;
+mod select_and_scatter;
 
 use super::kernel::KernelContext;
 use crate::error::{Error, Result};
@@ -13,6 +15,8 @@ use crate::hlo::Opcode;
 pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
     match hero {
         Opcode::Reduce => reduce::emit(kc),
+        Opcode::ReduceWindow => reduce_window::emit(kc),
+        Opcode::SelectAndScatter => select_and_scatter::emit(kc),
         op => Err(Error::Unsupported(op.name().to_string())),
     }
 }

@@ -14,11 +14,10 @@ use crate::codegen::array::IrArray;
 use crate::codegen::elemental::Elemental;
 use crate::codegen::index::Index;
 use crate::codegen::kernel::KernelContext;
-use crate::codegen::loops::emit_loop_nest;
 use crate::codegen::reducer::{loop_nest, major_to_minor_selected, Accumulators, LoopDim, Reducer, Variadic};
 use crate::error::{Error, Result};
 use crate::hlo::{InstrId, Opcode};
-use inkwell::values::{BasicValueEnum, IntValue};
+use inkwell::values::BasicValueEnum;
 
 /// One reduce among the kernel's outputs.
 struct Group {
@@ -50,7 +49,7 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
     let e = kc.elemental();
     match plan(kc, &e, &values)? {
         Some(p) => emit_plan(kc, e, &p),
-        None => emit_per_element(kc, e, &values),
+        None => super::reduce_window::emit_per_element(kc, e, &values),
     }
 }
 
@@ -191,36 +190,4 @@ impl Group {
     fn reducer_types(&self, e: &Elemental) -> Result<Vec<hlojit_runtime::ElementType>> {
         self.inputs.iter().map(|&i| e.element_type(i)).collect()
     }
-}
-
-/// Any other mix of outputs: each output element computed on its own by the elemental
-/// generators (a reduce runs its accumulation loop per output element).
-fn emit_per_element<'a, 'ctx>(kc: &KernelContext<'a, 'ctx>, mut e: Elemental<'a, 'ctx>, values: &[InstrId]) -> Result<i64> {
-    let cg = kc.cg;
-    let single = values.len() == 1;
-    let mut leaf = 0;
-    let mut extent = 1;
-    for &v in values {
-        let n = kc.comp.get(v).shape.array_leaves().len();
-        let outs = &kc.outputs[leaf..leaf + n];
-        leaf += n;
-        let Some(first) = outs.first() else { continue };
-        let dims = first.shape.dims.clone();
-        let layout = first.shape.layout_or_default();
-        let split = single && !dims.is_empty();
-        if split {
-            extent = crate::codegen::loops::outer_dimension(&dims, &layout).map(|d| dims[d]).unwrap_or(1);
-        }
-        let range: Option<(IntValue, IntValue)> = split.then_some((kc.begin, kc.end));
-        e.scoped(|e| {
-            emit_loop_nest(cg, "elements", &dims, &layout, range, |idx| {
-                let vals = e.gen(v, idx)?.flatten();
-                for (out, x) in outs.iter().zip(vals) {
-                    out.store(cg, idx, x)?;
-                }
-                Ok(())
-            })
-        })?;
-    }
-    Ok(extent.max(1))
 }
