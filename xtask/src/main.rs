@@ -120,8 +120,27 @@ fn demo(args: &[String]) -> Result<(), String> {
     run(cargo().args(["run", "--release", "--quiet", "--bin", "hlojit", "--", "run", &module, "--random-inputs", "0"]))
 }
 
+/// The test suite, then every example program (they check their own results).
 fn test(args: &[String]) -> Result<(), String> {
-    run(cargo().args(["test", "--release", "--workspace"]).args(args))
+    run(cargo().args(["test", "--release", "--workspace"]).args(args))?;
+    for example in examples()? {
+        eprintln!("xtask: running example {example}");
+        run(cargo().args(["run", "--release", "--quiet", "--example", &example]))?;
+    }
+    Ok(())
+}
+
+/// The root package's example programs (examples/*.rs).
+fn examples() -> Result<Vec<String>, String> {
+    let dir = root().join("examples");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    names.sort();
+    Ok(names)
 }
 
 fn conformance(args: &[String]) -> Result<(), String> {
