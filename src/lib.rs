@@ -9,6 +9,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod bench;
 pub mod conformance;
 pub mod filetest;
 

@@ -33,6 +33,23 @@ enum Command {
         #[arg(long = "donate", value_name = "INDEX")]
         donate: Vec<usize>,
     },
+    /// Time perf workloads (folders with module.hlo and perf.json) like xla_reference.py does.
+    Bench {
+        /// Workload folders, or names under --root; all workloads of --root if none.
+        workloads: Vec<String>,
+        #[arg(long, default_value = "../shared/perf")]
+        root: PathBuf,
+        #[arg(long, default_value_t = 10)]
+        runs: usize,
+        #[arg(long, default_value_t = 2)]
+        warmup: usize,
+        /// Read inputs from DIR/<name>/in<i>.npy.
+        #[arg(long)]
+        inputs_dir: Option<PathBuf>,
+        /// Compare outputs with DIR/<name>/out<i>.npy (as xla_reference.py --save-outputs writes).
+        #[arg(long)]
+        check_dir: Option<PathBuf>,
+    },
     /// Run conformance corpus cases and compare with XLA's outputs.
     Conformance {
         dirs: Vec<PathBuf>,
@@ -59,6 +76,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run { module, inputs, random_inputs, output_dir, donate } => {
             run(&module, &inputs, random_inputs, output_dir.as_deref(), &donate)
+        }
+        Command::Bench { workloads, root, runs, warmup, inputs_dir, check_dir } => {
+            bench(&workloads, &root, hlojit::bench::BenchOptions { runs, warmup, inputs_dir, check_dir })
         }
         Command::Conformance { dirs, module, filter, report } => conformance_cmd(&dirs, module, filter.as_deref(), report.as_deref()),
     };
@@ -167,6 +187,23 @@ fn summarize(a: &ArrayLiteral) -> String {
         s.push_str(&format!(" min {min:.6} max {max:.6} mean {mean:.6}"));
     }
     s
+}
+
+fn bench(workloads: &[String], root: &Path, options: hlojit::bench::BenchOptions) -> Result<ExitCode, String> {
+    let mut failed = false;
+    for dir in hlojit::bench::workload_dirs(workloads, root)? {
+        match hlojit::bench::bench_workload(&dir, &options) {
+            Ok(m) => {
+                failed |= matches!(m.check, Some(Err(_)));
+                println!("{m}");
+            }
+            Err(e) => {
+                failed = true;
+                println!("{} failed: {e}", dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+            }
+        }
+    }
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 fn conformance_cmd(dirs: &[PathBuf], which: Which, filter: Option<&str>, report: Option<&Path>) -> Result<ExitCode, String> {
