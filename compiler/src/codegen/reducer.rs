@@ -50,13 +50,16 @@ pub fn may_reassociate(op: Option<Opcode>, t: ElementType) -> bool {
 pub struct Reducer {
     pub comp: CompId,
     pub reassociate: bool,
+    /// The reducer's single associative op, when it has one.
+    pub op: Option<Opcode>,
 }
 
 impl Reducer {
     /// The reducer `comp` applied to accumulators of `types`.
     pub fn new(module: &Module, comp: CompId, types: &[ElementType]) -> Reducer {
-        let reassociate = types.len() == 1 && may_reassociate(associative_op(module, comp), types[0]);
-        Reducer { comp, reassociate }
+        let op = associative_op(module, comp);
+        let reassociate = types.len() == 1 && may_reassociate(op, types[0]);
+        Reducer { comp, reassociate, op }
     }
 
     /// `reducer(accumulators..., inputs...)`, flattened to one value per accumulator.
@@ -83,6 +86,51 @@ impl Reducer {
         }
         Ok(out)
     }
+}
+
+/// The identity of associative op `op` on `t` (so that partial results may start from it):
+/// `-0.0` for float add (keeps the sign of `-0 + -0`), the type's lowest value for maximum, and
+/// so on. `None` where there is none hlojit relies on.
+pub fn identity<'ctx>(cg: &Codegen<'ctx>, op: Opcode, t: ElementType) -> Option<BasicValueEnum<'ctx>> {
+    use Opcode::*;
+    if matches!(t, ElementType::F32 | ElementType::F64) {
+        let ft = cg.float_type(t);
+        let v = match op {
+            Add => -0.0,
+            Multiply => 1.0,
+            Maximum => f64::NEG_INFINITY,
+            Minimum => f64::INFINITY,
+            _ => return None,
+        };
+        return Some(ft.const_float(v).into());
+    }
+    if t.is_pred() {
+        return match op {
+            And | Minimum => Some(cg.const_bool(true).into()),
+            Or | Xor | Maximum => Some(cg.const_bool(false).into()),
+            _ => None,
+        };
+    }
+    if !t.is_int() {
+        return None;
+    }
+    let it = cg.value_type(t).into_int_type();
+    let bits = t.bit_width();
+    let signed = t.is_signed_int();
+    let sign_bit = 1u64 << (bits - 1);
+    Some(
+        match op {
+            Add | Or | Xor => it.const_zero(),
+            Multiply => it.const_int(1, false),
+            And => it.const_all_ones(),
+            Maximum if signed => it.const_int(sign_bit, false),
+            Maximum => it.const_zero(),
+            Minimum if signed => it.const_int(sign_bit - 1, false),
+            Minimum => it.const_all_ones(),
+            _ => return None,
+        }
+        .into(),
+    )
 }
 
 fn instruction(v: BasicValueEnum<'_>) -> Option<InstructionValue<'_>> {

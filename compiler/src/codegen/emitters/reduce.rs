@@ -19,6 +19,11 @@ use crate::error::{Error, Result};
 use crate::hlo::{InstrId, Opcode};
 use inkwell::values::BasicValueEnum;
 
+mod split;
+
+/// Elements of the parallel dimension's block in a column reduction (a page of f32).
+const COLUMN_BLOCK_ELEMENTS: i64 = 1024;
+
 /// One reduce among the kernel's outputs.
 struct Group {
     inputs: Vec<InstrId>,
@@ -113,9 +118,32 @@ fn emit_plan<'a, 'ctx>(kc: &KernelContext<'a, 'ctx>, mut e: Elemental<'a, 'ctx>,
     let (outer, inner) = order.split_at(split);
     let column = outer.iter().any(|&d| is_reduced(d));
     let par = outer.iter().copied().find(|&d| !is_reduced(d));
+    if par.is_none() && split::applies(p) {
+        return split::emit(kc, e, p, inner);
+    }
+    // A task takes `block` consecutive indices of the parallel dimension. In a column
+    // reduction each task walks every row of its block: a block of about a page per row keeps
+    // those runs long enough for the prefetchers.
+    let block = match par {
+        Some(d) if column => {
+            let after: i64 = order[order.iter().position(|&o| o == d).map_or(0, |i| i + 1)..].iter().map(|&o| p.dims[o]).product();
+            (COLUMN_BLOCK_ELEMENTS / after.max(1)).clamp(1, p.dims[d].max(1))
+        }
+        _ => 1,
+    };
+    let (task_start, task_end) = if block == 1 {
+        (kc.begin, kc.end)
+    } else {
+        let b = cg.const_i64(block);
+        let start = cg.b.build_int_nsw_mul(kc.begin, b, "")?;
+        let end = cg.b.build_int_nsw_mul(kc.end, b, "")?;
+        let size = cg.const_i64(par.map_or(1, |d| p.dims[d]));
+        let end = cg.call_intrinsic("llvm.smin", &[cg.i64().into()], &[end.into(), size.into()])?.into_int_value();
+        (start, end)
+    };
     let range = |d: usize| -> LoopDim<'ctx> {
         if Some(d) == par {
-            LoopDim { dim: d, start: kc.begin, end: kc.end }
+            LoopDim { dim: d, start: task_start, end: task_end }
         } else {
             LoopDim::full(cg, d, p.dims[d])
         }
@@ -138,7 +166,7 @@ fn emit_plan<'a, 'ctx>(kc: &KernelContext<'a, 'ctx>, mut e: Elemental<'a, 'ctx>,
         let out_order = major_to_minor_selected(&out_layout.minor_to_major, &out_dims, |_| true);
         let init_loops: Vec<LoopDim> = out_order
             .iter()
-            .map(|&d| if Some(d) == out_par { LoopDim { dim: d, start: kc.begin, end: kc.end } } else { LoopDim::full(cg, d, out_dims[d]) })
+            .map(|&d| if Some(d) == out_par { LoopDim { dim: d, start: task_start, end: task_end } } else { LoopDim::full(cg, d, out_dims[d]) })
             .collect();
         loop_nest(cg, "reduce.init", &init_loops, &vec![cg.const_i64(0); out_dims.len()], |idx| {
             for (g, init) in p.groups.iter().zip(&inits) {
@@ -183,7 +211,7 @@ fn emit_plan<'a, 'ctx>(kc: &KernelContext<'a, 'ctx>, mut e: Elemental<'a, 'ctx>,
             Ok(())
         })
     })?;
-    Ok(par.map(|d| p.dims[d]).unwrap_or(1).max(1))
+    Ok(par.map(|d| (p.dims[d] + block - 1) / block).unwrap_or(1).max(1))
 }
 
 impl Group {
