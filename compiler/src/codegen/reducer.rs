@@ -14,7 +14,7 @@ use super::elemental::{Elemental, Val};
 use super::index::Index;
 use super::loops::{close_loop, open_loop};
 use crate::error::{Error, Result};
-use crate::hlo::{CompId, Instruction, InstrId, Module, Opcode};
+use crate::hlo::{CompId, InstrId, Instruction, Module, Opcode};
 use hlojit_runtime::{ElementType, Shape};
 use inkwell::values::{BasicValueEnum, InstructionValue, IntValue, PointerValue};
 
@@ -228,19 +228,13 @@ pub struct Variadic {
 impl Variadic {
     pub fn of(inst: &Instruction) -> Result<Variadic> {
         let n = inst.operands.len() / 2;
-        if n == 0 || inst.operands.len() % 2 != 0 {
+        if n == 0 || !inst.operands.len().is_multiple_of(2) {
             return Err(Error::Internal(format!("{}: expected inputs and as many init values", inst.name)));
         }
-        let types = inst
-            .shape
-            .array_leaves()
-            .iter()
-            .map(|a| a.element_type)
-            .collect::<Vec<_>>();
+        let types = inst.shape.array_leaves().iter().map(|a| a.element_type).collect::<Vec<_>>();
         if types.len() != n {
             return Err(Error::Internal(format!("{}: {} results for {n} inputs", inst.name, types.len())));
         }
         Ok(Variadic { inputs: inst.operands[..n].to_vec(), inits: inst.operands[n..].to_vec(), types })
     }
 }
-

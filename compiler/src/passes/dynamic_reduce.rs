@@ -50,7 +50,14 @@ fn rewrite_reduce(comp: &mut Computation, id: InstrId) {
 }
 
 /// `select(iota_d < n_d for every (d, n_d), base, broadcast(init))`.
-fn mask(comp: &mut Computation, reduce: &Instruction, array: &ArrayShape, base: InstrId, init: InstrId, sizes: &[(i64, InstrId)]) -> InstrId {
+fn mask(
+    comp: &mut Computation,
+    reduce: &Instruction,
+    array: &ArrayShape,
+    base: InstrId,
+    init: InstrId,
+    sizes: &[(i64, InstrId)],
+) -> InstrId {
     let layout = array.layout_or_default();
     let shaped = |t: ElementType| Shape::Array(ArrayShape::new(t, array.dims.clone()).with_layout(layout.clone()));
     let name = |what: &str| format!("{}.dynamic_{what}", reduce.name);
@@ -68,7 +75,9 @@ fn mask(comp: &mut Computation, reduce: &Instruction, array: &ArrayShape, base: 
         let lt = comp.add(lt);
         keep = Some(match keep {
             None => lt,
-            Some(k) => comp.add(Instruction::new(name("in_bounds"), Opcode::And, shaped(ElementType::Pred), vec![k, lt])),
+            Some(k) => {
+                comp.add(Instruction::new(name("in_bounds"), Opcode::And, shaped(ElementType::Pred), vec![k, lt]))
+            }
         });
     }
     let keep = keep.expect("at least one dynamic dimension");

@@ -18,7 +18,13 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
     pub fn layout_of(&self, id: InstrId) -> Layout {
         match self.inputs.get(&id) {
             Some(Input::Array(a)) => a.shape.layout_or_default(),
-            _ => self.comp.get(id).shape.as_array().map(|a| a.layout_or_default()).unwrap_or_else(|| Layout::row_major(0)),
+            _ => self
+                .comp
+                .get(id)
+                .shape
+                .as_array()
+                .map(|a| a.layout_or_default())
+                .unwrap_or_else(|| Layout::row_major(0)),
         }
     }
 
@@ -41,8 +47,10 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let cg = self.cg;
         let inst = self.comp.get(id);
         let v = Variadic::of(inst)?;
-        let reducer_comp = inst.to_apply().ok_or_else(|| Error::Internal(format!("{}: reduce without to_apply", inst.name)))?;
-        let reduced: Vec<usize> = inst.attrs.dimensions.clone().unwrap_or_default().iter().map(|&d| d as usize).collect();
+        let reducer_comp =
+            inst.to_apply().ok_or_else(|| Error::Internal(format!("{}: reduce without to_apply", inst.name)))?;
+        let reduced: Vec<usize> =
+            inst.attrs.dimensions.clone().unwrap_or_default().iter().map(|&d| d as usize).collect();
         let dims = self.dims(v.inputs[0]).to_vec();
         let layout = self.layout_of(v.inputs[0]);
 
@@ -86,12 +94,18 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let dims = self.dims(v.inputs[0]).to_vec();
         let out_dims = inst.shape.array_leaves().first().map(|a| a.dims.clone()).unwrap_or_default();
         if window.len() != dims.len() {
-            return Err(Error::Internal(format!("{}: window rank {} for operand rank {}", inst.name, window.len(), dims.len())));
+            return Err(Error::Internal(format!(
+                "{}: window rank {} for operand rank {}",
+                inst.name,
+                window.len(),
+                dims.len()
+            )));
         }
 
         // Window positions are visited in row-major order of the window (reversed along
         // `rhs_reversal` dimensions), like XLA's loop nest over the window.
-        let loops: Vec<LoopDim> = (0..dims.len()).filter(|&d| window[d].size != 1).map(|d| LoopDim::full(cg, d, window[d].size)).collect();
+        let loops: Vec<LoopDim> =
+            (0..dims.len()).filter(|&d| window[d].size != 1).map(|d| LoopDim::full(cg, d, window[d].size)).collect();
         let zero = vec![cg.const_i64(0); dims.len()];
 
         let reducer = Reducer::new(self.module, reducer_comp, &v.types);

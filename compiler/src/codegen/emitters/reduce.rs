@@ -71,7 +71,8 @@ fn plan(kc: &KernelContext, e: &Elemental, values: &[InstrId]) -> Result<Option<
         if inst.opcode == Opcode::Reduce {
             let var = Variadic::of(inst)?;
             let dims = e.dims(var.inputs[0]).to_vec();
-            let mut reduced: Vec<usize> = inst.attrs.dimensions.clone().unwrap_or_default().iter().map(|&d| d as usize).collect();
+            let mut reduced: Vec<usize> =
+                inst.attrs.dimensions.clone().unwrap_or_default().iter().map(|&d| d as usize).collect();
             reduced.sort_unstable();
             let m2m = e.layout_of(var.inputs[0]).minor_to_major;
             let this = (dims, reduced, m2m);
@@ -80,7 +81,8 @@ fn plan(kc: &KernelContext, e: &Elemental, values: &[InstrId]) -> Result<Option<
                 Some(c) if *c == this => {}
                 Some(_) => return Ok(None),
             }
-            let comp = inst.to_apply().ok_or_else(|| Error::Internal(format!("{}: reduce without to_apply", inst.name)))?;
+            let comp =
+                inst.to_apply().ok_or_else(|| Error::Internal(format!("{}: reduce without to_apply", inst.name)))?;
             groups.push(Group {
                 reducer: Reducer::new(kc.module, comp, &var.types),
                 inputs: var.inputs,
@@ -107,7 +109,7 @@ fn emit_plan<'a, 'ctx>(kc: &KernelContext<'a, 'ctx>, mut e: Elemental<'a, 'ctx>,
     let is_reduced = |d: usize| p.reduced.contains(&d);
     let kept: Vec<usize> = (0..rank).filter(|&d| !is_reduced(d)).collect();
     kc.work_elements.set(Some(p.dims.iter().product::<i64>()));
-    if p.dims.iter().any(|&d| d == 0) && kept.iter().any(|&d| p.dims[d] == 0) {
+    if kept.iter().any(|&d| p.dims[d] == 0) {
         return Ok(1); // no output elements
     }
 
@@ -126,7 +128,8 @@ fn emit_plan<'a, 'ctx>(kc: &KernelContext<'a, 'ctx>, mut e: Elemental<'a, 'ctx>,
     // those runs long enough for the prefetchers.
     let block = match par {
         Some(d) if column => {
-            let after: i64 = order[order.iter().position(|&o| o == d).map_or(0, |i| i + 1)..].iter().map(|&o| p.dims[o]).product();
+            let after: i64 =
+                order[order.iter().position(|&o| o == d).map_or(0, |i| i + 1)..].iter().map(|&o| p.dims[o]).product();
             (COLUMN_BLOCK_ELEMENTS / after.max(1)).clamp(1, p.dims[d].max(1))
         }
         _ => 1,
@@ -166,7 +169,13 @@ fn emit_plan<'a, 'ctx>(kc: &KernelContext<'a, 'ctx>, mut e: Elemental<'a, 'ctx>,
         let out_order = major_to_minor_selected(&out_layout.minor_to_major, &out_dims, |_| true);
         let init_loops: Vec<LoopDim> = out_order
             .iter()
-            .map(|&d| if Some(d) == out_par { LoopDim { dim: d, start: task_start, end: task_end } } else { LoopDim::full(cg, d, out_dims[d]) })
+            .map(|&d| {
+                if Some(d) == out_par {
+                    LoopDim { dim: d, start: task_start, end: task_end }
+                } else {
+                    LoopDim::full(cg, d, out_dims[d])
+                }
+            })
             .collect();
         loop_nest(cg, "reduce.init", &init_loops, &vec![cg.const_i64(0); out_dims.len()], |idx| {
             for (g, init) in p.groups.iter().zip(&inits) {

@@ -23,7 +23,11 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
 /// Any mix of outputs, each element computed on its own by the elemental generators (a reduce
 /// or reduce-window runs its accumulation loop per output element). Outputs of one shape share
 /// one loop nest, split across tasks along its outer dimension.
-pub(super) fn emit_per_element<'a, 'ctx>(kc: &KernelContext<'a, 'ctx>, mut e: Elemental<'a, 'ctx>, values: &[InstrId]) -> Result<i64> {
+pub(super) fn emit_per_element<'a, 'ctx>(
+    kc: &KernelContext<'a, 'ctx>,
+    mut e: Elemental<'a, 'ctx>,
+    values: &[InstrId],
+) -> Result<i64> {
     let cg = kc.cg;
     let mut slices = Vec::with_capacity(values.len());
     let mut leaf = 0;
@@ -32,12 +36,18 @@ pub(super) fn emit_per_element<'a, 'ctx>(kc: &KernelContext<'a, 'ctx>, mut e: El
         slices.push((v, leaf..leaf + n));
         leaf += n;
     }
-    let shape_of = |r: &std::ops::Range<usize>| kc.outputs.get(r.start).map(|o| (o.shape.dims.clone(), o.shape.layout_or_default()));
+    let shape_of = |r: &std::ops::Range<usize>| {
+        kc.outputs.get(r.start).map(|o| (o.shape.dims.clone(), o.shape.layout_or_default()))
+    };
     let first = slices.iter().find_map(|(_, r)| shape_of(r));
     let uniform = slices.iter().all(|(_, r)| r.is_empty() || shape_of(r) == first);
     kc.work_elements.set(Some(values.iter().map(|&v| work(kc, v)).sum()));
 
-    let store_all = |e: &mut Elemental<'a, 'ctx>, group: &[(InstrId, std::ops::Range<usize>)], dims: &[i64], layout: &hlojit_runtime::Layout, range: Option<(IntValue<'ctx>, IntValue<'ctx>)>| {
+    let store_all = |e: &mut Elemental<'a, 'ctx>,
+                     group: &[(InstrId, std::ops::Range<usize>)],
+                     dims: &[i64],
+                     layout: &hlojit_runtime::Layout,
+                     range: Option<(IntValue<'ctx>, IntValue<'ctx>)>| {
         e.scoped(|e| {
             emit_loop_nest(cg, "elements", dims, layout, range, |idx| {
                 for (v, r) in group {
@@ -73,7 +83,9 @@ fn work(kc: &KernelContext, v: InstrId) -> i64 {
     let outputs: i64 = inst.shape.array_leaves().first().map(|a| a.element_count()).unwrap_or(0);
     match inst.opcode {
         Opcode::ReduceWindow => outputs * inst.attrs.window.iter().flatten().map(|w| w.size.max(1)).product::<i64>(),
-        Opcode::Reduce => inst.operands.first().map(|&o| kc.comp.get(o).shape.dims().iter().product::<i64>()).unwrap_or(outputs),
+        Opcode::Reduce => {
+            inst.operands.first().map(|&o| kc.comp.get(o).shape.dims().iter().product::<i64>()).unwrap_or(outputs)
+        }
         _ => outputs,
     }
 }

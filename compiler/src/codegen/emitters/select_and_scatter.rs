@@ -9,12 +9,12 @@
 //! Windows may overlap and scatter into the same output element, so the kernel runs
 //! sequentially (one task).
 
+use crate::codegen::elemental::Val;
 use crate::codegen::index::Index;
 use crate::codegen::kernel::KernelContext;
 use crate::codegen::loops::emit_loop_nest;
 use crate::codegen::reducer::{loop_nest, LoopDim};
 use crate::error::{Error, Result};
-use crate::codegen::elemental::Val;
 use inkwell::values::IntValue;
 use inkwell::IntPredicate;
 
@@ -35,18 +35,24 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
     let dims = e.dims(operand).to_vec();
     let source_dims = e.dims(source).to_vec();
     if window.len() != dims.len() {
-        return Err(Error::Internal(format!("{}: window rank {} for operand rank {}", inst.name, window.len(), dims.len())));
+        return Err(Error::Internal(format!(
+            "{}: window rank {} for operand rank {}",
+            inst.name,
+            window.len(),
+            dims.len()
+        )));
     }
     if window.iter().any(|w| w.base_dilation != 1) {
         return Err(unsupported("base dilation"));
     }
     let t = e.element_type(operand)?;
-    kc.work_elements.set(Some(source_dims.iter().product::<i64>() * window.iter().map(|w| w.size.max(1)).product::<i64>()));
+    kc.work_elements
+        .set(Some(source_dims.iter().product::<i64>() * window.iter().map(|w| w.size.max(1)).product::<i64>()));
 
     let init_value = e.gen_scalar(init, &Index::scalar(cg))?;
     let out_layout = out.shape.layout_or_default();
     emit_loop_nest(cg, "sas.init", &out.shape.dims, &out_layout, None, |idx| out.store(cg, idx, init_value))?;
-    if dims.iter().any(|&d| d == 0) {
+    if dims.contains(&0) {
         return Ok(1);
     }
 
@@ -55,7 +61,8 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
     let value_type = cg.value_type(t);
     let selected = cg.entry_alloca(value_type, "sas.value")?;
     let found = cg.entry_alloca(cg.i1().into(), "sas.found")?;
-    let position: Vec<_> = (0..dims.len()).map(|_| cg.entry_alloca(cg.i64().into(), "sas.pos")).collect::<Result<_>>()?;
+    let position: Vec<_> =
+        (0..dims.len()).map(|_| cg.entry_alloca(cg.i64().into(), "sas.pos")).collect::<Result<_>>()?;
     let window_loops: Vec<LoopDim> =
         (0..dims.len()).filter(|&d| window[d].size != 1).map(|d| LoopDim::full(cg, d, window[d].size)).collect();
     let zero = vec![cg.const_i64(0); dims.len()];
@@ -98,7 +105,10 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
                             let x = e.gen_scalar(operand, &Index::new(pos.clone()))?;
                             let current = cg.b.build_load(value_type, selected, "")?;
                             let was_found = cg.b.build_load(cg.i1(), found, "")?.into_int_value();
-                            let keep = e.call_scalar(select, vec![Val::Scalar(current), Val::Scalar(x)])?.scalar()?.into_int_value();
+                            let keep = e
+                                .call_scalar(select, vec![Val::Scalar(current), Val::Scalar(x)])?
+                                .scalar()?
+                                .into_int_value();
                             let keep = cg.b.build_and(keep, was_found, "")?;
                             let value = cg.b.build_select(keep, current, x, "")?;
                             cg.b.build_store(selected, value)?;

@@ -31,9 +31,16 @@ pub(super) fn applies(p: &Plan) -> bool {
 }
 
 /// Emits the split reduction; `inner` are the operand's dimensions of size > 1 in loop order.
-pub(super) fn emit<'a, 'ctx>(kc: &KernelContext<'a, 'ctx>, mut e: Elemental<'a, 'ctx>, p: &Plan, inner: &[usize]) -> Result<i64> {
+pub(super) fn emit<'a, 'ctx>(
+    kc: &KernelContext<'a, 'ctx>,
+    mut e: Elemental<'a, 'ctx>,
+    p: &Plan,
+    inner: &[usize],
+) -> Result<i64> {
     let cg = kc.cg;
-    let Some((&chunked, rest)) = inner.split_first() else { return Err(Error::Internal("split reduction without a dimension".into())) };
+    let Some((&chunked, rest)) = inner.split_first() else {
+        return Err(Error::Internal("split reduction without a dimension".into()));
+    };
     let chunks = CHUNKS.min(p.dims[chunked]);
     let types: Vec<Vec<ElementType>> = p.groups.iter().map(|g| g.reducer_types(&e)).collect::<Result<_>>()?;
     let flat_types: Vec<ElementType> = types.iter().flatten().copied().collect();
@@ -87,7 +94,9 @@ pub(super) fn emit<'a, 'ctx>(kc: &KernelContext<'a, 'ctx>, mut e: Elemental<'a, 
         .zip(&types)
         .map(|(g, ts)| {
             let op = g.reducer.op.ok_or_else(|| Error::Internal("split reduction of a generic reducer".into()))?;
-            ts.iter().map(|&t| identity(cg, op, t).ok_or_else(|| Error::Unsupported(format!("identity of {op} on {t}")))).collect()
+            ts.iter()
+                .map(|&t| identity(cg, op, t).ok_or_else(|| Error::Unsupported(format!("identity of {op} on {t}"))))
+                .collect()
         })
         .collect::<Result<_>>()?;
     let size = cg.const_i64(p.dims[chunked]);
