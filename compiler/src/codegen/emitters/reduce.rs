@@ -14,6 +14,7 @@ use crate::codegen::array::IrArray;
 use crate::codegen::elemental::Elemental;
 use crate::codegen::index::Index;
 use crate::codegen::kernel::KernelContext;
+use crate::codegen::loops::for_loop;
 use crate::codegen::reducer::{loop_nest, major_to_minor_selected, Accumulators, LoopDim, Reducer, Variadic};
 use crate::error::{Error, Result};
 use crate::hlo::{InstrId, Opcode};
@@ -23,6 +24,8 @@ mod split;
 
 /// Elements of the parallel dimension's block in a column reduction (a page of f32).
 const COLUMN_BLOCK_ELEMENTS: i64 = 1024;
+/// Rows a column reduction folds into each output element per load and store of it.
+const COLUMN_UNROLL: i64 = 8;
 
 /// One reduce among the kernel's outputs.
 struct Group {
@@ -187,17 +190,19 @@ fn emit_plan<'a, 'ctx>(kc: &KernelContext<'a, 'ctx>, mut e: Elemental<'a, 'ctx>,
         })?;
     }
 
-    e.scoped(|e| {
-        loop_nest(cg, "reduce", &outer_loops, &zero, |idx| {
-            let out_idx = kept_index(idx);
-            for (g, (acc, init)) in p.groups.iter().zip(accs.iter().zip(&inits)) {
-                if column {
-                    let current = outputs(g).iter().map(|o| o.load(cg, &out_idx)).collect::<Result<Vec<_>>>()?;
-                    acc.store(cg, &current)?;
-                } else {
-                    acc.store(cg, init)?;
-                }
+    // One visit: the accumulators of the output element shared by `indices` (operand indices
+    // that differ only in reduced dimensions, in walk order) take each index's inner loops.
+    let visit = |e: &mut Elemental<'a, 'ctx>, indices: &[Index<'ctx>]| -> Result<()> {
+        let out_idx = kept_index(&indices[0]);
+        for (g, (acc, init)) in p.groups.iter().zip(accs.iter().zip(&inits)) {
+            if column {
+                let current = outputs(g).iter().map(|o| o.load(cg, &out_idx)).collect::<Result<Vec<_>>>()?;
+                acc.store(cg, &current)?;
+            } else {
+                acc.store(cg, init)?;
             }
+        }
+        for idx in indices {
             e.scoped(|e| {
                 loop_nest(cg, "reduce.inner", &inner_loops, &idx.dims, |idx| {
                     for (g, acc) in p.groups.iter().zip(&accs) {
@@ -212,14 +217,56 @@ fn emit_plan<'a, 'ctx>(kc: &KernelContext<'a, 'ctx>, mut e: Elemental<'a, 'ctx>,
                     Ok(())
                 })
             })?;
-            for (g, acc) in p.groups.iter().zip(&accs) {
-                for (out, v) in outputs(g).into_iter().zip(acc.load(cg)?) {
-                    out.store(cg, &out_idx, v)?;
-                }
+        }
+        for (g, acc) in p.groups.iter().zip(&accs) {
+            for (out, v) in outputs(g).into_iter().zip(acc.load(cg)?) {
+                out.store(cg, &out_idx, v)?;
             }
-            Ok(())
-        })
-    })?;
+        }
+        Ok(())
+    };
+
+    // A column reduction accumulating in memory takes COLUMN_UNROLL consecutive indices of
+    // its innermost reduced dimension per load and store of the output (still in order).
+    let unroll =
+        outer.iter().rposition(|&d| is_reduced(d)).filter(|&i| inner.is_empty() && p.dims[outer[i]] >= COLUMN_UNROLL);
+    match unroll {
+        None => {
+            e.scoped(|e| loop_nest(cg, "reduce", &outer_loops, &zero, |idx| visit(e, std::slice::from_ref(idx))))?
+        }
+        Some(ri) => {
+            let r = outer[ri];
+            let (pre, post) = (&outer_loops[..ri], &outer_loops[ri + 1..]);
+            let steps = p.dims[r] / COLUMN_UNROLL;
+            e.scoped(|e| {
+                loop_nest(cg, "reduce", pre, &zero, |base| {
+                    for_loop(cg, "reduce.rows", cg.const_i64(0), cg.const_i64(steps), |step| {
+                        let r0 = cg.b.build_int_nsw_mul(step, cg.const_i64(COLUMN_UNROLL), "")?;
+                        let mut at = base.dims.clone();
+                        at[r] = r0;
+                        e.scoped(|e| {
+                            loop_nest(cg, "reduce.cols", post, &at, |idx| {
+                                let indices = (0..COLUMN_UNROLL)
+                                    .map(|u| {
+                                        let mut dims = idx.dims.clone();
+                                        dims[r] = cg.b.build_int_nsw_add(r0, cg.const_i64(u), "")?;
+                                        Ok(Index::new(dims))
+                                    })
+                                    .collect::<Result<Vec<_>>>()?;
+                                visit(e, &indices)
+                            })
+                        })
+                    })?;
+                    let rest = cg.const_i64(steps * COLUMN_UNROLL);
+                    for_loop(cg, "reduce.rest", rest, cg.const_i64(p.dims[r]), |row| {
+                        let mut at = base.dims.clone();
+                        at[r] = row;
+                        e.scoped(|e| loop_nest(cg, "reduce.cols", post, &at, |idx| visit(e, std::slice::from_ref(idx))))
+                    })
+                })
+            })?
+        }
+    }
     Ok(par.map(|d| (p.dims[d] + block - 1) / block).unwrap_or(1).max(1))
 }
 
