@@ -5,6 +5,9 @@
 #[path = "harness/builder.rs"]
 mod builder;
 
+#[path = "harness/aliasing.rs"]
+mod aliasing;
+
 use hlojit::conformance::{self, ModuleFile};
 use std::path::{Path, PathBuf};
 
