@@ -5,7 +5,7 @@
 
 use hlojit::hlo::builder::{Builder, Op};
 use hlojit::hlo::Module;
-use hlojit::{ArrayLiteral, CompileOptions, ElementType::F32, Executable, Literal, Shape};
+use hlojit::{Client, ElementType::F32, HostBuffer, Shape};
 
 const BATCH: usize = 8;
 const INPUTS: usize = 16;
@@ -71,22 +71,19 @@ pub fn run(print_hlo: bool) -> Result<f64, Box<dyn std::error::Error>> {
     if print_hlo {
         println!("{module}");
     }
-    let exe = Executable::compile(&module, &CompileOptions::default())?;
+    let exe = Client::new().compile(&module)?;
     let (x, w1, b1) = (values(BATCH * INPUTS, 1), values(INPUTS * HIDDEN, 2), values(HIDDEN, 3));
     let (w2, b2) = (values(HIDDEN * CLASSES, 4), values(CLASSES, 5));
-    let arg = |dims: &[usize], v: &[f32]| -> Result<Literal, Box<dyn std::error::Error>> {
-        let dims: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
-        Ok(ArrayLiteral::from_slice(&dims, v)?.into())
-    };
+    let dims = |d: &[usize]| d.iter().map(|&n| n as i64).collect::<Vec<i64>>();
     let args = [
-        arg(&[BATCH, INPUTS], &x)?,
-        arg(&[INPUTS, HIDDEN], &w1)?,
-        arg(&[HIDDEN], &b1)?,
-        arg(&[HIDDEN, CLASSES], &w2)?,
-        arg(&[CLASSES], &b2)?,
+        HostBuffer::from_slice(&dims(&[BATCH, INPUTS]), &x)?,
+        HostBuffer::from_slice(&dims(&[INPUTS, HIDDEN]), &w1)?,
+        HostBuffer::from_slice(&dims(&[HIDDEN]), &b1)?,
+        HostBuffer::from_slice(&dims(&[HIDDEN, CLASSES]), &w2)?,
+        HostBuffer::from_slice(&dims(&[CLASSES]), &b2)?,
     ];
-    let result = exe.run(&args)?;
-    let got = result.as_array()?.as_slice::<f32>()?.to_vec();
+    let outputs = exe.run(&args)?;
+    let got = outputs.first().ok_or("no output")?.as_slice::<f32>()?;
     let expected = reference(&x, &w1, &b1, &w2, &b2);
     Ok(got.iter().zip(&expected).map(|(&g, &e)| (g as f64 - e).abs()).fold(0.0, f64::max))
 }

@@ -3,7 +3,7 @@
 //! repeat) or with references computed here from the seeds' definitions.
 
 use hlojit::hlo::builder::{Builder, Op};
-use hlojit::{ArrayLiteral, CompileOptions, ElementType::F32, Executable, Literal, Shape};
+use hlojit::{Client, ElementType::F32, HostBuffer, Shape};
 
 #[path = "../../examples/mlp_builder.rs"]
 mod mlp_builder;
@@ -12,12 +12,10 @@ mod mlp_builder;
 /// result's dims and values.
 fn run(b: &Builder, root: &Op, args: &[(&[i64], &[f32])]) -> (Vec<i64>, Vec<f32>) {
     let module = b.build(root).unwrap_or_else(|e| panic!("build failed: {e}"));
-    let exe = Executable::compile(&module, &CompileOptions::default())
-        .unwrap_or_else(|e| panic!("compile failed: {e}\n{module}"));
-    let args: Vec<Literal> = args.iter().map(|(d, v)| ArrayLiteral::from_slice(d, v).unwrap().into()).collect();
+    let exe = Client::new().compile(&module).unwrap_or_else(|e| panic!("compile failed: {e}\n{module}"));
+    let args: Vec<HostBuffer> = args.iter().map(|(d, v)| HostBuffer::from_slice(d, v).unwrap()).collect();
     let out = exe.run(&args).unwrap_or_else(|e| panic!("run failed: {e}\n{module}"));
-    let a = out.as_array().unwrap();
-    (a.dims().to_vec(), a.as_slice::<f32>().unwrap().to_vec())
+    (out[0].dims().to_vec(), out[0].as_slice::<f32>().unwrap().to_vec())
 }
 
 fn params(b: &Builder, shapes: &[&[i64]]) -> Vec<Op> {
