@@ -8,9 +8,12 @@ use hlojit::{Client, ElementType::F32, HostBuffer, Shape};
 #[path = "../../examples/mlp_builder.rs"]
 mod mlp_builder;
 
+/// An array result: dimensions and row-major values.
+type Array = (Vec<i64>, Vec<f32>);
+
 /// Builds `root`, compiles and runs the module on f32 `args` (dims, values); returns the
 /// result's dims and values.
-fn run(b: &Builder, root: &Op, args: &[(&[i64], &[f32])]) -> (Vec<i64>, Vec<f32>) {
+fn run(b: &Builder, root: &Op, args: &[(&[i64], &[f32])]) -> Array {
     let module = b.build(root).unwrap_or_else(|e| panic!("build failed: {e}"));
     let exe = Client::new().compile(&module).unwrap_or_else(|e| panic!("compile failed: {e}\n{module}"));
     let args: Vec<HostBuffer> = args.iter().map(|(d, v)| HostBuffer::from_slice(d, v).unwrap()).collect();
@@ -27,7 +30,7 @@ fn params(b: &Builder, shapes: &[&[i64]]) -> Vec<Op> {
 }
 
 /// `lhs (op) rhs` with `broadcast_dimensions`, run on the given values.
-fn add(lhs: (&[i64], &[f32]), rhs: (&[i64], &[f32]), bd: &[i64]) -> (Vec<i64>, Vec<f32>) {
+fn add(lhs: (&[i64], &[f32]), rhs: (&[i64], &[f32]), bd: &[i64]) -> Array {
     let b = Builder::new("seed002");
     let p = params(&b, &[lhs.0, rhs.0]);
     let sum = b.add_in_dim(&p[0], &p[1], bd).unwrap();
@@ -161,7 +164,7 @@ fn seed_002_comparison_broadcasts() {
 /// Seed 003's forward mapping of expand: the output stride of each dimension is the input's
 /// stride where the size is kept and 0 where it stretches or is new; out[idx] reads the
 /// flattened input at sum(idx * output_stride). (The seed's Python, in Rust.)
-fn expand_by_strides(input: &[i64], sizes: &[i64], data: &[f32]) -> (Vec<i64>, Vec<f32>) {
+fn expand_by_strides(input: &[i64], sizes: &[i64], data: &[f32]) -> Array {
     let mut stride = vec![1i64; input.len()];
     for i in (0..input.len().saturating_sub(1)).rev() {
         stride[i] = stride[i + 1] * input[i + 1];
@@ -194,7 +197,7 @@ fn gather_strided(dims: &[i64], strides: &[i64], data: &[f32]) -> Vec<f32> {
         .collect()
 }
 
-fn run_expand(input: &[i64], sizes: &[i64], data: &[f32]) -> (Vec<i64>, Vec<f32>) {
+fn run_expand(input: &[i64], sizes: &[i64], data: &[f32]) -> Array {
     let b = Builder::new("expand");
     let x = params(&b, &[input]).remove(0);
     let e = b.expand(&x, sizes).unwrap();
@@ -263,7 +266,7 @@ fn seed_003_expand_logical_example() {
 /// Tiling, as seed 003 defines repeat: along each dimension the input is copied
 /// `repeats[i]` times, new leading dimensions copy the whole input; so output index `j` of
 /// an input dimension of size `s` reads index `j mod s`.
-fn tile(input: &[i64], repeats: &[i64], data: &[f32]) -> (Vec<i64>, Vec<f32>) {
+fn tile(input: &[i64], repeats: &[i64], data: &[f32]) -> Array {
     let diff = repeats.len() - input.len();
     let out: Vec<i64> =
         repeats.iter().enumerate().map(|(i, &r)| if i < diff { r } else { r * input[i - diff] }).collect();
@@ -286,7 +289,7 @@ fn tile(input: &[i64], repeats: &[i64], data: &[f32]) -> (Vec<i64>, Vec<f32>) {
     (out, values)
 }
 
-fn run_repeat(input: &[i64], repeats: &[i64]) -> ((Vec<i64>, Vec<f32>), (Vec<i64>, Vec<f32>)) {
+fn run_repeat(input: &[i64], repeats: &[i64]) -> (Array, Array) {
     let count = input.iter().product::<i64>() as usize;
     let data = iota(count, 1.0);
     let b = Builder::new("repeat");

@@ -84,8 +84,12 @@ pub fn expand_dims(input: &[i64], sizes: &[i64]) -> std::result::Result<Vec<i64>
 /// `expand_sizes`, reshape the result to `output_dims`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RepeatPlan {
+    /// The input reshaped: a size-1 dimension in front of every repeated dimension whose size
+    /// is not 1.
     pub input_reshape: Vec<i64>,
+    /// The expand sizes: the repeat counts in the size-1 places, new leading dimensions in front.
     pub expand_sizes: Vec<i64>,
+    /// The result: each repeated dimension merged with its copies.
     pub output_dims: Vec<i64>,
 }
 

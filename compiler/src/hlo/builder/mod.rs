@@ -33,6 +33,8 @@
 //! Binary and comparison ops broadcast as seed 002 prescribes (see [`broadcast`]); `expand`
 //! and `repeat` follow seed 003 (see [`expand`]).
 
+#![warn(missing_docs)]
+
 mod batch_norm;
 pub mod broadcast;
 mod collectives;
@@ -373,7 +375,7 @@ impl Builder {
     /// let module = b.build(&y)?;
     /// let text = module.to_string();
     /// assert!(text.starts_with("HloModule m"));
-    /// assert!(text.contains("ROOT %negate.2 = f32[2,3] negate(%x)"));
+    /// assert!(text.contains("ROOT %negate.1 = f32[2,3] negate(%x)"));
     /// # Ok::<(), hlojit_compiler::Error>(())
     /// ```
     #[track_caller]
