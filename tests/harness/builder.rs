@@ -209,15 +209,9 @@ fn run_expand(input: &[i64], sizes: &[i64], data: &[f32]) -> Array {
 #[test]
 fn seed_003_expand_example_1() {
     let data = iota(24, 0.0);
-    for sizes in [
-        [4, 3, 5, 2],
-        [-1, 3, 5, 2],
-        [-1, -1, 5, 2],
-        [-1, -1, 5, -1],
-        [4, -1, 5, 2],
-        [4, -1, 5, -1],
-        [4, 3, 5, -1],
-    ] {
+    for sizes in
+        [[4, 3, 5, 2], [-1, 3, 5, 2], [-1, -1, 5, 2], [-1, -1, 5, -1], [4, -1, 5, 2], [4, -1, 5, -1], [4, 3, 5, -1]]
+    {
         let got = run_expand(&[4, 3, 1, 2], &sizes, &data);
         assert_eq!(got.0, vec![4, 3, 5, 2], "{sizes:?}");
         assert_eq!(got, expand_by_strides(&[4, 3, 1, 2], &sizes, &data), "{sizes:?}");
