@@ -24,7 +24,7 @@ use crate::error::Result;
 use std::panic::Location;
 
 fn dims_text(dims: &[i64]) -> String {
-    format!("[{}]", dims.iter().map(i64::to_string).collect::<Vec<_>>().join(", "))
+    format!("[{}]", dims.iter().map(i64::to_string).collect::<Vec<_>>().join(","))
 }
 
 /// The output dimensions of `expand(input, sizes)`, with the rules checked.
