@@ -14,5 +14,6 @@ pub mod conformance;
 pub mod filetest;
 
 pub use hlojit_compiler::hlo::text::{parse_module, print_module};
+pub use hlojit_compiler::hlo::builder::{Builder, CustomCallOptions, Op, SubComputation};
 pub use hlojit_compiler::{hlo, Argument, Client, CompileOptions, Error, Executable};
 pub use hlojit_runtime::{npy, ArrayLiteral, ArrayShape, ArrayView, ElementType, HostBuffer, Layout, Literal, Shape};
