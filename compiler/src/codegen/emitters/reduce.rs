@@ -7,8 +7,10 @@
 //! a reduced dimension sits further out (a "column" reduction), the outputs are initialized
 //! first and accumulated in memory with the kept minor dimensions innermost, so both the
 //! operand's and the output's accesses run contiguous (and vectorize without reassociation:
-//! every output element still sees its inputs in order). The most major kept dimension is the
-//! parallel one: tasks own disjoint output elements.
+//! every output element still sees its inputs in order); several rows are folded per load and
+//! store of an output element. The most major kept dimension is the parallel one: tasks own
+//! disjoint output elements (in a column reduction, page-sized blocks of them). A reduction
+//! with no kept dimension is split into chunks with partial results (see `split`).
 
 use crate::codegen::array::IrArray;
 use crate::codegen::elemental::Elemental;
