@@ -4,6 +4,8 @@
 //! A handler written this way runs on any host that implements XLA's FFI C API: hlojit, or XLA
 //! itself.
 
+#![allow(non_upper_case_globals)] // XLA's C constant names, matched in patterns
+
 use crate::xla::*;
 use std::ffi::{c_void, CString};
 use std::marker::PhantomData;

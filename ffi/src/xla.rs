@@ -2,7 +2,7 @@
 //! version 0.3 lays them out, so that handlers compiled against XLA's headers run unchanged on
 //! hlojit's implementation. Names keep their C spelling so that they can be matched against
 //! the header one for one.
-#![allow(non_camel_case_types, non_snake_case)]
+#![allow(non_camel_case_types, non_snake_case, non_upper_case_globals)]
 
 use std::ffi::{c_char, c_int, c_void};
 
@@ -57,11 +57,19 @@ pub const XLA_FFI_Error_Code_OK: XLA_FFI_Error_Code = 0;
 pub const XLA_FFI_Error_Code_CANCELLED: XLA_FFI_Error_Code = 1;
 pub const XLA_FFI_Error_Code_UNKNOWN: XLA_FFI_Error_Code = 2;
 pub const XLA_FFI_Error_Code_INVALID_ARGUMENT: XLA_FFI_Error_Code = 3;
+pub const XLA_FFI_Error_Code_DEADLINE_EXCEEDED: XLA_FFI_Error_Code = 4;
 pub const XLA_FFI_Error_Code_NOT_FOUND: XLA_FFI_Error_Code = 5;
+pub const XLA_FFI_Error_Code_ALREADY_EXISTS: XLA_FFI_Error_Code = 6;
+pub const XLA_FFI_Error_Code_PERMISSION_DENIED: XLA_FFI_Error_Code = 7;
 pub const XLA_FFI_Error_Code_RESOURCE_EXHAUSTED: XLA_FFI_Error_Code = 8;
 pub const XLA_FFI_Error_Code_FAILED_PRECONDITION: XLA_FFI_Error_Code = 9;
+pub const XLA_FFI_Error_Code_ABORTED: XLA_FFI_Error_Code = 10;
+pub const XLA_FFI_Error_Code_OUT_OF_RANGE: XLA_FFI_Error_Code = 11;
 pub const XLA_FFI_Error_Code_UNIMPLEMENTED: XLA_FFI_Error_Code = 12;
 pub const XLA_FFI_Error_Code_INTERNAL: XLA_FFI_Error_Code = 13;
+pub const XLA_FFI_Error_Code_UNAVAILABLE: XLA_FFI_Error_Code = 14;
+pub const XLA_FFI_Error_Code_DATA_LOSS: XLA_FFI_Error_Code = 15;
+pub const XLA_FFI_Error_Code_UNAUTHENTICATED: XLA_FFI_Error_Code = 16;
 
 #[repr(C)]
 pub struct XLA_FFI_Error_Create_Args {
