@@ -13,5 +13,6 @@ pub mod conformance;
 pub mod filetest;
 
 pub use hlojit_compiler::hlo::text::{parse_module, print_module};
-pub use hlojit_compiler::{hlo, CompileOptions, Error, Executable};
+pub use hlojit_compiler::{compile_aot, hlo, AotOutput, CompileOptions, CustomCallRegistry, Error, Executable, OutputKind};
+pub use hlojit_compiler::backend::target::TargetOptions;
 pub use hlojit_runtime::{npy, ArrayLiteral, ArrayShape, ElementType, Layout, Literal, Shape};

@@ -2,19 +2,25 @@
 //! threads as you like.
 
 use crate::backend::jit::Jit;
+use crate::codegen::custom_call::custom_call_targets;
 use crate::error::{Error, Result};
 use crate::hlo::Module;
 use crate::pipeline::{compile_to, prepare, CompileOptions, OutputKind};
+use hlojit_runtime::custom_call::{clear_last_error, resolve_target, take_last_error, CustomCallRegistry, Plugin};
 use hlojit_runtime::physical::{logical_to_physical, physical_to_logical, PhysicalLayout};
 use hlojit_runtime::{AlignedBuffer, ArrayLiteral, ArrayShape, Literal, Shape};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 type EntryFn = unsafe extern "C" fn(*const *const u8, *const *mut u8) -> i32;
 
 const ENTRY_SYMBOL: &str = "hlojit_entry";
 
+/// A compiled computation, loaded and ready to run.
 pub struct Executable {
     _jit: Jit,
+    /// Plugins holding custom-call targets of this code; unloaded only after the code is.
+    _plugins: Vec<Arc<Plugin>>,
     entry: EntryFn,
     parameter_shapes: Vec<Shape>,
     result_shape: Shape,
@@ -31,16 +37,30 @@ impl std::fmt::Debug for Executable {
 }
 
 impl Executable {
-    /// Compiles and loads a module for this machine.
+    /// Compiles and loads a module for this machine. Custom-call targets are resolved now:
+    /// from `options.custom_calls`, then the process-wide registry (functions, then plugins),
+    /// then the process's exported symbols; a target found nowhere is an error naming it.
     pub fn compile(module: &Module, options: &CompileOptions) -> Result<Executable> {
         let start = Instant::now();
         if !options.target.is_host() {
             return Err(Error::Unsupported("JIT compilation for a target other than the host".into()));
         }
         let prepared = prepare(module)?;
-        let object = compile_to(&prepared, ENTRY_SYMBOL, options, OutputKind::Object, true)?;
-        let symbols: Vec<(String, usize)> =
+        let mut symbols: Vec<(String, usize)> =
             hlojit_runtime::symbols::runtime_symbols().into_iter().map(|(n, a)| (n.to_string(), a)).collect();
+        let mut plugins: Vec<Arc<Plugin>> = Vec::new();
+        let registries = [&options.custom_calls, CustomCallRegistry::global()];
+        for target in custom_call_targets(&prepared) {
+            let resolved = resolve_target(&registries, &target).ok_or_else(|| Error::MissingCustomCallTarget(target.clone()))?;
+            if let Some(p) = resolved.plugin {
+                if !plugins.iter().any(|q| Arc::ptr_eq(q, &p)) {
+                    plugins.push(p);
+                }
+            }
+            symbols.retain(|(n, _)| *n != target);
+            symbols.push((target, resolved.address));
+        }
+        let object = compile_to(&prepared, ENTRY_SYMBOL, options, OutputKind::Object, true)?;
         let jit = Jit::new(&symbols)?;
         jit.add_object(&object)?;
         let address = jit.lookup(ENTRY_SYMBOL)?;
@@ -48,6 +68,7 @@ impl Executable {
         let entry: EntryFn = unsafe { std::mem::transmute::<usize, EntryFn>(address) };
         Ok(Executable {
             _jit: jit,
+            _plugins: plugins,
             entry,
             parameter_shapes: prepared.entry_parameter_shapes(),
             result_shape: prepared.entry_result_shape(),
@@ -99,10 +120,13 @@ impl Executable {
         }
         let arg_ptrs: Vec<*const u8> = inputs.iter().map(Staged::ptr).collect();
         let mut result_ptrs: Vec<*mut u8> = outputs.iter_mut().map(|(b, _, _)| b.as_mut_ptr()).collect();
+        clear_last_error();
         // SAFETY: every pointer is a live buffer of the size and layout the code expects.
         let status = unsafe { (self.entry)(arg_ptrs.as_ptr(), result_ptrs.as_mut_ptr()) };
         if status != 0 {
-            return Err(Error::Execution(format!("the computation failed with status {status}")));
+            // A failed custom call left its message on this thread.
+            let message = take_last_error().unwrap_or_else(|| format!("the computation failed with status {status}"));
+            return Err(Error::Execution(message));
         }
         let mut leaves = outputs.into_iter().map(|(buffer, shape, physical)| {
             let mut out = ArrayLiteral::zeros(shape.element_type, &shape.dims);

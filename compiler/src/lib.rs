@@ -11,4 +11,6 @@ pub mod pipeline;
 
 pub use error::{Error, Result};
 pub use executable::Executable;
-pub use pipeline::CompileOptions;
+pub use backend::aot::{compile_aot, AotOutput};
+pub use hlojit_runtime::custom_call::CustomCallRegistry;
+pub use pipeline::{CompileOptions, OutputKind};

@@ -6,6 +6,7 @@
 
 #![allow(non_upper_case_globals)] // XLA's C constant names, matched in patterns
 
+use crate::ElementType;
 use hlojit_ffi::xla::*;
 
 const MAGIC: &[u8; 4] = b"HJFD";
@@ -166,6 +167,41 @@ impl ArrayValue {
             XLA_FFI_DataType_F64 => ArrayValue::F64(read(bytes, f64::from_le_bytes)?),
             other => return Err(format!("array attribute of unsupported element type {other}")),
         })
+    }
+}
+
+/// XLA's FFI number for an element type.
+pub fn ffi_dtype(t: ElementType) -> XLA_FFI_DataType {
+    use ElementType::*;
+    match t {
+        Pred => XLA_FFI_DataType_PRED,
+        S2 => XLA_FFI_DataType_S2,
+        S4 => XLA_FFI_DataType_S4,
+        S8 => XLA_FFI_DataType_S8,
+        S16 => XLA_FFI_DataType_S16,
+        S32 => XLA_FFI_DataType_S32,
+        S64 => XLA_FFI_DataType_S64,
+        U2 => XLA_FFI_DataType_U2,
+        U4 => XLA_FFI_DataType_U4,
+        U8 => XLA_FFI_DataType_U8,
+        U16 => XLA_FFI_DataType_U16,
+        U32 => XLA_FFI_DataType_U32,
+        U64 => XLA_FFI_DataType_U64,
+        F16 => XLA_FFI_DataType_F16,
+        BF16 => XLA_FFI_DataType_BF16,
+        F32 => XLA_FFI_DataType_F32,
+        F64 => XLA_FFI_DataType_F64,
+        F8E5M2 => XLA_FFI_DataType_F8E5M2,
+        F8E4M3FN => XLA_FFI_DataType_F8E4M3FN,
+        F8E4M3B11FNUZ => XLA_FFI_DataType_F8E4M3B11FNUZ,
+        F8E5M2FNUZ => XLA_FFI_DataType_F8E5M2FNUZ,
+        F8E4M3FNUZ => XLA_FFI_DataType_F8E4M3FNUZ,
+        F8E4M3 => XLA_FFI_DataType_F8E4M3,
+        F8E3M4 => XLA_FFI_DataType_F8E3M4,
+        F8E8M0FNU => XLA_FFI_DataType_F8E8M0FNU,
+        F4E2M1FN => XLA_FFI_DataType_F4E2M1FN,
+        C64 => XLA_FFI_DataType_C64,
+        C128 => XLA_FFI_DataType_C128,
     }
 }
 

@@ -9,6 +9,6 @@ pub mod last_error;
 pub mod registry;
 pub mod status;
 
-pub use descriptor::{ArrayValue, AttrValue, BufferSpec, CallDescriptor};
+pub use descriptor::{ffi_dtype, ArrayValue, AttrValue, BufferSpec, CallDescriptor};
 pub use last_error::{clear_last_error, take_last_error};
 pub use registry::{resolve_target, CustomCallRegistry, Plugin, PluginError, Resolved};
