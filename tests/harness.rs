@@ -1,6 +1,8 @@
 //! The integration harness: one test binary (it links LLVM) for the file tests under
 //! `tests/filetests` and the conformance corpus under `tests/conformance`.
 
+mod custom_calls;
+
 use hlojit::conformance::{self, ModuleFile};
 use std::path::{Path, PathBuf};
 

@@ -452,10 +452,12 @@ static inline int64_t hlojit_ffi_element_count(const XLA_FFI_Buffer* buffer) {
   return n;
 }
 
-/* The value of attribute `name` and its kind, or NULL if the call has no such attribute. */
+/* The value of attribute `name` and its kind (0 if absent), or NULL if the call has no such
+ * attribute. */
 static inline void* hlojit_ffi_attr(const XLA_FFI_Attrs* attrs, const char* name,
                                     XLA_FFI_AttrType* type) {
   size_t len = strlen(name);
+  if (type) *type = (XLA_FFI_AttrType)0;
   for (int64_t i = 0; i < attrs->size; ++i) {
     const XLA_FFI_ByteSpan* n = attrs->names[i];
     if (n->len == len && memcmp(n->ptr, name, len) == 0) {
@@ -469,7 +471,7 @@ static inline void* hlojit_ffi_attr(const XLA_FFI_Attrs* attrs, const char* name
 /* A scalar attribute of element type `dtype`, or NULL if absent or of another type. */
 static inline const void* hlojit_ffi_scalar_attr(const XLA_FFI_CallFrame* frame, const char* name,
                                                  XLA_FFI_DataType dtype) {
-  XLA_FFI_AttrType type;
+  XLA_FFI_AttrType type = (XLA_FFI_AttrType)0;
   const XLA_FFI_Scalar* s = (const XLA_FFI_Scalar*)hlojit_ffi_attr(&frame->attrs, name, &type);
   if (!s || type != XLA_FFI_AttrType_SCALAR || s->dtype != dtype) return NULL;
   return s->value;
