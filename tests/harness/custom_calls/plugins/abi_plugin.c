@@ -1,5 +1,5 @@
 /* Custom-call targets for hlojit's tests, one per calling convention XLA:CPU has. Built by
- * the test run with `cc -shared`; see tests/custom_calls/mod.rs for the HLO calling them. */
+ * the test run with `cc -shared`; see tests/harness/custom_calls/mod.rs for the HLO calling them. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

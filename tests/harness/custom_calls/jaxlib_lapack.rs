@@ -24,7 +24,7 @@ fn jaxlib_lapack_handlers_run_the_jaxffi_cases() {
             .args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-I"])
             .arg(repo().join("ffi/include"))
             .args(python_config(&["--includes"]))
-            .arg(repo().join("tests/custom_calls/plugins/jaxlib_lapack_bridge.c"))
+            .arg(repo().join("tests/harness/custom_calls/plugins/jaxlib_lapack_bridge.c"))
             .arg("-o")
             .arg(&lib)
             .args(python_config(&["--ldflags", "--embed"])),

@@ -42,7 +42,7 @@ fn abi_plugin() -> &'static Path {
             Command::new("cc")
                 .args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-I"])
                 .arg(repo().join("ffi/include"))
-                .arg(repo().join("tests/custom_calls/plugins/abi_plugin.c"))
+                .arg(repo().join("tests/harness/custom_calls/plugins/abi_plugin.c"))
                 .arg("-o")
                 .arg(&out)
                 .arg("-lm"),
@@ -77,7 +77,7 @@ fn xla_plugin() -> &'static Path {
             Command::new("c++")
                 .args(["-std=c++17", "-shared", "-fPIC", "-O1", "-w", "-I"])
                 .arg(jax_include_dir())
-                .arg(repo().join("tests/custom_calls/plugins/xla_handler.cc"))
+                .arg(repo().join("tests/harness/custom_calls/plugins/xla_handler.cc"))
                 .arg("-o")
                 .arg(&out),
         );
@@ -126,7 +126,7 @@ ENTRY e {
         &r,
     )
     .unwrap();
-    let out = exe.run(&[f32s(&[4], &[1.0, 2.0, 3.0, 4.0]), f32s(&[4], &[0.5, -1.0, 2.0, 10.0])]).unwrap();
+    let out = exe.run_literals(&[f32s(&[4], &[1.0, 2.0, 3.0, 4.0]), f32s(&[4], &[0.5, -1.0, 2.0, 10.0])]).unwrap();
     // p = x * y; q = (x + y)[0..2] * 3 = [1.5, 1.0] * 3.
     assert_eq!(leaves_f64(&out), vec![vec![0.5, -2.0, 6.0, 40.0], vec![4.5, 3.0]]);
 }
@@ -143,12 +143,12 @@ ENTRY e {
         &r,
     )
     .unwrap();
-    let out = exe.run(&[f32s(&[4], &[4.0, 9.0, 0.25, 0.0])]).unwrap();
+    let out = exe.run_literals(&[f32s(&[4], &[4.0, 9.0, 0.25, 0.0])]).unwrap();
     assert_eq!(leaves_f64(&out), vec![vec![2.0, 3.0, 0.5, 0.0]]);
-    let err = exe.run(&[f32s(&[4], &[4.0, -9.0, 1.0, 1.0])]).unwrap_err();
+    let err = exe.run_literals(&[f32s(&[4], &[4.0, -9.0, 1.0, 1.0])]).unwrap_err();
     assert_eq!(err.to_string(), "execution failed: custom call 'checked_sqrt' failed: negative input -9 at index 1");
     // The executable stays usable after a failure.
-    assert_eq!(leaves_f64(&exe.run(&[f32s(&[4], &[1.0; 4])]).unwrap()), vec![vec![1.0; 4]]);
+    assert_eq!(leaves_f64(&exe.run_literals(&[f32s(&[4], &[1.0; 4])]).unwrap()), vec![vec![1.0; 4]]);
 }
 
 #[test]
@@ -160,10 +160,10 @@ fn unified_abi_gets_the_backend_config_as_opaque() {
         )
     };
     let exe = compile(&text("k=3"), &r).unwrap();
-    let out = exe.run(&[f32s(&[4], &[1.0, -2.0, 0.5, 10.0])]).unwrap();
+    let out = exe.run_literals(&[f32s(&[4], &[1.0, -2.0, 0.5, 10.0])]).unwrap();
     assert_eq!(leaves_f64(&out), vec![vec![3.0, -6.0, 1.5, 30.0]]);
     let exe = compile(&text("nonsense"), &r).unwrap();
-    let err = exe.run(&[f32s(&[4], &[0.0; 4])]).unwrap_err();
+    let err = exe.run_literals(&[f32s(&[4], &[0.0; 4])]).unwrap_err();
     assert!(err.to_string().ends_with("custom call 'scale_by_opaque' failed: bad opaque"), "{err}");
 }
 
@@ -179,7 +179,7 @@ ENTRY e {
         &r,
     )
     .unwrap();
-    let out = exe.run(&[f32s(&[2, 3], &[0.0, 1.0, 2.0, -1.0, 4.0, 0.5])]).unwrap();
+    let out = exe.run_literals(&[f32s(&[2, 3], &[0.0, 1.0, 2.0, -1.0, 4.0, 0.5])]).unwrap();
     // y = 2.5 x + 3; the second result echoes x's dimensions.
     assert_eq!(leaves_f64(&out), vec![vec![3.0, 5.5, 8.0, 0.5, 13.0, 4.25], vec![2.0, 3.0]]);
 }
@@ -196,7 +196,7 @@ ENTRY e {
         &r,
     )
     .unwrap();
-    let err = exe.run(&[f32s(&[3], &[1.0, 2.0, 3.0])]).unwrap_err();
+    let err = exe.run_literals(&[f32s(&[3], &[1.0, 2.0, 3.0])]).unwrap_err();
     assert_eq!(err.to_string(), "execution failed: custom call 'c_affine' failed: c_affine: name is not hi");
 }
 
@@ -218,7 +218,7 @@ ENTRY e {
     )
     .unwrap();
     let v: Literal = ArrayLiteral::from_slice(&[5], &[1.0f64, 2.0, 3.0, 4.0, 5.5]).unwrap().into();
-    let out = exe.run(&[f32s(&[2, 2], &[0.0, 1.0, -2.0, 4.0]), v]).unwrap();
+    let out = exe.run_literals(&[f32s(&[2, 2], &[0.0, 1.0, -2.0, 4.0]), v]).unwrap();
     // a = 2.5 x + (3 + 20 + 5 + 100); sum of v = 15.5 over 5 elements.
     assert_eq!(leaves_f64(&out), vec![vec![128.0, 130.5, 123.0, 138.0], vec![15.5], vec![5.0]]);
 }
@@ -231,7 +231,7 @@ fn xla_header_handler_errors_and_signature_checks() {
         &r,
     )
     .unwrap();
-    let err = fail.run(&[f32s(&[2], &[1.0, 2.0])]).unwrap_err();
+    let err = fail.run_literals(&[f32s(&[2], &[1.0, 2.0])]).unwrap_err();
     assert_eq!(err.to_string(), "execution failed: custom call 'xla_fail' failed: xla handler refuses: precondition");
     // A missing attribute is reported by XLA's own binding code through our error API.
     let missing = compile(
@@ -239,7 +239,7 @@ fn xla_header_handler_errors_and_signature_checks() {
         &r,
     )
     .unwrap();
-    let err = missing.run(&[f32s(&[2], &[1.0, 2.0])]).unwrap_err().to_string();
+    let err = missing.run_literals(&[f32s(&[2], &[1.0, 2.0])]).unwrap_err().to_string();
     assert!(err.contains("custom call 'xla_affine' failed") && err.contains("Wrong number of attributes"), "{err}");
 }
 
@@ -272,16 +272,20 @@ pub unsafe extern "C" fn hlojit_test_negate2(out: *mut c_void, ins: *const *cons
 #[test]
 fn targets_resolve_registry_then_plugins_then_process() {
     let text = "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT a = f32[] custom-call(x), custom_call_target=\"which_one\"\n}";
-    let plugin_only = registry_with(&[abi_plugin()]);
-    let out = compile(text, &plugin_only).unwrap().run(&[f32s(&[2], &[0.0, 0.0])]).unwrap();
+    // A client with the plugin loaded (as `Client::load_plugin` and the CLI's --plugin do).
+    let client = hlojit::Client::new();
+    client.load_plugin(abi_plugin()).unwrap();
+    let out = client.compile_text(text).unwrap().run_literals(&[f32s(&[2], &[0.0, 0.0])]).unwrap();
     assert_eq!(leaves_f64(&out), vec![vec![1.0]]);
+    let err = client.load_plugin("/nonexistent/libnothing.so").unwrap_err().to_string();
+    assert!(err.contains("cannot load custom-call plugin /nonexistent/libnothing.so"), "{err}");
     let both = registry_with(&[abi_plugin()]);
     both.register_original("which_one", which_one_registered);
-    let out = compile(text, &both).unwrap().run(&[f32s(&[2], &[0.0, 0.0])]).unwrap();
+    let out = compile(text, &both).unwrap().run_literals(&[f32s(&[2], &[0.0, 0.0])]).unwrap();
     assert_eq!(leaves_f64(&out), vec![vec![2.0]]);
     // Found among the process's own exports.
     let neg = "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT a = f32[2] custom-call(x), custom_call_target=\"hlojit_test_negate2\"\n}";
-    let out = compile(neg, &CustomCallRegistry::new()).unwrap().run(&[f32s(&[2], &[1.5, -3.0])]).unwrap();
+    let out = compile(neg, &CustomCallRegistry::new()).unwrap().run_literals(&[f32s(&[2], &[1.5, -3.0])]).unwrap();
     assert_eq!(leaves_f64(&out), vec![vec![-1.5, 3.0]]);
 }
 
@@ -309,9 +313,9 @@ fn rust_handler_registered_with_the_registry() {
     let text = |f: &str| {
         format!("HloModule m\nENTRY e {{\n  x = f32[3] parameter(0)\n  ROOT a = f32[3] custom-call(x), custom_call_target=\"rust_scale\", api_version=API_VERSION_TYPED_FFI, backend_config={{factor = {f} : f64}}\n}}")
     };
-    let out = compile(&text("4.0"), &r).unwrap().run(&[f32s(&[3], &[1.0, -0.5, 2.0])]).unwrap();
+    let out = compile(&text("4.0"), &r).unwrap().run_literals(&[f32s(&[3], &[1.0, -0.5, 2.0])]).unwrap();
     assert_eq!(leaves_f64(&out), vec![vec![4.0, -2.0, 8.0]]);
-    let err = compile(&text("-1.0"), &r).unwrap().run(&[f32s(&[3], &[1.0, 1.0, 1.0])]).unwrap_err();
+    let err = compile(&text("-1.0"), &r).unwrap().run_literals(&[f32s(&[3], &[1.0, 1.0, 1.0])]).unwrap_err();
     assert_eq!(err.to_string(), "execution failed: custom call 'rust_scale' failed: negative factor");
 }
 
@@ -327,7 +331,7 @@ ENTRY e {
         &r,
     )
     .unwrap();
-    let out = exe.run(&[f32s(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])]).unwrap();
+    let out = exe.run_literals(&[f32s(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])]).unwrap();
     // Column-major memory order of [[1,2,3],[4,5,6]].
     assert_eq!(leaves_f64(&out), vec![vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]]);
 }
@@ -345,7 +349,7 @@ ENTRY e {
         &r,
     )
     .unwrap();
-    let out = exe.run(&[f32s(&[4], &[1.0, 2.0, 3.0, 4.0])]).unwrap();
+    let out = exe.run_literals(&[f32s(&[4], &[1.0, 2.0, 3.0, 4.0])]).unwrap();
     // The operand itself is left alone.
     assert_eq!(leaves_f64(&out), vec![vec![1.0, 2.0, 3.0, 4.0], vec![2.0, 3.0, 4.0, 5.0]]);
 }
@@ -353,7 +357,8 @@ ENTRY e {
 #[test]
 fn failure_inside_a_loop_stops_the_computation() {
     let r = registry_with(&[abi_plugin()]);
-    // x counts down by 1 each iteration through checked_sqrt's operand; at -1 it fails.
+    // x counts down by 1 each iteration through checked_sqrt's operand; at -1 it fails. The
+    // call's result is unused: only its side effect (the check) keeps it.
     let exe = compile(
         r#"HloModule m
 cond {
@@ -368,7 +373,7 @@ body {
   x = f32[4] get-tuple-element(s), index=1
   one = s32[] constant(1)
   j = s32[] add(i, one)
-  r = f32[4] custom-call(x), custom_call_target="checked_sqrt", api_version=API_VERSION_STATUS_RETURNING
+  r = f32[4] custom-call(x), custom_call_target="checked_sqrt", api_version=API_VERSION_STATUS_RETURNING, custom_call_has_side_effect=true
   c = f32[] constant(1)
   cb = f32[4] broadcast(c), dimensions={}
   y = f32[4] subtract(x, cb)
@@ -384,9 +389,9 @@ ENTRY e {
         &r,
     )
     .unwrap();
-    let err = exe.run(&[f32s(&[4], &[2.0, 5.0, 5.0, 5.0])]).unwrap_err();
+    let err = exe.run_literals(&[f32s(&[4], &[2.0, 5.0, 5.0, 5.0])]).unwrap_err();
     assert_eq!(err.to_string(), "execution failed: custom call 'checked_sqrt' failed: negative input -1 at index 0");
-    let out = exe.run(&[f32s(&[4], &[20.0; 4])]).unwrap();
+    let out = exe.run_literals(&[f32s(&[4], &[20.0; 4])]).unwrap();
     assert_eq!(leaves_f64(&out), vec![vec![10.0; 4]]);
 }
 
@@ -418,7 +423,7 @@ fn c_plugin_example_runs() {
     );
     let text = std::fs::read_to_string(dir.join("example.hlo")).unwrap();
     let exe = compile(&text, &registry_with(&[&lib])).unwrap();
-    let out = exe.run(&[f32s(&[4], &[1.0, -2.0, 0.5, 3.0])]).unwrap();
+    let out = exe.run_literals(&[f32s(&[4], &[1.0, -2.0, 0.5, 3.0])]).unwrap();
     // softsign(x) = x / (1 + |x|), then clamp_min with lo = 0.25 (typed FFI).
     assert_eq!(leaves_f64(&out), vec![vec![0.5, 0.25, (1.0f32 / 3.0) as f64, 0.75]]);
 }
@@ -438,9 +443,9 @@ fn rust_plugin_example_runs() {
     let lib = target.join("release/libhlojit_example_plugin.so");
     let text = std::fs::read_to_string(dir.join("example.hlo")).unwrap();
     let exe = compile(&text, &registry_with(&[&lib])).unwrap();
-    let out = exe.run(&[f32s(&[5], &[1.0, 2.0, 3.0, 4.0, 10.0])]).unwrap();
+    let out = exe.run_literals(&[f32s(&[5], &[1.0, 2.0, 3.0, 4.0, 10.0])]).unwrap();
     // Running mean of x (typed FFI), then times `scale` = 2.
     assert_eq!(leaves_f64(&out), vec![vec![2.0, 3.0, 4.0, 5.0, 8.0]]);
-    let err = exe.run(&[f32s(&[5], &[1.0, f32::NAN, 3.0, 4.0, 10.0])]).unwrap_err();
+    let err = exe.run_literals(&[f32s(&[5], &[1.0, f32::NAN, 3.0, 4.0, 10.0])]).unwrap_err();
     assert_eq!(err.to_string(), "execution failed: custom call 'running_mean' failed: NaN at index 1");
 }
