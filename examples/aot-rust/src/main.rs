@@ -32,7 +32,7 @@ pub unsafe extern "C" fn checked_scale(out: *mut c_void, ins: *const *const c_vo
     let x = std::slice::from_raw_parts(*ins as *const f32, X);
     let y = std::slice::from_raw_parts_mut(out as *mut f32, X);
     for (i, (&v, y)) in x.iter().zip(y).enumerate() {
-        if !(v.abs() <= 100.0) {
+        if v.is_nan() || v.abs() > 100.0 {
             let msg = format!("checked_scale: value {v} at index {i} is out of range");
             XlaCustomCallStatusSetFailure(status, msg.as_ptr() as *const c_char, msg.len());
             return;

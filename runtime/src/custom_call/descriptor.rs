@@ -149,6 +149,7 @@ impl ArrayValue {
 
     fn from_bytes(dtype: XLA_FFI_DataType, bytes: &[u8]) -> Result<ArrayValue, String> {
         fn read<T, const N: usize>(bytes: &[u8], f: fn([u8; N]) -> T) -> Result<Vec<T>, String> {
+            #[allow(clippy::manual_is_multiple_of)] // is_multiple_of needs Rust 1.87; the MSRV is 1.80
             if bytes.len() % N != 0 {
                 return Err("array attribute bytes do not divide into elements".into());
             }
