@@ -35,7 +35,11 @@ fn runtime_library(dest: &Path) -> PathBuf {
         .expect("target/<profile>/deps")
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("libhlojit_runtime-") && n.to_string_lossy().ends_with(".a")))
+        .filter(|p| {
+            p.file_name().is_some_and(|n| {
+                n.to_string_lossy().starts_with("libhlojit_runtime-") && n.to_string_lossy().ends_with(".a")
+            })
+        })
         .max_by_key(|p| p.metadata().and_then(|m| m.modified()).ok());
     let modified = |p: &Path| p.metadata().and_then(|m| m.modified()).ok();
     let source = match (top.exists(), newest_dep) {
@@ -78,7 +82,9 @@ fn jit_results(dir: &Path, x: &[f32], b: &[f32], plugin: &Path) -> Vec<Vec<u8>> 
         .arg(&out)
         .arg("--plugin")
         .arg(plugin));
-    (0..2).map(|i| npy::read(&out.join(format!("out{i}.npy")), Some(ElementType::F32)).unwrap().bytes().to_vec()).collect()
+    (0..2)
+        .map(|i| npy::read(&out.join(format!("out{i}.npy")), Some(ElementType::F32)).unwrap().bytes().to_vec())
+        .collect()
 }
 
 /// Runs an AOT program with raw input files; its raw outputs, or its stderr if it failed.
@@ -167,16 +173,30 @@ fn assembly_and_llvm_ir_output() {
     let dir = tempfile::tempdir().unwrap();
     let model = repo().join("examples/aot-c/model.hlo");
     let asm = dir.path().join("model.s");
-    run(Command::new(hlojit()).arg("compile").arg(&model).args(["--emit", "asm", "--name", "my_model", "-o"]).arg(&asm));
+    run(Command::new(hlojit())
+        .arg("compile")
+        .arg(&model)
+        .args(["--emit", "asm", "--name", "my_model", "-o"])
+        .arg(&asm));
     let asm = std::fs::read_to_string(asm).unwrap();
     assert!(asm.lines().any(|l| l.trim_end() == "my_model:"), "no my_model label in the assembly");
     let ir = dir.path().join("model.ll");
-    run(Command::new(hlojit()).arg("compile").arg(&model).args(["--emit", "llvm-ir", "--name", "my_model", "-o"]).arg(&ir));
+    run(Command::new(hlojit())
+        .arg("compile")
+        .arg(&model)
+        .args(["--emit", "llvm-ir", "--name", "my_model", "-o"])
+        .arg(&ir));
     let ir = std::fs::read_to_string(ir).unwrap();
     assert!(ir.contains("define i32 @my_model(ptr"), "no my_model definition in the IR");
     assert!(ir.contains("@checked_scale"), "the custom-call target is an external symbol");
     // A name that is no C identifier is refused.
-    let out = Command::new(hlojit()).arg("compile").arg(&model).args(["--name", "my-model", "-o"]).arg(dir.path().join("x.o")).output().unwrap();
+    let out = Command::new(hlojit())
+        .arg("compile")
+        .arg(&model)
+        .args(["--name", "my-model", "-o"])
+        .arg(dir.path().join("x.o"))
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a C identifier"));
 }

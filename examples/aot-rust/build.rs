@@ -8,7 +8,8 @@ fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let model = manifest.join("../aot-c/model.hlo");
-    let hlojit = std::env::var("HLOJIT").map(PathBuf::from).unwrap_or_else(|_| manifest.join("../../target/release/hlojit"));
+    let hlojit =
+        std::env::var("HLOJIT").map(PathBuf::from).unwrap_or_else(|_| manifest.join("../../target/release/hlojit"));
     println!("cargo:rerun-if-changed={}", model.display());
     println!("cargo:rerun-if-env-changed=HLOJIT");
     println!("cargo:rerun-if-changed={}", hlojit.display());

@@ -119,6 +119,11 @@ impl<'a> Buffer<'a> {
 }
 
 /// A result buffer the handler writes.
+///
+/// hlojit gives every result its own memory. XLA itself may pass the same memory as an
+/// argument and a result that the HLO aliases (`output_to_operand_aliasing`); a handler meant
+/// for XLA too should then not hold a slice of that argument while writing the result (work
+/// through [`BufferMut::data`] instead).
 pub struct BufferMut<'a> {
     dtype: XLA_FFI_DataType,
     dims: &'a [i64],
@@ -149,8 +154,10 @@ impl<'a> BufferMut<'a> {
         if n == 0 {
             return Ok(&mut []);
         }
-        // SAFETY: the host guarantees `n` writable elements at `data`, distinct from every
-        // other argument and result of the call; `&mut self` prevents a second view.
+        // SAFETY: the host guarantees `n` writable elements at `data`; `&mut self` prevents a
+        // second view through this result. hlojit never passes a result's memory as an
+        // argument too (an aliased output starts as a copy of its operand instead); see the
+        // type's documentation for hosts that do.
         Ok(unsafe { std::slice::from_raw_parts_mut(self.data as *mut T, n) })
     }
 }
@@ -304,7 +311,8 @@ impl<'a> Attrs<'a> {
             let raw = &*self.raw;
             let name = &**raw.names.add(i);
             let bytes = std::slice::from_raw_parts(name.ptr as *const u8, name.len);
-            let name = std::str::from_utf8(bytes).map_err(|_| Error::invalid_argument("attribute name is not UTF-8"))?;
+            let name =
+                std::str::from_utf8(bytes).map_err(|_| Error::invalid_argument("attribute name is not UTF-8"))?;
             let value = decode_attr(*raw.types.add(i), *raw.attrs.add(i), name)?;
             Ok((name, value))
         }
@@ -368,8 +376,12 @@ unsafe fn decode_attr<'a>(ty: XLA_FFI_AttrType, value: *mut c_void, name: &str) 
     Ok(match ty {
         XLA_FFI_AttrType_STRING => {
             let span = &*(value as *const XLA_FFI_ByteSpan);
-            let bytes = if span.len == 0 { &[][..] } else { std::slice::from_raw_parts(span.ptr as *const u8, span.len) };
-            Attr::Str(std::str::from_utf8(bytes).map_err(|_| Error::invalid_argument(format!("attribute '{name}' is not UTF-8")))?)
+            let bytes =
+                if span.len == 0 { &[][..] } else { std::slice::from_raw_parts(span.ptr as *const u8, span.len) };
+            Attr::Str(
+                std::str::from_utf8(bytes)
+                    .map_err(|_| Error::invalid_argument(format!("attribute '{name}' is not UTF-8")))?,
+            )
         }
         XLA_FFI_AttrType_DICTIONARY => Attr::Dict(Attrs { raw: value as *const XLA_FFI_Attrs, _life: PhantomData }),
         XLA_FFI_AttrType_ARRAY => {
@@ -391,7 +403,11 @@ unsafe fn decode_attr<'a>(ty: XLA_FFI_AttrType, value: *mut c_void, name: &str) 
                 XLA_FFI_DataType_U64 => Attr::U64(*(p as *const u64)),
                 XLA_FFI_DataType_F32 => Attr::F32(*(p as *const f32)),
                 XLA_FFI_DataType_F64 => Attr::F64(*(p as *const f64)),
-                other => return Err(Error::invalid_argument(format!("attribute '{name}' has unsupported scalar type {other}"))),
+                other => {
+                    return Err(Error::invalid_argument(format!(
+                        "attribute '{name}' has unsupported scalar type {other}"
+                    )))
+                }
             }
         }
         other => return Err(Error::invalid_argument(format!("attribute '{name}' has unknown kind {other}"))),

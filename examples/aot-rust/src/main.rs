@@ -55,7 +55,10 @@ fn write_f32s(path: &str, v: &[f32]) {
 fn main() -> std::process::ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let (x, b) = match argv.len() {
-        0 => ((0..X).map(|i| (i % 8) as f32 * 0.25 - 1.0).collect::<Vec<_>>(), (0..B).map(|i| 0.125 * i as f32).collect()),
+        0 => (
+            (0..X).map(|i| (i % 8) as f32 * 0.25 - 1.0).collect::<Vec<_>>(),
+            (0..B).map(|i| 0.125 * i as f32).collect(),
+        ),
         4 => (read_f32s(&argv[0], X), read_f32s(&argv[1], B)),
         _ => {
             eprintln!("usage: hlojit-aot-example [x.bin b.bin s.bin e.bin]");

@@ -37,7 +37,8 @@ pub(crate) unsafe fn consume_error(error: *mut XLA_FFI_Error) -> String {
 
 unsafe extern "C" fn error_create(args: *mut XLA_FFI_Error_Create_Args) -> *mut XLA_FFI_Error {
     let Some(a) = args.as_ref() else { return new_error(XLA_FFI_Error_Code_INVALID_ARGUMENT, "null arguments") };
-    let message = if a.message.is_null() { String::new() } else { CStr::from_ptr(a.message).to_string_lossy().into_owned() };
+    let message =
+        if a.message.is_null() { String::new() } else { CStr::from_ptr(a.message).to_string_lossy().into_owned() };
     new_error(a.errc, &message)
 }
 
@@ -112,11 +113,17 @@ unsafe extern "C" fn execution_context_get(args: *mut XLA_FFI_ExecutionContext_G
 }
 
 unsafe extern "C" fn state_set(_args: *mut XLA_FFI_State_Set_Args) -> *mut XLA_FFI_Error {
-    new_error(XLA_FFI_Error_Code_UNIMPLEMENTED, "hlojit does not run the instantiate stage: handler state is unavailable")
+    new_error(
+        XLA_FFI_Error_Code_UNIMPLEMENTED,
+        "hlojit does not run the instantiate stage: handler state is unavailable",
+    )
 }
 
 unsafe extern "C" fn state_get(_args: *mut XLA_FFI_State_Get_Args) -> *mut XLA_FFI_Error {
-    new_error(XLA_FFI_Error_Code_UNIMPLEMENTED, "hlojit does not run the instantiate stage: handler state is unavailable")
+    new_error(
+        XLA_FFI_Error_Code_UNIMPLEMENTED,
+        "hlojit does not run the instantiate stage: handler state is unavailable",
+    )
 }
 
 /// Host memory for a handler. The free call does not repeat the alignment, so the block
@@ -128,7 +135,10 @@ unsafe extern "C" fn device_memory_allocate(args: *mut XLA_FFI_DeviceMemory_Allo
     let align = a.alignment.max(crate::buffer::BUFFER_ALIGNMENT);
     let layout = a.size.checked_add(align).and_then(|total| std::alloc::Layout::from_size_align(total, align).ok());
     let Some(layout) = layout else {
-        return new_error(XLA_FFI_Error_Code_INVALID_ARGUMENT, &format!("bad allocation: {} bytes aligned to {}", a.size, a.alignment));
+        return new_error(
+            XLA_FFI_Error_Code_INVALID_ARGUMENT,
+            &format!("bad allocation: {} bytes aligned to {}", a.size, a.alignment),
+        );
     };
     let base = std::alloc::alloc(layout);
     if base.is_null() {

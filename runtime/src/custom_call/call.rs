@@ -58,7 +58,8 @@ impl EncodedAttrs {
                 }
                 AttrValue::Array(a) => {
                     let data = words(&a.bytes());
-                    let arr = Box::new(XLA_FFI_Array { dtype: a.dtype(), size: a.len(), data: data.as_ptr() as *mut c_void });
+                    let arr =
+                        Box::new(XLA_FFI_Array { dtype: a.dtype(), size: a.len(), data: data.as_ptr() as *mut c_void });
                     let p = &*arr as *const XLA_FFI_Array as *mut c_void;
                     (XLA_FFI_AttrType_ARRAY, p, Storage::Array(arr, data))
                 }
@@ -271,7 +272,10 @@ mod tests {
             attrs: vec![
                 ("tag".into(), AttrValue::Str(tag.into())),
                 ("scale".into(), AttrValue::F32(2.0)),
-                ("extra".into(), AttrValue::Dict(vec![("offset".into(), AttrValue::Array(ArrayValue::I32(vec![0, 10])))])),
+                (
+                    "extra".into(),
+                    AttrValue::Dict(vec![("offset".into(), AttrValue::Array(ArrayValue::I32(vec![0, 10])))]),
+                ),
             ],
         }
         .encode()
@@ -281,7 +285,13 @@ mod tests {
         let args = [x.as_mut_ptr() as *mut c_void];
         let rets = [y.as_mut_ptr() as *mut c_void];
         unsafe {
-            hlojit_rt_ffi_call(affine_handler as *const c_void, bytes.as_ptr(), bytes.len() as i64, args.as_ptr(), rets.as_ptr())
+            hlojit_rt_ffi_call(
+                affine_handler as *const c_void,
+                bytes.as_ptr(),
+                bytes.len() as i64,
+                args.as_ptr(),
+                rets.as_ptr(),
+            )
         }
     }
 

@@ -335,7 +335,8 @@ const MAX_DEPTH: usize = 64;
 
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len()).ok_or("truncated custom-call descriptor")?;
+        let end =
+            self.pos.checked_add(n).filter(|&e| e <= self.bytes.len()).ok_or("truncated custom-call descriptor")?;
         let s = &self.bytes[self.pos..end];
         self.pos = end;
         Ok(s)
@@ -431,7 +432,13 @@ mod tests {
             attrs: vec![
                 ("a".into(), AttrValue::F32(2.5)),
                 ("b".into(), AttrValue::Array(ArrayValue::I64(vec![1, -2, 3]))),
-                ("c".into(), AttrValue::Dict(vec![("x".into(), AttrValue::Bool(true)), ("y".into(), AttrValue::Str("hi".into()))])),
+                (
+                    "c".into(),
+                    AttrValue::Dict(vec![
+                        ("x".into(), AttrValue::Bool(true)),
+                        ("y".into(), AttrValue::Str("hi".into())),
+                    ]),
+                ),
                 ("d".into(), AttrValue::U8(76)),
             ],
         }

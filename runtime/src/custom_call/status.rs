@@ -34,7 +34,11 @@ pub unsafe extern "C" fn XlaCustomCallStatusSetSuccess(status: *mut c_void) {
 /// `status` must be null or the status object of the current call; `message` must hold
 /// `message_len` readable bytes (or be null).
 #[no_mangle]
-pub unsafe extern "C" fn XlaCustomCallStatusSetFailure(status: *mut c_void, message: *const c_char, message_len: usize) {
+pub unsafe extern "C" fn XlaCustomCallStatusSetFailure(
+    status: *mut c_void,
+    message: *const c_char,
+    message_len: usize,
+) {
     if let Some(s) = (status as *mut CustomCallStatus).as_mut() {
         let text = if message.is_null() || message_len == 0 {
             String::new()
@@ -95,7 +99,13 @@ mod tests {
         XlaCustomCallStatusSetFailure(status, m.as_ptr() as *const c_char, m.len());
     }
 
-    unsafe extern "C" fn echoes(out: *mut c_void, _ins: *const *const c_void, opaque: *const c_char, len: usize, status: *mut c_void) {
+    unsafe extern "C" fn echoes(
+        out: *mut c_void,
+        _ins: *const *const c_void,
+        opaque: *const c_char,
+        len: usize,
+        status: *mut c_void,
+    ) {
         std::ptr::copy_nonoverlapping(opaque as *const u8, out as *mut u8, len);
         XlaCustomCallStatusSetSuccess(status);
     }
@@ -103,7 +113,15 @@ mod tests {
     #[test]
     fn failure_message_becomes_the_last_error() {
         let rc = unsafe {
-            hlojit_rt_custom_call_status(fails as *const c_void, 0, std::ptr::null_mut(), std::ptr::null(), std::ptr::null(), 0, c"t".as_ptr())
+            hlojit_rt_custom_call_status(
+                fails as *const c_void,
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+                0,
+                c"t".as_ptr(),
+            )
         };
         assert_eq!(rc, 1);
         assert_eq!(take_last_error().as_deref(), Some("custom call 't' failed: negative input"));
@@ -113,7 +131,15 @@ mod tests {
     fn unified_form_gets_the_opaque_string() {
         let mut out = [0u8; 5];
         let rc = unsafe {
-            hlojit_rt_custom_call_status(echoes as *const c_void, 1, out.as_mut_ptr() as *mut c_void, std::ptr::null(), c"hello".as_ptr(), 5, c"e".as_ptr())
+            hlojit_rt_custom_call_status(
+                echoes as *const c_void,
+                1,
+                out.as_mut_ptr() as *mut c_void,
+                std::ptr::null(),
+                c"hello".as_ptr(),
+                5,
+                c"e".as_ptr(),
+            )
         };
         assert_eq!(rc, 0);
         assert_eq!(&out, b"hello");

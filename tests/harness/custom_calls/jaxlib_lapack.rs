@@ -10,7 +10,10 @@ use hlojit::CustomCallRegistry;
 use std::process::Command;
 
 fn python_config(args: &[&str]) -> Vec<String> {
-    let out = Command::new("python3-config").args(args).output().expect("python3-config (python3 development files) is needed");
+    let out = Command::new("python3-config")
+        .args(args)
+        .output()
+        .expect("python3-config (python3 development files) is needed");
     assert!(out.status.success(), "python3-config {args:?} failed");
     String::from_utf8_lossy(&out.stdout).split_whitespace().map(str::to_string).collect()
 }

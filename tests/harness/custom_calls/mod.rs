@@ -302,7 +302,9 @@ fn rust_scale(mut call: hlojit::ffi::handler::Call) -> hlojit::ffi::handler::Han
     Ok(())
 }
 
-unsafe extern "C" fn rust_scale_handler(frame: *mut hlojit::ffi::xla::XLA_FFI_CallFrame) -> *mut hlojit::ffi::xla::XLA_FFI_Error {
+unsafe extern "C" fn rust_scale_handler(
+    frame: *mut hlojit::ffi::xla::XLA_FFI_CallFrame,
+) -> *mut hlojit::ffi::xla::XLA_FFI_Error {
     hlojit::ffi::handler::dispatch(frame, rust_scale)
 }
 

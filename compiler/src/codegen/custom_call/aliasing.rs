@@ -82,7 +82,10 @@ impl Cur<'_> {
         while self.s.get(self.pos).is_some_and(u8::is_ascii_digit) {
             self.pos += 1;
         }
-        std::str::from_utf8(&self.s[start..self.pos]).ok().and_then(|t| t.parse().ok()).ok_or_else(|| "expected a number".into())
+        std::str::from_utf8(&self.s[start..self.pos])
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .ok_or_else(|| "expected a number".into())
     }
     /// `{}` or `{1, 2}`.
     fn index(&mut self) -> Result<Vec<i64>, String> {

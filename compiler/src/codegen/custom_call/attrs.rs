@@ -74,7 +74,8 @@ impl<'a> P<'a> {
         self.ws();
         let start = self.pos;
         while let Some(c) = self.peek() {
-            let ok = c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c == b'.' || (c == b'-' && self.pos > start);
+            let ok =
+                c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c == b'.' || (c == b'-' && self.pos > start);
             if !ok {
                 break;
             }
@@ -103,9 +104,11 @@ impl<'a> P<'a> {
                         b't' => out.push(b'\t'),
                         h if h.is_ascii_hexdigit() => {
                             // MLIR escapes other bytes as two hex digits.
-                            let l = self.peek().filter(u8::is_ascii_hexdigit).ok_or_else(|| self.err("bad hex escape"))?;
+                            let l =
+                                self.peek().filter(u8::is_ascii_hexdigit).ok_or_else(|| self.err("bad hex escape"))?;
                             self.pos += 1;
-                            let v = u8::from_str_radix(&format!("{}{}", h as char, l as char), 16).map_err(|e| e.to_string())?;
+                            let v = u8::from_str_radix(&format!("{}{}", h as char, l as char), 16)
+                                .map_err(|e| e.to_string())?;
                             out.push(v);
                         }
                         other => return Err(self.err(&format!("unknown escape '\\{}'", other as char))),
@@ -130,7 +133,9 @@ impl<'a> P<'a> {
             self.ws();
             let name = if self.peek() == Some(b'"') { self.string()? } else { self.ident()? };
             if !self.eat(b'=') {
-                return Err(self.err(&format!("attribute '{name}' has no value (unit attributes are not supported by XLA's FFI)")));
+                return Err(self.err(&format!(
+                    "attribute '{name}' has no value (unit attributes are not supported by XLA's FFI)"
+                )));
             }
             let value = self.value(depth)?;
             if out.iter().any(|(n, _)| *n == name) {
@@ -415,7 +420,13 @@ fn scalar(text: &str, ty: Option<Ty>) -> Result<AttrValue, String> {
         Ty::Bool => AttrValue::Bool(parse_int(text)? != 0),
         Ty::Int { bits, signed } => {
             let v = parse_int(text)?;
-            let fits = |lo: i128, hi: i128| if (lo..=hi).contains(&v) { Ok(()) } else { Err(format!("{text} does not fit its type")) };
+            let fits = |lo: i128, hi: i128| {
+                if (lo..=hi).contains(&v) {
+                    Ok(())
+                } else {
+                    Err(format!("{text} does not fit its type"))
+                }
+            };
             // MLIR prints unsigned values as such and accepts negative literals for signless
             // types by two's complement; keep XLA's reading: signed unless `ui`.
             match (bits, signed) {
@@ -467,7 +478,9 @@ fn array(ty: Ty, items: &[String]) -> Result<ArrayValue, String> {
         .collect::<Result<_, _>>()?;
     macro_rules! collect {
         ($variant:ident) => {
-            ArrayValue::$variant(scalars.iter().filter_map(|s| if let AttrValue::$variant(v) = s { Some(*v) } else { None }).collect())
+            ArrayValue::$variant(
+                scalars.iter().filter_map(|s| if let AttrValue::$variant(v) = s { Some(*v) } else { None }).collect(),
+            )
         };
     }
     Ok(match ty {
@@ -508,7 +521,10 @@ mod tests {
 
     #[test]
     fn defaults_booleans_and_special_floats() {
-        let a = parse_ffi_attributes("{a = 7, b = 1.5, c = true, d = false, e = 0x7F800000 : f32, f = -4 : i8, g = 1 : i1}").unwrap();
+        let a = parse_ffi_attributes(
+            "{a = 7, b = 1.5, c = true, d = false, e = 0x7F800000 : f32, f = -4 : i8, g = 1 : i1}",
+        )
+        .unwrap();
         assert_eq!(a[0].1, AttrValue::I64(7));
         assert_eq!(a[1].1, AttrValue::F64(1.5));
         assert_eq!(a[2].1, AttrValue::Bool(true));
@@ -529,7 +545,10 @@ mod tests {
         assert_eq!(get("xs"), AttrValue::Array(ArrayValue::I64(vec![1, -2, 3])));
         assert_eq!(get("fs"), AttrValue::Array(ArrayValue::F32(vec![0.5, 2.0])));
         assert_eq!(get("e"), AttrValue::Array(ArrayValue::I32(vec![])));
-        assert_eq!(get("d"), AttrValue::Dict(vec![("inner".into(), AttrValue::Str("q\"".into())), ("k".into(), AttrValue::U16(2))]));
+        assert_eq!(
+            get("d"),
+            AttrValue::Dict(vec![("inner".into(), AttrValue::Str("q\"".into())), ("k".into(), AttrValue::U16(2))])
+        );
         assert_eq!(get("t"), AttrValue::Array(ArrayValue::I32(vec![1, 2, 3, 4])));
         assert_eq!(get("s"), AttrValue::Array(ArrayValue::F64(vec![1.0; 3])));
         assert_eq!(get("dt"), AttrValue::U8(11)); // XLA's F32

@@ -80,7 +80,9 @@ fn shape_pointer<'ctx>(
     leaves: &mut impl Iterator<Item = PointerValue<'ctx>>,
 ) -> Result<PointerValue<'ctx>> {
     match shape {
-        Shape::Array(_) => leaves.next().ok_or_else(|| Error::Internal("custom call: fewer buffers than array leaves".into())),
+        Shape::Array(_) => {
+            leaves.next().ok_or_else(|| Error::Internal("custom call: fewer buffers than array leaves".into()))
+        }
         Shape::Tuple(elements) => {
             let ptrs = elements.iter().map(|e| shape_pointer(cg, e, leaves)).collect::<Result<Vec<_>>>()?;
             pointer_array(cg, &ptrs, "tuple")
@@ -91,16 +93,29 @@ fn shape_pointer<'ctx>(
 
 impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
     /// Lowers a custom call of `comp` at the current position of the sequencing function.
-    pub(crate) fn lower_custom_call(&mut self, comp: &Computation, id: InstrId, fl: &mut FunctionLowering<'_, 'ctx>) -> Result<()> {
+    pub(crate) fn lower_custom_call(
+        &mut self,
+        comp: &Computation,
+        id: InstrId,
+        fl: &mut FunctionLowering<'_, 'ctx>,
+    ) -> Result<()> {
         let cg = self.cg;
         let inst = comp.get(id);
         let verr = |message: String| Error::verify(&comp.name, &inst.name, message);
-        let target = inst.attrs.custom_call_target.clone().ok_or_else(|| verr("custom-call without custom_call_target".into()))?;
+        let target = inst
+            .attrs
+            .custom_call_target
+            .clone()
+            .ok_or_else(|| verr("custom-call without custom_call_target".into()))?;
         let api = inst.attrs.api_version.unwrap_or(CustomCallApiVersion::Original);
         let constraints = inst.attrs.operand_layout_constraints.as_ref();
         if let Some(c) = constraints {
             if c.len() != inst.operands.len() {
-                return Err(verr(format!("{} operand layout constraints for {} operands", c.len(), inst.operands.len())));
+                return Err(verr(format!(
+                    "{} operand layout constraints for {} operands",
+                    c.len(),
+                    inst.operands.len()
+                )));
             }
         }
         let cleanups_before = fl.cleanups.len();
@@ -121,7 +136,8 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             for (k, &s) in slots.iter().enumerate() {
                 let have = fl.assignment.slots[s].shape.clone();
                 let want = with_layout(&have, constraint.as_ref().map(|c| c[k]));
-                if constraint.as_ref().is_some_and(|c| c[k].dims != have.dims || c[k].element_type != have.element_type) {
+                if constraint.as_ref().is_some_and(|c| c[k].dims != have.dims || c[k].element_type != have.element_type)
+                {
                     return Err(verr(format!("operand {i}'s layout constraint does not match its shape")));
                 }
                 let ptr = fl.slot_ptrs[s];
@@ -143,7 +159,12 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let result_leaves = inst.shape.array_leaves();
         let slots = fl.assignment.leaf_slots(id).to_vec();
         if slots.len() != result_leaves.len() {
-            return Err(Error::Internal(format!("{}: {} result buffers for {} leaves", inst.name, slots.len(), result_leaves.len())));
+            return Err(Error::Internal(format!(
+                "{}: {} result buffers for {} leaves",
+                inst.name,
+                slots.len(),
+                result_leaves.len()
+            )));
         }
         let mut result_ptrs = Vec::new();
         let mut result_shapes = Vec::new();
@@ -169,13 +190,18 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                 let operand = inst.operands.get(alias.operand).map(|&o| &comp.get(o).shape);
                 let src = operand.and_then(|s| leaf_range(s, &alias.operand_index));
                 let (Some((o0, n)), Some((s0, m))) = (out, src) else {
-                    return Err(verr(format!("output_to_operand_aliasing names a missing output or operand: {alias:?}")));
+                    return Err(verr(format!(
+                        "output_to_operand_aliasing names a missing output or operand: {alias:?}"
+                    )));
                 };
                 if n != m {
-                    return Err(verr(format!("output_to_operand_aliasing pairs values of different shapes: {alias:?}")));
+                    return Err(verr(format!(
+                        "output_to_operand_aliasing pairs values of different shapes: {alias:?}"
+                    )));
                 }
                 for j in 0..n {
-                    let src = IrArray::new(operand_ptrs[alias.operand][s0 + j], &operand_shapes[alias.operand][s0 + j])?;
+                    let src =
+                        IrArray::new(operand_ptrs[alias.operand][s0 + j], &operand_shapes[alias.operand][s0 + j])?;
                     let dst = IrArray::new(result_ptrs[o0 + j], &result_shapes[o0 + j])?;
                     copy_array(cg, &src, &dst)?;
                 }
@@ -287,7 +313,9 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let cg = self.cg;
         if let Some(f) = cg.module.get_function(name) {
             if f.count_basic_blocks() > 0 {
-                return Err(Error::Unsupported(format!("custom-call target '{name}' has the name of a generated function")));
+                return Err(Error::Unsupported(format!(
+                    "custom-call target '{name}' has the name of a generated function"
+                )));
             }
             return Ok(f.as_global_value().as_pointer_value());
         }
