@@ -7,6 +7,8 @@ mod builder;
 
 #[path = "harness/aliasing.rs"]
 mod aliasing;
+#[path = "harness/custom_calls/mod.rs"]
+mod custom_calls;
 
 use hlojit::conformance::{self, ModuleFile};
 use std::path::{Path, PathBuf};
