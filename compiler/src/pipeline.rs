@@ -6,6 +6,7 @@ use crate::codegen::function::ModuleLowering;
 use crate::error::{Error, Result};
 use crate::hlo::Module;
 use crate::passes;
+use hlojit_runtime::custom_call::CustomCallRegistry;
 use inkwell::context::Context;
 use inkwell::targets::FileType;
 
@@ -13,6 +14,10 @@ use inkwell::targets::FileType;
 #[derive(Clone, Debug, Default)]
 pub struct CompileOptions {
     pub target: TargetOptions,
+    /// Where custom-call targets are looked up first (then the process-wide registry, then
+    /// the process's exported symbols). Ignored for AOT output, whose targets the linker
+    /// resolves.
+    pub custom_calls: CustomCallRegistry,
 }
 
 /// Runs the HLO passes that prepare a module for code generation.
@@ -21,6 +26,8 @@ pub fn prepare(module: &Module) -> Result<Module> {
     let mut m = module.clone();
     passes::entry_layout::apply_entry_layout(&mut m)?;
     passes::inline_calls::inline_calls(&mut m)?;
+    passes::dynamic_reduce::pad_dynamic_reductions(&mut m)?;
+    passes::fusion::fuse(&mut m)?;
     Ok(m)
 }
 
@@ -41,6 +48,9 @@ pub fn compile_to(module: &Module, entry_name: &str, options: &CompileOptions, o
     cg.module.set_data_layout(&machine.get_target_data().get_data_layout());
     lower(&cg, module, entry_name)?;
     optimize(&cg.module, &machine)?;
+    if let Ok(path) = std::env::var("HLOJIT_DUMP_IR") {
+        let _ = cg.module.print_to_file(path);
+    }
     match output {
         OutputKind::LlvmIr => Ok(cg.module.print_to_string().to_bytes().to_vec()),
         OutputKind::Assembly => emit_object(&cg.module, &machine, FileType::Assembly),

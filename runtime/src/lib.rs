@@ -2,9 +2,11 @@
 //! what host programs use to talk to them. It never links LLVM.
 
 pub mod buffer;
+pub mod custom_call;
 pub mod element_type;
 pub mod float_bits;
 pub mod float_env;
+pub mod host;
 pub mod literal;
 pub mod npy;
 pub mod physical;
@@ -13,5 +15,6 @@ pub mod symbols;
 
 pub use buffer::AlignedBuffer;
 pub use element_type::ElementType;
+pub use host::{ArrayView, HostBuffer, HostError};
 pub use literal::{ArrayLiteral, Literal, NativeType};
 pub use shape::{ArrayShape, Layout, Shape, Tile};

@@ -57,7 +57,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             }
         }
         let name = format!("comp.{}", sanitize(&comp.name));
-        let f = self.lower(comp, &name, false, comp.result_shape())?;
+        let f = self.lower(comp, &name, false, comp.result_shape(), &[])?;
         self.functions.insert(c, f);
         Ok(f)
     }
@@ -73,13 +73,21 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                 }
             }
         }
-        self.lower(entry, name, true, result_shape)
+        let aliases: Vec<(usize, usize)> = self.module.alias_leaf_pairs().into_iter().map(|(k, j, _)| (k, j)).collect();
+        self.lower(entry, name, true, result_shape, &aliases)
     }
 
-    fn lower(&mut self, comp: &Computation, name: &str, exported: bool, result_shape: &Shape) -> Result<FunctionValue<'ctx>> {
+    fn lower(
+        &mut self,
+        comp: &Computation,
+        name: &str,
+        exported: bool,
+        result_shape: &Shape,
+        aliases: &[(usize, usize)],
+    ) -> Result<FunctionValue<'ctx>> {
         let cg = self.cg;
         let schedule = comp.post_order();
-        let assignment = assign_buffers(self.module, comp, &schedule, result_shape)?;
+        let assignment = assign_buffers(self.module, comp, &schedule, result_shape, aliases)?;
         let fn_type = cg.fn_type(Some(cg.i32().into()), &[cg.ptr().into(), cg.ptr().into()]);
         let function = cg.add_function(name, fn_type, exported);
         let entry = cg.llvm.append_basic_block(function, "entry");
@@ -190,6 +198,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             While => self.lower_while(comp, id, fl),
             Conditional => self.lower_conditional(comp, id, fl),
             Call => self.lower_call(comp, id, fl),
+            CustomCall => self.lower_custom_call(comp, id, fl),
             _ => {
                 self.kernel_count += 1;
                 let name = format!("k{}.{}", self.kernel_count, sanitize(&inst.name));
@@ -354,19 +363,19 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
 }
 
 /// State of the function being lowered.
-struct FunctionLowering<'b, 'ctx> {
-    assignment: &'b BufferAssignment,
+pub(crate) struct FunctionLowering<'b, 'ctx> {
+    pub(crate) assignment: &'b BufferAssignment,
     table: PointerValue<'ctx>,
-    slot_ptrs: Vec<PointerValue<'ctx>>,
+    pub(crate) slot_ptrs: Vec<PointerValue<'ctx>>,
     fail: BasicBlock<'ctx>,
     status_phi: inkwell::values::PhiValue<'ctx>,
     /// Scratch memory to free if a step fails now.
-    cleanups: Vec<(PointerValue<'ctx>, i64)>,
+    pub(crate) cleanups: Vec<(PointerValue<'ctx>, i64)>,
 }
 
 impl<'b, 'ctx> FunctionLowering<'b, 'ctx> {
     /// Continues if `status` is 0; otherwise frees pending scratch and leaves with it.
-    fn check(&mut self, cg: &Codegen<'ctx>, status: IntValue<'ctx>) -> Result<()> {
+    pub(crate) fn check(&mut self, cg: &Codegen<'ctx>, status: IntValue<'ctx>) -> Result<()> {
         let ok = cg.b.build_int_compare(IntPredicate::EQ, status, cg.i32().const_zero(), "")?;
         let cont = cg.block("ok");
         let cleanup = cg.block("failed");
@@ -409,7 +418,7 @@ fn load_ptr_at<'ctx>(cg: &Codegen<'ctx>, array: PointerValue<'ctx>, i: usize) ->
 }
 
 /// A stack array holding `ptrs`.
-fn pointer_array<'ctx>(cg: &Codegen<'ctx>, ptrs: &[PointerValue<'ctx>], name: &str) -> Result<PointerValue<'ctx>> {
+pub(crate) fn pointer_array<'ctx>(cg: &Codegen<'ctx>, ptrs: &[PointerValue<'ctx>], name: &str) -> Result<PointerValue<'ctx>> {
     let ty = cg.ptr().array_type(ptrs.len().max(1) as u32);
     let a = cg.entry_alloca(ty.into(), name)?;
     for (i, p) in ptrs.iter().enumerate() {

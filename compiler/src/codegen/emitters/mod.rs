@@ -6,6 +6,9 @@
 mod conv;
 mod dot;
 mod gemm;
+mod reduce;
+mod reduce_window;
+mod select_and_scatter;
 
 use super::kernel::KernelContext;
 use crate::error::{Error, Result};
@@ -16,6 +19,9 @@ pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
     match hero {
         Opcode::Dot => dot::emit_dot(kc),
         Opcode::Convolution => conv::emit_convolution(kc),
+        Opcode::Reduce => reduce::emit(kc),
+        Opcode::ReduceWindow => reduce_window::emit(kc),
+        Opcode::SelectAndScatter => select_and_scatter::emit(kc),
         op => Err(Error::Unsupported(op.name().to_string())),
     }
 }

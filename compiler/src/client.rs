@@ -1,0 +1,59 @@
+//! The entry point for programs that compile computations: a `Client` holds the target and
+//! compilation settings and turns modules (built or parsed) into executables.
+
+use crate::error::{Error, Result};
+use hlojit_runtime::custom_call::CustomCallRegistry;
+use crate::executable::Executable;
+use crate::hlo::text::parse_module;
+use crate::hlo::Module;
+use crate::pipeline::CompileOptions;
+
+/// Compiles HLO modules for this machine.
+///
+/// ```no_run
+/// let client = hlojit_compiler::Client::new();
+/// let exe = client.compile_text("HloModule m\nENTRY e { x = f32[2] parameter(0)\n ROOT y = f32[2] negate(x) }")?;
+/// # Ok::<(), hlojit_compiler::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Client {
+    options: CompileOptions,
+}
+
+impl Client {
+    /// A client for the host CPU with default settings.
+    pub fn new() -> Client {
+        Client::default()
+    }
+
+    pub fn with_options(options: CompileOptions) -> Client {
+        Client { options }
+    }
+
+    pub fn options(&self) -> &CompileOptions {
+        &self.options
+    }
+
+    /// Verifies, optimizes, compiles and loads a module.
+    pub fn compile(&self, module: &Module) -> Result<Executable> {
+        Executable::compile(module, &self.options)
+    }
+
+    /// Parses HLO text (as XLA and JAX print it) and compiles it.
+    pub fn compile_text(&self, text: &str) -> Result<Executable> {
+        self.compile(&parse_module(text)?)
+    }
+
+    /// The client's custom-call registry: targets registered here are found first (then the
+    /// process-wide registry's, then the process's exported symbols). Register a Rust or C
+    /// function with `client.custom_calls().register_ffi_handler(name, handler)` and friends.
+    pub fn custom_calls(&self) -> &CustomCallRegistry {
+        &self.options.custom_calls
+    }
+
+    /// Loads a shared library whose exported symbols become custom-call targets of the
+    /// modules this client compiles (after registered functions).
+    pub fn load_plugin(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        self.options.custom_calls.load_plugin(path).map_err(|e| Error::InvalidArgument(e.to_string()))
+    }
+}
