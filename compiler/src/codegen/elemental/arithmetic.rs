@@ -58,7 +58,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         } else if t.is_float() {
             let wa = self.float_to_compute(a, t)?;
             let wb = self.float_to_compute(b, t)?;
-            let r = self.float_binary(opcode, wa, wb)?;
+            let r = self.float_binary(opcode, t, wa, wb)?;
             self.compute_to_float(r, t)?
         } else {
             self.int_binary(opcode, t, a.into_int_value(), b.into_int_value())?.into()
@@ -72,7 +72,8 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let cg = self.cg;
         match t {
             ElementType::F32 | ElementType::F64 => Ok(v.into_float_value()),
-            ElementType::F16 | ElementType::BF16 => Ok(cg.b.build_float_ext(v.into_float_value(), cg.llvm.f32_type(), "")?),
+            ElementType::F16 => Ok(cg.b.build_float_ext(v.into_float_value(), cg.llvm.f32_type(), "")?),
+            ElementType::BF16 => self.bf16_to_f32(v.into_float_value()),
             _ if t.is_small_float() => self.small_float_to_f32(v.into_int_value(), t),
             _ => Err(Error::Internal(format!("{t} is not a float type"))),
         }
@@ -126,7 +127,8 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         Ok(cg.b.build_select(is_zero_or_nan, x, one, "")?.into_float_value())
     }
 
-    pub(super) fn float_binary(&self, op: Opcode, a: FloatValue<'ctx>, b: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
+    /// `a op b` on values of float type `t` widened to their compute type.
+    pub(super) fn float_binary(&self, op: Opcode, t: ElementType, a: FloatValue<'ctx>, b: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
         let cg = self.cg;
         let ft = a.get_type();
         let intr = |name: &str| -> Result<FloatValue<'ctx>> {
@@ -139,12 +141,37 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             Multiply => cg.b.build_float_mul(a, b, "")?,
             Divide => cg.b.build_float_div(a, b, "")?,
             Remainder => cg.b.build_float_rem(a, b, "")?,
-            // NaN-propagating, and -0 < +0: exactly LLVM's maximum/minimum.
+            // NaN-propagating, and -0 < +0: exactly LLVM's maximum/minimum. LLVM 19 narrows
+            // them to half when the operands were widened from f16 and then lowers the vector
+            // form wrongly (NaN against ±0 gives ±0), so f16 gets the same semantics spelled
+            // out in compares and selects. (bf16 is widened with integer ops, which LLVM does
+            // not narrow; the intrinsic also flushes subnormal bf16 results like XLA.)
+            Maximum | Minimum if t == ElementType::F16 => self.float_max_min(op == Maximum, a, b)?,
             Maximum => intr("llvm.maximum")?,
             Minimum => intr("llvm.minimum")?,
             Power | Atan2 => self.float_math_binary(op, a, b)?,
             other => return Err(Error::Unsupported(format!("{other} on floats"))),
         })
+    }
+
+    /// maximum/minimum with NaN propagation and -0 < +0, from compares and selects.
+    fn float_max_min(&self, is_max: bool, a: FloatValue<'ctx>, b: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
+        let cg = self.cg;
+        let ft = a.get_type();
+        let it = cg.int_type(ft.get_bit_width());
+        let pick_a = cg.b.build_float_compare(if is_max { FloatPredicate::OGT } else { FloatPredicate::OLT }, a, b, "")?;
+        let r = cg.b.build_select(pick_a, a, b, "")?.into_float_value();
+        // Equal operands have equal bits except for ±0, where the sign bits decide: AND keeps
+        // +0 for maximum, OR keeps -0 for minimum.
+        let ab = cg.b.build_bit_cast(a, it, "")?.into_int_value();
+        let bb = cg.b.build_bit_cast(b, it, "")?.into_int_value();
+        let merged = if is_max { cg.b.build_and(ab, bb, "")? } else { cg.b.build_or(ab, bb, "")? };
+        let merged = cg.b.build_bit_cast(merged, ft, "")?.into_float_value();
+        let equal = cg.b.build_float_compare(FloatPredicate::OEQ, a, b, "")?;
+        let r = cg.b.build_select(equal, merged, r, "")?.into_float_value();
+        let unordered = cg.b.build_float_compare(FloatPredicate::UNO, a, b, "")?;
+        let nan = cg.b.build_float_add(a, b, "")?;
+        Ok(cg.b.build_select(unordered, nan, r, "")?.into_float_value())
     }
 
     fn int_unary(&self, op: Opcode, t: ElementType, x: IntValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {

@@ -102,8 +102,8 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         // clamp = min(max(x, lo), hi) with maximum/minimum's NaN semantics.
         let v = if t.is_float() {
             let (l, v, h) = (self.float_to_compute(lo_v, t)?, self.float_to_compute(x_v, t)?, self.float_to_compute(hi_v, t)?);
-            let m = self.float_binary(Opcode::Maximum, v, l)?;
-            let m = self.float_binary(Opcode::Minimum, m, h)?;
+            let m = self.float_binary(Opcode::Maximum, t, v, l)?;
+            let m = self.float_binary(Opcode::Minimum, t, m, h)?;
             self.compute_to_float(m, t)?
         } else {
             let m = self.int_binary(Opcode::Maximum, t, x_v.into_int_value(), lo_v.into_int_value())?;

@@ -100,22 +100,59 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
     }
 
     /// Rounds an f32 or f64 value to float type `t` (to nearest even).
+    ///
+    /// As in XLA, f64 reaches f16 and bf16 through f32 (so it is rounded twice, and values
+    /// below f32's normal range flush to zero), while the f8 formats are rounded directly.
     pub fn round_to_float(&self, v: FloatValue<'ctx>, t: ElementType) -> Result<BasicValueEnum<'ctx>> {
         let cg = self.cg;
         let src_is_f64 = v.get_type() == cg.llvm.f64_type();
+        let f32t = cg.llvm.f32_type();
         match t {
-            ElementType::F32 if src_is_f64 => return Ok(cg.b.build_float_trunc(v, cg.llvm.f32_type(), "")?.into()),
+            ElementType::F32 if src_is_f64 => return Ok(cg.b.build_float_trunc(v, f32t, "")?.into()),
             ElementType::F32 => return Ok(v.into()),
             ElementType::F64 => return Ok(cg.b.build_float_ext(v, cg.llvm.f64_type(), "")?.into()),
+            ElementType::F16 | ElementType::BF16 => {
+                let narrow = if src_is_f64 { cg.b.build_float_trunc(v, f32t, "")? } else { v };
+                return Ok(if t == ElementType::F16 {
+                    cg.b.build_float_trunc(narrow, cg.llvm.f16_type(), "")?.into()
+                } else {
+                    self.f32_to_bf16(narrow)?.into()
+                });
+            }
             _ => {}
         }
         let fmt = t.float_format().ok_or_else(|| Error::Internal(format!("{t} is not a float")))?;
         let bits = self.encode_float(v, fmt)?;
-        if t == ElementType::F16 || t == ElementType::BF16 {
-            let b16 = cg.b.build_int_truncate(bits, cg.llvm.i16_type(), "")?;
-            return Ok(cg.b.build_bit_cast(b16, cg.value_type(t), "")?);
-        }
         Ok(cg.b.build_int_truncate(bits, cg.i8(), "")?.into())
+    }
+
+    /// bf16 to f32 by moving its bits up (exact; no floating-point operation, so LLVM never
+    /// turns the surrounding f32 code into bfloat arithmetic, which its x86 back end
+    /// mis-lowers in places).
+    pub fn bf16_to_f32(&self, v: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
+        let cg = self.cg;
+        let i16v = cg.b.build_bit_cast(v, cg.llvm.i16_type(), "")?.into_int_value();
+        let wide = cg.b.build_int_z_extend(i16v, cg.i32(), "")?;
+        let shifted = cg.b.build_left_shift(wide, cg.i32().const_int(16, false), "")?;
+        Ok(cg.b.build_bit_cast(shifted, cg.llvm.f32_type(), "")?.into_float_value())
+    }
+
+    /// f32 to bf16, rounded to nearest even on the bits (subnormals are rounded, not flushed;
+    /// overflow carries into the exponent and gives inf); NaNs become quiet NaNs of the same sign.
+    pub fn f32_to_bf16(&self, v: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
+        let cg = self.cg;
+        let i32t = cg.i32();
+        let c = |x: u64| i32t.const_int(x, false);
+        let bits = cg.b.build_bit_cast(v, i32t, "")?.into_int_value();
+        let lsb = cg.b.build_and(cg.b.build_right_shift(bits, c(16), false, "")?, c(1), "")?;
+        let rounded = cg.b.build_int_add(bits, cg.b.build_int_add(lsb, c(0x7fff), "")?, "")?;
+        let abs = cg.b.build_and(bits, c(0x7fff_ffff), "")?;
+        let is_nan = cg.b.build_int_compare(IntPredicate::UGT, abs, c(0x7f80_0000), "")?;
+        let quiet = cg.b.build_or(cg.b.build_and(bits, c(0xffc0_0000), "")?, c(0x0040_0000), "")?;
+        let chosen = cg.b.build_select(is_nan, quiet, rounded, "")?.into_int_value();
+        let high = cg.b.build_right_shift(chosen, c(16), false, "")?;
+        let narrow = cg.b.build_int_truncate(high, cg.llvm.i16_type(), "")?;
+        Ok(cg.b.build_bit_cast(narrow, cg.llvm.bf16_type(), "")?.into_float_value())
     }
 
     /// f64 to a small float format's bits (used where a value is produced in f64).
