@@ -118,13 +118,16 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         })
     }
 
-    /// sign(x): -1, +1, ±0 for ±0, NaN for NaN.
+    /// sign(x): ±1, ±0 for ±0, NaN for NaN. As in XLA, copysign((x != 0) as float, x): with
+    /// flush-to-zero a subnormal x compares equal to 0 and gives ±0.
     fn float_sign(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
         let cg = self.cg;
         let ft = x.get_type();
-        let one = cg.call_intrinsic("llvm.copysign", &[ft.into()], &[ft.const_float(1.0).into(), x.into()])?.into_float_value();
-        let is_zero_or_nan = cg.b.build_float_compare(FloatPredicate::UEQ, x, ft.const_zero(), "")?;
-        Ok(cg.b.build_select(is_zero_or_nan, x, one, "")?.into_float_value())
+        let nonzero = cg.b.build_float_compare(FloatPredicate::ONE, x, ft.const_zero(), "")?;
+        let magnitude = cg.b.build_unsigned_int_to_float(nonzero, ft, "")?;
+        let signed = cg.call_intrinsic("llvm.copysign", &[ft.into()], &[magnitude.into(), x.into()])?.into_float_value();
+        let is_nan = cg.b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
+        Ok(cg.b.build_select(is_nan, x, signed, "")?.into_float_value())
     }
 
     /// `a op b` on values of float type `t` widened to their compute type.
@@ -278,39 +281,40 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
                     }
                 }
             }
-            Power => self.int_power(t, a, b)?,
+            Power => self.int_power(a, b)?,
             other => return Err(Error::Unsupported(format!("{other} on {t}"))),
         })
     }
 
-    /// Integer power by squaring. A negative exponent gives 0, except for bases 1 (1) and -1
-    /// (±1 by the exponent's parity), as XLA computes it.
-    fn int_power(&self, t: ElementType, base: IntValue<'ctx>, exp: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+    /// Integer power as XLA:CPU computes it: six squaring steps, so only the exponent's low six
+    /// bits count (larger exponents overflow anyway, except for bases 0, 1 and -1, where
+    /// XLA's result is what is reproduced here). An exponent that is negative when read as
+    /// signed (also for unsigned types) gives 1 for base 1, ±1 by parity for base -1 (all
+    /// bits set) and 0 otherwise.
+    fn int_power(&self, base: IntValue<'ctx>, exp: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
         let cg = self.cg;
         let it = base.get_type();
         let one = it.const_int(1, false);
         let zero = it.const_zero();
-        let bits = it.get_bit_width();
-        // acc = 1; b = base; e = exp (treated as unsigned); repeat `bits` times.
+        let all_ones = it.const_all_ones();
         let mut acc = one;
         let mut b = base;
         let mut e = exp;
-        for _ in 0..bits {
+        for step in 0..6 {
             let low = cg.b.build_and(e, one, "")?;
             let odd = cg.b.build_int_compare(IntPredicate::NE, low, zero, "")?;
             let mul = cg.b.build_int_mul(acc, b, "")?;
             acc = cg.b.build_select(odd, mul, acc, "")?.into_int_value();
-            b = cg.b.build_int_mul(b, b, "")?;
-            e = cg.b.build_right_shift(e, one, false, "")?;
-        }
-        if !t.is_signed_int() {
-            return Ok(acc);
+            if step < 5 {
+                b = cg.b.build_int_mul(b, b, "")?;
+                e = cg.b.build_right_shift(e, one, false, "")?;
+            }
         }
         let negative = cg.b.build_int_compare(IntPredicate::SLT, exp, zero, "")?;
         let is_one = cg.b.build_int_compare(IntPredicate::EQ, base, one, "")?;
-        let is_minus_one = cg.b.build_int_compare(IntPredicate::EQ, base, it.const_all_ones(), "")?;
+        let is_minus_one = cg.b.build_int_compare(IntPredicate::EQ, base, all_ones, "")?;
         let odd = cg.b.build_int_compare(IntPredicate::NE, cg.b.build_and(exp, one, "")?, zero, "")?;
-        let minus_one_result = cg.b.build_select(odd, it.const_all_ones(), one, "")?.into_int_value();
+        let minus_one_result = cg.b.build_select(odd, all_ones, one, "")?.into_int_value();
         let neg_result = cg.b.build_select(is_minus_one, minus_one_result, zero, "")?.into_int_value();
         let neg_result = cg.b.build_select(is_one, one, neg_result, "")?.into_int_value();
         Ok(cg.b.build_select(negative, neg_result, acc, "")?.into_int_value())

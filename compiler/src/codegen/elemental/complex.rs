@@ -1,39 +1,155 @@
 //! Elementwise ops on complex numbers (c64, c128), computed on their parts.
+//!
+//! The formulas and their special cases (infinities, NaNs, signed zeros, overflow-safe
+//! magnitudes) are the ones XLA's elemental emitter uses, so that edge cases come out as
+//! XLA:CPU computes them; the real functions they call (exp, sin, atan2, ...) are ours.
 
 use super::Elemental;
+use crate::codegen::context::Codegen;
 use crate::error::{Error, Result};
 use crate::hlo::Opcode;
 use hlojit_runtime::ElementType;
-use inkwell::values::{BasicValueEnum, FloatValue};
+use inkwell::values::{BasicValueEnum, FloatValue, IntValue};
+use inkwell::FloatPredicate;
+
+/// Float arithmetic on one component type, written the way the formulas read.
+struct F<'a, 'ctx> {
+    cg: &'a Codegen<'ctx>,
+    ft: inkwell::types::FloatType<'ctx>,
+}
+
+type FV<'ctx> = FloatValue<'ctx>;
+type B<'ctx> = IntValue<'ctx>;
+
+impl<'a, 'ctx> F<'a, 'ctx> {
+    fn k(&self, v: f64) -> FV<'ctx> {
+        self.ft.const_float(v)
+    }
+    fn add(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
+        Ok(self.cg.b.build_float_add(a, b, "")?)
+    }
+    fn sub(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
+        Ok(self.cg.b.build_float_sub(a, b, "")?)
+    }
+    fn mul(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
+        Ok(self.cg.b.build_float_mul(a, b, "")?)
+    }
+    fn div(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
+        Ok(self.cg.b.build_float_div(a, b, "")?)
+    }
+    fn neg(&self, a: FV<'ctx>) -> Result<FV<'ctx>> {
+        Ok(self.cg.b.build_float_neg(a, "")?)
+    }
+    fn intr1(&self, name: &str, a: FV<'ctx>) -> Result<FV<'ctx>> {
+        Ok(self.cg.call_intrinsic(name, &[self.ft.into()], &[a.into()])?.into_float_value())
+    }
+    fn intr2(&self, name: &str, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
+        Ok(self.cg.call_intrinsic(name, &[self.ft.into()], &[a.into(), b.into()])?.into_float_value())
+    }
+    fn abs(&self, a: FV<'ctx>) -> Result<FV<'ctx>> {
+        self.intr1("llvm.fabs", a)
+    }
+    fn sqrt(&self, a: FV<'ctx>) -> Result<FV<'ctx>> {
+        self.intr1("llvm.sqrt", a)
+    }
+    fn copysign(&self, magnitude: FV<'ctx>, sign: FV<'ctx>) -> Result<FV<'ctx>> {
+        self.intr2("llvm.copysign", magnitude, sign)
+    }
+    /// NaN-propagating maximum / minimum.
+    fn max(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
+        self.intr2("llvm.maximum", a, b)
+    }
+    fn min(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
+        self.intr2("llvm.minimum", a, b)
+    }
+    fn cmp(&self, p: FloatPredicate, a: FV<'ctx>, b: FV<'ctx>) -> Result<B<'ctx>> {
+        Ok(self.cg.b.build_float_compare(p, a, b, "")?)
+    }
+    fn oeq(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<B<'ctx>> {
+        self.cmp(FloatPredicate::OEQ, a, b)
+    }
+    fn one(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<B<'ctx>> {
+        self.cmp(FloatPredicate::ONE, a, b)
+    }
+    fn is_nan(&self, a: FV<'ctx>) -> Result<B<'ctx>> {
+        self.cmp(FloatPredicate::UNO, a, a)
+    }
+    fn and(&self, a: B<'ctx>, b: B<'ctx>) -> Result<B<'ctx>> {
+        Ok(self.cg.b.build_and(a, b, "")?)
+    }
+    fn or(&self, a: B<'ctx>, b: B<'ctx>) -> Result<B<'ctx>> {
+        Ok(self.cg.b.build_or(a, b, "")?)
+    }
+    fn not(&self, a: B<'ctx>) -> Result<B<'ctx>> {
+        Ok(self.cg.b.build_not(a, "")?)
+    }
+    fn sel(&self, c: B<'ctx>, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
+        Ok(self.cg.b.build_select(c, a, b, "")?.into_float_value())
+    }
+    /// Selects between two complex values given as parts.
+    fn sel2(&self, c: B<'ctx>, a: (FV<'ctx>, FV<'ctx>), b: (FV<'ctx>, FV<'ctx>)) -> Result<(FV<'ctx>, FV<'ctx>)> {
+        Ok((self.sel(c, a.0, b.0)?, self.sel(c, a.1, b.1)?))
+    }
+    fn inf(&self) -> FV<'ctx> {
+        self.k(f64::INFINITY)
+    }
+    fn nan(&self) -> FV<'ctx> {
+        self.k(f64::NAN)
+    }
+    /// Horner evaluation of `coeffs[0] * x^(n-1) + ... + coeffs[n-1]`.
+    fn poly(&self, x: FV<'ctx>, coeffs: &[f64]) -> Result<FV<'ctx>> {
+        let mut acc = self.k(coeffs[0]);
+        for &c in &coeffs[1..] {
+            acc = self.add(self.mul(acc, x)?, self.k(c))?;
+        }
+        Ok(acc)
+    }
+}
+
+type Parts<'ctx> = (FloatValue<'ctx>, FloatValue<'ctx>);
 
 impl<'a, 'ctx> Elemental<'a, 'ctx> {
+    fn f(&self, ft: inkwell::types::FloatType<'ctx>) -> F<'a, 'ctx> {
+        F { cg: self.cg, ft }
+    }
+
     pub(super) fn complex_unary(&self, op: Opcode, t: ElementType, x: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
         let cg = self.cg;
         let (re, im) = cg.complex_parts(x)?;
-        let ft = re.get_type();
+        let f = self.f(re.get_type());
         use Opcode::*;
-        match op {
-            Real => Ok(re.into()),
-            Imag => Ok(im.into()),
-            Copy => Ok(x),
-            Negate => cg.make_complex(t, cg.b.build_float_neg(re, "")?, cg.b.build_float_neg(im, "")?),
-            Abs => Ok(self.complex_abs(re, im)?.into()),
+        let (r, i) = match op {
+            Real => return Ok(re.into()),
+            Imag => return Ok(im.into()),
+            Copy => return Ok(x),
+            Abs => return Ok(self.complex_abs(re, im)?.into()),
+            Negate => (f.neg(re)?, f.neg(im)?),
+            Sign => {
+                // z / |z|, and 0 for 0.
+                let m = self.complex_abs(re, im)?;
+                let zero = f.k(0.0);
+                let is_zero = f.oeq(m, zero)?;
+                f.sel2(is_zero, (zero, zero), (f.div(re, m)?, f.div(im, m)?))?
+            }
             Exp => {
-                // e^re * (cos im + i sin im)
-                let m = cg.call_intrinsic("llvm.exp", &[ft.into()], &[re.into()])?.into_float_value();
-                let c = cg.call_intrinsic("llvm.cos", &[ft.into()], &[im.into()])?.into_float_value();
-                let s = cg.call_intrinsic("llvm.sin", &[ft.into()], &[im.into()])?.into_float_value();
-                cg.make_complex(t, cg.b.build_float_mul(m, c, "")?, cg.b.build_float_mul(m, s, "")?)
+                let e = self.float_math_unary(Exp, re)?;
+                (f.mul(e, self.float_math_unary(Cosine, im)?)?, f.mul(e, self.float_math_unary(Sine, im)?)?)
             }
-            Log => {
-                // log|z| + i atan2(im, re)
-                let a = self.complex_abs(re, im)?;
-                let l = cg.call_intrinsic("llvm.log", &[ft.into()], &[a.into()])?.into_float_value();
-                let arg = self.float_math_binary(Atan2, im, re)?;
-                cg.make_complex(t, l, arg)
+            Log => self.complex_log(re, im)?,
+            Log1p => self.complex_log1p(re, im)?,
+            Expm1 => self.complex_expm1(re, im)?,
+            Sine | Cosine => self.complex_sin_cos(op == Sine, re, im)?,
+            Tanh => self.complex_tanh(re, im)?,
+            Tan => {
+                // tan(x + iy) = -i tanh(-y + ix)
+                let (r, i) = self.complex_tanh(f.neg(im)?, re)?;
+                (i, f.neg(r)?)
             }
-            other => Err(Error::Unsupported(format!("{other} on {t}"))),
-        }
+            Sqrt => self.complex_sqrt(re, im)?,
+            Rsqrt => self.complex_rsqrt(re, im)?,
+            other => return Err(Error::Unsupported(format!("{other} on {t}"))),
+        };
+        cg.make_complex(t, r, i)
     }
 
     pub(super) fn complex_binary(
@@ -44,36 +160,309 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         b: BasicValueEnum<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>> {
         let cg = self.cg;
-        let (ar, ai) = cg.complex_parts(a)?;
-        let (br, bi) = cg.complex_parts(b)?;
+        let x = cg.complex_parts(a)?;
+        let y = cg.complex_parts(b)?;
+        let f = self.f(x.0.get_type());
         use Opcode::*;
-        match op {
-            Add => cg.make_complex(t, cg.b.build_float_add(ar, br, "")?, cg.b.build_float_add(ai, bi, "")?),
-            Subtract => cg.make_complex(t, cg.b.build_float_sub(ar, br, "")?, cg.b.build_float_sub(ai, bi, "")?),
-            Multiply => {
-                let rr = cg.b.build_float_mul(ar, br, "")?;
-                let ii = cg.b.build_float_mul(ai, bi, "")?;
-                let ri = cg.b.build_float_mul(ar, bi, "")?;
-                let ir = cg.b.build_float_mul(ai, br, "")?;
-                cg.make_complex(t, cg.b.build_float_sub(rr, ii, "")?, cg.b.build_float_add(ri, ir, "")?)
-            }
-            Divide => {
-                // (a * conj(b)) / |b|^2
-                let d = cg.b.build_float_add(cg.b.build_float_mul(br, br, "")?, cg.b.build_float_mul(bi, bi, "")?, "")?;
-                let re = cg.b.build_float_add(cg.b.build_float_mul(ar, br, "")?, cg.b.build_float_mul(ai, bi, "")?, "")?;
-                let im = cg.b.build_float_sub(cg.b.build_float_mul(ai, br, "")?, cg.b.build_float_mul(ar, bi, "")?, "")?;
-                cg.make_complex(t, cg.b.build_float_div(re, d, "")?, cg.b.build_float_div(im, d, "")?)
-            }
-            other => Err(Error::Unsupported(format!("{other} on {t}"))),
-        }
+        let (r, i) = match op {
+            Add => (f.add(x.0, y.0)?, f.add(x.1, y.1)?),
+            Subtract => (f.sub(x.0, y.0)?, f.sub(x.1, y.1)?),
+            Multiply => complex_mul(&f, x, y)?,
+            Divide => self.complex_div(x, y)?,
+            Power => self.complex_pow(x, y)?,
+            Atan2 => self.complex_atan2(x, y)?,
+            other => return Err(Error::Unsupported(format!("{other} on {t}"))),
+        };
+        cg.make_complex(t, r, i)
     }
 
-    /// |re + i im| without overflow for large parts (hypot).
-    pub(super) fn complex_abs(&self, re: FloatValue<'ctx>, im: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
-        let cg = self.cg;
-        let ft = re.get_type();
-        let symbol = if ft == cg.llvm.f32_type() { "hypotf" } else { "hypot" };
-        let f = cg.external(symbol, ft.fn_type(&[ft.into(), ft.into()], false));
-        Ok(cg.call(f, &[re.into(), im.into()])?.into_float_value())
+    /// max(|re|, |im|) * sqrt(1 + (min/max)^2) and the parts it is made of; `min` is the
+    /// result where that is NaN ((0, 0), (inf, inf), NaN parts).
+    fn complex_abs_parts(&self, re: FV<'ctx>, im: FV<'ctx>) -> Result<(FV<'ctx>, FV<'ctx>, FV<'ctx>)> {
+        let f = self.f(re.get_type());
+        let (ar, ai) = (f.abs(re)?, f.abs(im)?);
+        let max = f.max(ar, ai)?;
+        let min = f.min(ar, ai)?;
+        let ratio = f.div(min, max)?;
+        let one_plus = f.add(f.k(1.0), f.mul(ratio, ratio)?)?;
+        Ok((min, max, one_plus))
     }
+
+    /// |re + i im| without overflow for large parts.
+    pub(super) fn complex_abs(&self, re: FV<'ctx>, im: FV<'ctx>) -> Result<FV<'ctx>> {
+        let f = self.f(re.get_type());
+        let (min, max, one_plus) = self.complex_abs_parts(re, im)?;
+        let r = f.mul(max, f.sqrt(one_plus)?)?;
+        f.sel(f.is_nan(r)?, min, r)
+    }
+
+    fn complex_log(&self, re: FV<'ctx>, im: FV<'ctx>) -> Result<Parts<'ctx>> {
+        let angle = self.float_math_binary(Opcode::Atan2, im, re)?;
+        let m = self.complex_abs(re, im)?;
+        Ok((self.float_math_unary(Opcode::Log, m)?, angle))
+    }
+
+    /// log1p(a + bi): real part log(hypot(a + 1, b)) arranged to stay accurate for small a and
+    /// not to overflow for large parts; imaginary part atan2(b, a + 1).
+    fn complex_log1p(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<Parts<'ctx>> {
+        let f = self.f(a.get_type());
+        let one = f.k(1.0);
+        let a1 = f.add(a, one)?;
+        let (abs_a1, abs_b) = (f.abs(a1)?, f.abs(b)?);
+        let max = f.max(abs_a1, abs_b)?;
+        let min = f.min(abs_a1, abs_b)?;
+        let max_minus_one = f.sel(f.cmp(FloatPredicate::OGT, a1, abs_b)?, a, f.sub(max, one)?)?;
+        let ratio = f.div(min, max)?;
+        let log_max = self.float_math_unary(Opcode::Log1p, max_minus_one)?;
+        let log_sqrt = self.float_math_unary(Opcode::Log1p, f.mul(ratio, ratio)?)?;
+        let r = f.add(f.mul(f.k(0.5), log_sqrt)?, log_max)?;
+        let real = f.sel(f.is_nan(r)?, min, r)?;
+        Ok((real, self.float_math_binary(Opcode::Atan2, b, a1)?))
+    }
+
+    /// cos(x) - 1, accurate near 0 (a Cephes polynomial for |x| <= pi/4).
+    fn cosm1(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
+        let f = self.f(x.get_type());
+        const COEFFS: [f64; 7] = [
+            4.7377507964246204691685E-14,
+            -1.1470284843425359765671E-11,
+            2.0876754287081521758361E-9,
+            -2.7557319214999787979814E-7,
+            2.4801587301570552304991E-5,
+            -1.3888888888888872993737E-3,
+            4.1666666666666666609054E-2,
+        ];
+        let large = f.sub(self.float_math_unary(Opcode::Cosine, x)?, f.k(1.0))?;
+        let xx = f.mul(x, x)?;
+        let small = f.add(f.mul(f.mul(xx, xx)?, f.poly(xx, &COEFFS)?)?, f.mul(f.k(-0.5), xx)?)?;
+        f.sel(f.cmp(FloatPredicate::OGT, xx, f.k(0.61685))?, large, small)
+    }
+
+    /// exp(a + bi) - 1 = (expm1(a) cos(b) + cosm1(b)) + i exp(a) sin(b).
+    fn complex_expm1(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<Parts<'ctx>> {
+        let f = self.f(a.get_type());
+        let one = f.k(1.0);
+        let zero = f.k(0.0);
+        let expm1_a = self.float_math_unary(Opcode::Expm1, a)?;
+        let exp_a = f.add(expm1_a, one)?;
+        let sin_b = self.float_math_unary(Opcode::Sine, b)?;
+        let cos_b_m1 = self.cosm1(b)?;
+        let cos_b = f.add(cos_b_m1, one)?;
+        let real = f.add(f.mul(expm1_a, cos_b)?, cos_b_m1)?;
+        let imag = f.sel(f.oeq(b, zero)?, zero, f.mul(exp_a, sin_b)?)?;
+        Ok((real, imag))
+    }
+
+    /// sin/cos(x + iy) through sinh(y), cosh(y) from exp(y).
+    fn complex_sin_cos(&self, is_sin: bool, x: FV<'ctx>, y: FV<'ctx>) -> Result<Parts<'ctx>> {
+        let f = self.f(x.get_type());
+        let exp_y = self.float_math_unary(Opcode::Exp, y)?;
+        let half_exp_y = f.mul(f.k(0.5), exp_y)?;
+        let half_exp_neg_y = f.div(f.k(0.5), exp_y)?;
+        let sin_x = self.float_math_unary(Opcode::Sine, x)?;
+        let cos_x = self.float_math_unary(Opcode::Cosine, x)?;
+        let sinh_y = f.sub(half_exp_y, half_exp_neg_y)?;
+        let cosh_y = f.add(half_exp_y, half_exp_neg_y)?;
+        Ok(if is_sin {
+            (f.mul(sin_x, cosh_y)?, f.mul(cos_x, sinh_y)?)
+        } else {
+            (f.mul(cos_x, cosh_y)?, f.neg(f.mul(sin_x, sinh_y)?)?)
+        })
+    }
+
+    /// tanh(a + bi) = (e^2a - e^-2a + 2i sin 2b) / (e^2a + e^-2a + 2 cos 2b), with the
+    /// exponentials as expm1 (accurate for small a) and the limits for infinite a.
+    fn complex_tanh(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<Parts<'ctx>> {
+        let f = self.f(a.get_type());
+        let two_a = f.add(a, a)?;
+        let neg_two_a = f.mul(f.k(-1.0), two_a)?;
+        let e2a_m1 = self.float_math_unary(Opcode::Expm1, two_a)?;
+        let en2a_m1 = self.float_math_unary(Opcode::Expm1, neg_two_a)?;
+        let real_num = f.sub(e2a_m1, en2a_m1)?;
+        let cos_b = self.float_math_unary(Opcode::Cosine, b)?;
+        let four = f.k(4.0);
+        let two_cos_2b_p2 = f.mul(f.mul(cos_b, cos_b)?, four)?;
+        let sin_b = self.float_math_unary(Opcode::Sine, b)?;
+        let imag_num = f.mul(four, f.mul(cos_b, sin_b)?)?;
+        let exp_sum_m2 = f.add(e2a_m1, en2a_m1)?;
+        let denom = f.add(exp_sum_m2, two_cos_2b_p2)?;
+        let inf = f.inf();
+        let is_inf = f.oeq(exp_sum_m2, inf)?;
+        let real_limit = f.copysign(f.k(1.0), a)?;
+        let real = f.sel(is_inf, real_limit, f.div(real_num, denom)?)?;
+        let imag = f.div(imag_num, denom)?;
+        // Finite a with b infinite or NaN gives (NaN, NaN); infinite a gives (±1, ±0) even
+        // then; b = 0 keeps the imaginary part 0 (also for a NaN).
+        let zero = f.k(0.0);
+        let a_is_inf = f.oeq(f.abs(a)?, inf)?;
+        let b_is_zero = f.oeq(b, zero)?;
+        let sin_2b_is_nan = f.is_nan(imag_num)?;
+        let real_is_nan = f.and(sin_2b_is_nan, f.not(a_is_inf)?)?;
+        let imag_is_zero = f.or(b_is_zero, f.and(a_is_inf, sin_2b_is_nan)?)?;
+        Ok((f.sel(real_is_nan, f.nan(), real)?, f.sel(imag_is_zero, zero, imag)?))
+    }
+
+    /// sqrt(z) = sqrt(|z|) (cos(t/2) + i sin(t/2)), t = arg z, with C99's special values.
+    fn complex_sqrt(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<Parts<'ctx>> {
+        let f = self.f(a.get_type());
+        // sqrt(|z|) = sqrt(max) * (1 + (min/max)^2)^(1/4)
+        let (min, max, one_plus) = self.complex_abs_parts(a, b)?;
+        let r = f.mul(f.sqrt(max)?, self.float_math_binary(Opcode::Power, one_plus, f.k(0.25))?)?;
+        let r = f.sel(f.is_nan(r)?, min, r)?;
+        let t = self.float_math_binary(Opcode::Atan2, b, a)?;
+        let angle = f.mul(t, f.k(0.5))?;
+        let cos = self.float_math_unary(Opcode::Cosine, angle)?;
+        let sin = self.float_math_unary(Opcode::Sine, angle)?;
+        let zero = f.k(0.0);
+        let inf = f.inf();
+        let neg_inf = f.k(f64::NEG_INFINITY);
+        let abs_b = f.abs(b)?;
+        let b_inf = f.oeq(abs_b, inf)?;
+        let real = f.sel(
+            f.or(b_inf, f.oeq(a, inf)?)?,
+            inf,
+            f.sel(f.and(f.oeq(a, neg_inf)?, f.one(abs_b, inf)?)?, zero, f.mul(r, cos)?)?,
+        )?;
+        let b_signed_inf = f.copysign(inf, b)?;
+        let imag = f.sel(
+            f.or(b_inf, f.oeq(a, neg_inf)?)?,
+            b_signed_inf,
+            f.sel(f.is_nan(r)?, f.nan(), f.sel(f.oeq(sin, zero)?, sin, f.mul(r, sin)?)?)?,
+        )?;
+        f.sel2(f.oeq(r, zero)?, (zero, zero), (real, imag))
+    }
+
+    /// rsqrt(z) = |z|^-1/2 (cos(-t/2) + i sin(-t/2)), with XLA's special values.
+    fn complex_rsqrt(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<Parts<'ctx>> {
+        let f = self.f(a.get_type());
+        let rsqrt = |x: FV<'ctx>| -> Result<FV<'ctx>> { f.div(f.k(1.0), f.sqrt(x)?) };
+        let (min, max, one_plus) = self.complex_abs_parts(a, b)?;
+        let r = f.mul(rsqrt(max)?, rsqrt(f.sqrt(one_plus)?)?)?;
+        let r = f.sel(f.is_nan(r)?, rsqrt(min)?, r)?;
+        let t = self.float_math_binary(Opcode::Atan2, b, a)?;
+        let angle = f.mul(t, f.k(-0.5))?;
+        let cos = self.float_math_unary(Opcode::Cosine, angle)?;
+        let sin = self.float_math_unary(Opcode::Sine, angle)?;
+        let zero = f.k(0.0);
+        let inf = f.inf();
+        let a_signed_zero = f.copysign(zero, a)?;
+        let neg_b_signed_zero = f.mul(f.copysign(zero, b)?, f.k(-1.0))?;
+        let abs_a = f.abs(a)?;
+        let abs_b = f.abs(b)?;
+        let is_zero_zero = f.and(f.oeq(b, zero)?, f.oeq(a, zero)?)?;
+        let vanishes = f.or(f.and(f.oeq(abs_b, inf)?, f.is_nan(a)?)?, f.oeq(abs_a, inf)?)?;
+        let real = f.sel(is_zero_zero, inf, f.sel(vanishes, a_signed_zero, f.mul(r, cos)?)?)?;
+        let imag = f.sel(is_zero_zero, f.nan(), f.sel(vanishes, neg_b_signed_zero, f.mul(r, sin)?)?)?;
+        Ok((real, imag))
+    }
+
+    /// Smith's division, with the C99 Annex G results for zero and infinite operands where
+    /// it gives (NaN, NaN).
+    fn complex_div(&self, x: Parts<'ctx>, y: Parts<'ctx>) -> Result<Parts<'ctx>> {
+        let f = self.f(x.0.get_type());
+        let ((a_r, a_i), (b_r, b_i)) = (x, y);
+        let r_i_ratio = f.div(b_r, b_i)?;
+        let r_i_denom = f.add(b_i, f.mul(r_i_ratio, b_r)?)?;
+        let i_r_ratio = f.div(b_i, b_r)?;
+        let i_r_denom = f.add(b_r, f.mul(i_r_ratio, b_i)?)?;
+        let b_r_abs = f.abs(b_r)?;
+        let b_i_abs = f.abs(b_i)?;
+        let r_lt_i = f.cmp(FloatPredicate::OLT, b_r_abs, b_i_abs)?;
+        let c_r = f.sel(
+            r_lt_i,
+            f.div(f.add(f.mul(r_i_ratio, a_r)?, a_i)?, r_i_denom)?,
+            f.div(f.add(f.mul(i_r_ratio, a_i)?, a_r)?, i_r_denom)?,
+        )?;
+        let c_i = f.sel(
+            r_lt_i,
+            f.div(f.sub(f.mul(r_i_ratio, a_i)?, a_r)?, r_i_denom)?,
+            f.div(f.sub(a_i, f.mul(i_r_ratio, a_r)?)?, i_r_denom)?,
+        )?;
+        let zero = f.k(0.0);
+        let one = f.k(1.0);
+        let inf = f.inf();
+        // Zero denominator, numerator not all NaN: inf with b_r's sign times the numerator.
+        let ordered = |v: FV<'ctx>| f.cmp(FloatPredicate::ORD, v, zero);
+        let zero_denominator =
+            f.and(f.and(f.oeq(b_r_abs, zero)?, f.oeq(b_i_abs, zero)?)?, f.or(ordered(a_r)?, ordered(a_i)?)?)?;
+        let signed_inf = f.copysign(inf, b_r)?;
+        let zero_denominator_result = (f.mul(signed_inf, a_r)?, f.mul(signed_inf, a_i)?);
+        // Infinite numerator, finite denominator.
+        let (a_r_abs, a_i_abs) = (f.abs(a_r)?, f.abs(a_i)?);
+        let a_r_inf = f.oeq(a_r_abs, inf)?;
+        let a_i_inf = f.oeq(a_i_abs, inf)?;
+        let inf_num_finite_denom = f.and(f.or(a_r_inf, a_i_inf)?, f.and(f.one(b_r_abs, inf)?, f.one(b_i_abs, inf)?)?)?;
+        let a_r_unit = f.copysign(f.sel(a_r_inf, one, zero)?, a_r)?;
+        let a_i_unit = f.copysign(f.sel(a_i_inf, one, zero)?, a_i)?;
+        let inf_num_result = (
+            f.mul(inf, f.add(f.mul(a_r_unit, b_r)?, f.mul(a_i_unit, b_i)?)?)?,
+            f.mul(inf, f.sub(f.mul(a_i_unit, b_r)?, f.mul(a_r_unit, b_i)?)?)?,
+        );
+        // Finite numerator, infinite denominator.
+        let b_r_inf = f.oeq(b_r_abs, inf)?;
+        let b_i_inf = f.oeq(b_i_abs, inf)?;
+        let finite_num_inf_denom = f.and(f.or(b_r_inf, b_i_inf)?, f.and(f.one(a_r_abs, inf)?, f.one(a_i_abs, inf)?)?)?;
+        let b_r_unit = f.copysign(f.sel(b_r_inf, one, zero)?, b_r)?;
+        let b_i_unit = f.copysign(f.sel(b_i_inf, one, zero)?, b_i)?;
+        let inf_denom_result = (
+            f.mul(zero, f.add(f.mul(a_r, b_r_unit)?, f.mul(a_i, b_i_unit)?)?)?,
+            f.mul(zero, f.sub(f.mul(a_i, b_r_unit)?, f.mul(a_r, b_i_unit)?)?)?,
+        );
+        let c_nan = f.and(f.cmp(FloatPredicate::UNO, c_r, zero)?, f.cmp(FloatPredicate::UNO, c_i, zero)?)?;
+        let special = f.sel2(finite_num_inf_denom, inf_denom_result, (c_r, c_i))?;
+        let special = f.sel2(inf_num_finite_denom, inf_num_result, special)?;
+        let special = f.sel2(zero_denominator, zero_denominator_result, special)?;
+        f.sel2(c_nan, special, (c_r, c_i))
+    }
+
+    /// (a + bi)^(c + di) = |z|^c e^(-d arg z) (cos q + i sin q), q = c arg z + d log|z|, with
+    /// Kahan's conventions for 0^w, z^0, 1^w and inf^c.
+    fn complex_pow(&self, x: Parts<'ctx>, y: Parts<'ctx>) -> Result<Parts<'ctx>> {
+        let f = self.f(x.0.get_type());
+        let ((a, b), (c, d)) = (x, y);
+        let m = self.complex_abs(a, b)?;
+        let m_to_c = self.float_math_binary(Opcode::Power, m, c)?;
+        let arg = self.float_math_binary(Opcode::Atan2, b, a)?;
+        let e = self.float_math_unary(Opcode::Exp, f.mul(f.neg(d)?, arg)?)?;
+        let coeff = f.mul(m_to_c, e)?;
+        let ln_m = self.float_math_unary(Opcode::Log, m)?;
+        let q = f.add(f.mul(c, arg)?, f.mul(d, ln_m)?)?;
+        let cos_q = self.float_math_unary(Opcode::Cosine, q)?;
+        let sin_q = self.float_math_unary(Opcode::Sine, q)?;
+        let inf = f.inf();
+        let zero = f.k(0.0);
+        let one = f.k(1.0);
+        let general = (f.mul(coeff, cos_q)?, f.mul(coeff, sin_q)?);
+        let d_zero = f.oeq(d, zero)?;
+        let c_zero = f.oeq(zero, c)?;
+        let base_zero = f.and(f.and(f.oeq(m, zero)?, d_zero)?, f.cmp(FloatPredicate::OLE, zero, c)?)?;
+        let r = f.sel2(base_zero, (f.sel(c_zero, one, zero)?, zero), general)?;
+        let r = f.sel2(f.and(c_zero, d_zero)?, (one, zero), r)?;
+        let r = f.sel2(f.and(f.oeq(a, one)?, f.oeq(b, zero)?)?, (one, zero), r)?;
+        let inf_real = f.and(f.oeq(a, inf)?, f.and(f.oeq(b, zero)?, d_zero)?)?;
+        let r = f.sel2(f.and(inf_real, f.cmp(FloatPredicate::OGT, c, zero)?)?, (inf, zero), r)?;
+        f.sel2(f.and(inf_real, f.cmp(FloatPredicate::OLT, c, zero)?)?, (zero, zero), r)
+    }
+
+    /// atan2(y, x) = -i log((x + iy) / sqrt(x^2 + y^2)) on complex numbers.
+    fn complex_atan2(&self, y: Parts<'ctx>, x: Parts<'ctx>) -> Result<Parts<'ctx>> {
+        let f = self.f(x.0.get_type());
+        let xx = complex_mul(&f, x, x)?;
+        let yy = complex_mul(&f, y, y)?;
+        let sum = (f.add(xx.0, yy.0)?, f.add(xx.1, yy.1)?);
+        let root = self.complex_sqrt(sum.0, sum.1)?;
+        let iy = complex_mul(&f, (f.k(0.0), f.k(1.0)), y)?;
+        let num = (f.add(x.0, iy.0)?, f.add(x.1, iy.1)?);
+        let q = self.complex_div(num, root)?;
+        let l = self.complex_log(q.0, q.1)?;
+        // -i (l.0 + i l.1) = l.1 - i l.0
+        complex_mul(&f, (f.k(0.0), f.k(-1.0)), l)
+    }
+}
+
+fn complex_mul<'ctx>(f: &F<'_, 'ctx>, x: Parts<'ctx>, y: Parts<'ctx>) -> Result<Parts<'ctx>> {
+    Ok((
+        f.sub(f.mul(x.0, y.0)?, f.mul(x.1, y.1)?)?,
+        f.add(f.mul(x.0, y.1)?, f.mul(x.1, y.0)?)?,
+    ))
 }
