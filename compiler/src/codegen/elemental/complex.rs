@@ -131,10 +131,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
                 let is_zero = f.oeq(m, zero)?;
                 f.sel2(is_zero, (zero, zero), (f.div(re, m)?, f.div(im, m)?))?
             }
-            Exp => {
-                let e = self.float_math_unary(Exp, re)?;
-                (f.mul(e, self.float_math_unary(Cosine, im)?)?, f.mul(e, self.float_math_unary(Sine, im)?)?)
-            }
+            Exp => self.complex_exp(re, im)?,
             Log => self.complex_log(re, im)?,
             Log1p => self.complex_log1p(re, im)?,
             Expm1 => self.complex_expm1(re, im)?,
@@ -196,28 +193,89 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         f.sel(f.is_nan(r)?, min, r)
     }
 
-    fn complex_log(&self, re: FV<'ctx>, im: FV<'ctx>) -> Result<Parts<'ctx>> {
-        let angle = self.float_math_binary(Opcode::Atan2, im, re)?;
-        let m = self.complex_abs(re, im)?;
-        Ok((self.float_math_unary(Opcode::Log, m)?, angle))
+    /// e^x (cos y + i sin y). Where e^x overflows, e^(x/2) is applied twice so that a small
+    /// cos or sin still gives a finite part; a zero y gives a +0 imaginary part (also for an
+    /// infinite or NaN x).
+    fn complex_exp(&self, x: FV<'ctx>, y: FV<'ctx>) -> Result<Parts<'ctx>> {
+        let f = self.f(x.get_type());
+        let zero = f.k(0.0);
+        let e = self.float_math_unary(Opcode::Exp, x)?;
+        let overflows = f.oeq(e, f.inf())?;
+        let eh = self.float_math_unary(Opcode::Exp, f.mul(x, f.k(0.5))?)?;
+        let cos = self.float_math_unary(Opcode::Cosine, y)?;
+        let sin = self.float_math_unary(Opcode::Sine, y)?;
+        let real = f.sel(overflows, f.mul(f.mul(eh, cos)?, eh)?, f.mul(e, cos)?)?;
+        let imag = f.sel(overflows, f.mul(f.mul(eh, sin)?, eh)?, f.mul(e, sin)?)?;
+        Ok((real, f.sel(f.oeq(y, zero)?, zero, imag)?))
     }
 
-    /// log1p(a + bi): real part log(hypot(a + 1, b)) arranged to stay accurate for small a and
-    /// not to overflow for large parts; imaginary part atan2(b, a + 1).
-    fn complex_log1p(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<Parts<'ctx>> {
-        let f = self.f(a.get_type());
+    /// log(z) = log|z| + i arg z. |z| near 1 would lose the real part to cancellation, so
+    /// there s = x^2 + y^2 - 1 is summed from exact (Dekker) squares and the real part is
+    /// log1p(s) / 2; elsewhere it is log(max) + log1p((min/max)^2) / 2 (StableHLO's complex
+    /// math expansion, which XLA applies).
+    fn complex_log(&self, x: FV<'ctx>, y: FV<'ctx>) -> Result<Parts<'ctx>> {
+        let f = self.f(x.get_type());
+        let half = f.k(0.5);
+        let minus_one = f.k(-1.0);
+        let (yyh, yyl) = self.square_dekker(y)?;
+        let (xxh, xxl) = self.square_dekker(x)?;
+        let y_bigger = f.cmp(FloatPredicate::OGT, yyh, xxh)?;
+        let mxh = f.sel(y_bigger, yyh, xxh)?;
+        let mnh = f.sel(y_bigger, xxh, yyh)?;
+        let s = fast2sum(&f, &[minus_one, mxh, mnh, yyl, xxl])?;
+        let near_one = f.cmp(FloatPredicate::OLT, f.abs(s)?, half)?;
+        let near = f.mul(half, self.float_math_unary(Opcode::Log1p, s)?)?;
+        let far = self.log_hypot_far(x, y)?;
+        let real = f.sel(near_one, near, far)?;
+        Ok((real, self.float_math_binary(Opcode::Atan2, y, x)?))
+    }
+
+    /// log(hypot(x, y)) as log(max) + log1p((min/max)^2) / 2, with min/max = 1 when they are
+    /// equal (both 0 or both inf).
+    fn log_hypot_far(&self, x: FV<'ctx>, y: FV<'ctx>) -> Result<FV<'ctx>> {
+        let f = self.f(x.get_type());
+        let (ax, ay) = (f.abs(x)?, f.abs(y)?);
+        let mx = f.max(ax, ay)?;
+        let mn = f.min(ax, ay)?;
+        let r = f.sel(f.oeq(mn, mx)?, f.k(1.0), f.div(mn, mx)?)?;
+        let l = self.float_math_unary(Opcode::Log1p, f.mul(r, r)?)?;
+        f.add(self.float_math_unary(Opcode::Log, mx)?, f.mul(f.k(0.5), l)?)
+    }
+
+    /// v^2 as an unevaluated sum high + low (Veltkamp split, Dekker product).
+    fn square_dekker(&self, v: FV<'ctx>) -> Result<Parts<'ctx>> {
+        let f = self.f(v.get_type());
+        let splitter = if v.get_type() == self.cg.llvm.f64_type() { 134217729.0 } else { 4097.0 };
+        let high = f.mul(v, v)?;
+        let vc = f.mul(f.k(splitter), v)?;
+        let vh = f.add(vc, f.sub(v, vc)?)?;
+        let vl = f.sub(v, vh)?;
+        let hl = f.mul(vh, vl)?;
+        let low = f.add(f.add(f.add(f.add(f.neg(high)?, f.mul(vh, vh)?)?, hl)?, hl)?, f.mul(vl, vl)?)?;
+        Ok((high, low))
+    }
+
+    /// log1p(x + iy): real part log(hypot(x + 1, y)) evaluated by cases (StableHLO's complex
+    /// math expansion): rescaled for huge parts, directly near x = -1, otherwise as
+    /// log1p(2x + x^2 + y^2) / 2 with the sum taken from exact squares.
+    fn complex_log1p(&self, x: FV<'ctx>, y: FV<'ctx>) -> Result<Parts<'ctx>> {
+        let f = self.f(x.get_type());
         let one = f.k(1.0);
-        let a1 = f.add(a, one)?;
-        let (abs_a1, abs_b) = (f.abs(a1)?, f.abs(b)?);
-        let max = f.max(abs_a1, abs_b)?;
-        let min = f.min(abs_a1, abs_b)?;
-        let max_minus_one = f.sel(f.cmp(FloatPredicate::OGT, a1, abs_b)?, a, f.sub(max, one)?)?;
-        let ratio = f.div(min, max)?;
-        let log_max = self.float_math_unary(Opcode::Log1p, max_minus_one)?;
-        let log_sqrt = self.float_math_unary(Opcode::Log1p, f.mul(ratio, ratio)?)?;
-        let r = f.add(f.mul(f.k(0.5), log_sqrt)?, log_max)?;
-        let real = f.sel(f.is_nan(r)?, min, r)?;
-        Ok((real, self.float_math_binary(Opcode::Atan2, b, a1)?))
+        let half = f.k(0.5);
+        let largest = if x.get_type() == self.cg.llvm.f64_type() { f64::MAX } else { f32::MAX as f64 };
+        let (ax, ay) = (f.abs(x)?, f.abs(y)?);
+        let mx = f.max(ax, ay)?;
+        let huge = f.cmp(FloatPredicate::OGT, mx, f.k(largest.sqrt() * 0.01))?;
+        let far = self.log_hypot_far(x, y)?;
+        let xp1 = f.add(x, one)?;
+        let (yyh, yyl) = self.square_dekker(y)?;
+        let close_to_minus_one = f.cmp(FloatPredicate::OLT, f.add(f.abs(xp1)?, ay)?, f.k(0.2))?;
+        let direct = f.mul(half, self.float_math_unary(Opcode::Log, f.add(f.mul(xp1, xp1)?, yyh)?)?)?;
+        let (xxh, xxl) = self.square_dekker(x)?;
+        let s = two_sum(&f, &[f.add(x, x)?, yyh, xxh, yyl, xxl])?;
+        let general = f.mul(half, self.float_math_unary(Opcode::Log1p, s)?)?;
+        let real = f.sel(huge, far, f.sel(close_to_minus_one, direct, general)?)?;
+        Ok((real, self.float_math_binary(Opcode::Atan2, y, xp1)?))
     }
 
     /// cos(x) - 1, accurate near 0 (a Cephes polynomial for |x| <= pi/4).
@@ -302,34 +360,64 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         Ok((f.sel(real_is_nan, f.nan(), real)?, f.sel(imag_is_zero, zero, imag)?))
     }
 
-    /// sqrt(z) = sqrt(|z|) (cos(t/2) + i sin(t/2)), t = arg z, with C99's special values.
-    fn complex_sqrt(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<Parts<'ctx>> {
-        let f = self.f(a.get_type());
-        // sqrt(|z|) = sqrt(max) * (1 + (min/max)^2)^(1/4)
-        let (min, max, one_plus) = self.complex_abs_parts(a, b)?;
-        let r = f.mul(f.sqrt(max)?, self.float_math_binary(Opcode::Power, one_plus, f.k(0.25))?)?;
-        let r = f.sel(f.is_nan(r)?, min, r)?;
-        let t = self.float_math_binary(Opcode::Atan2, b, a)?;
-        let angle = f.mul(t, f.k(0.5))?;
-        let cos = self.float_math_unary(Opcode::Cosine, angle)?;
-        let sin = self.float_math_unary(Opcode::Sine, angle)?;
+    /// sqrt(x + iy) from u = sqrt((hypot(x, y) + |x|) / 2) and |y| / (2u), which avoids
+    /// cancellation for either sign of x, with rescaled forms where u under- or overflows
+    /// (StableHLO's complex math expansion, which XLA applies).
+    fn complex_sqrt(&self, x: FV<'ctx>, y: FV<'ctx>) -> Result<Parts<'ctx>> {
+        let f = self.f(x.get_type());
         let zero = f.k(0.0);
-        let inf = f.inf();
-        let neg_inf = f.k(f64::NEG_INFINITY);
-        let abs_b = f.abs(b)?;
-        let b_inf = f.oeq(abs_b, inf)?;
-        let real = f.sel(
-            f.or(b_inf, f.oeq(a, inf)?)?,
-            inf,
-            f.sel(f.and(f.oeq(a, neg_inf)?, f.one(abs_b, inf)?)?, zero, f.mul(r, cos)?)?,
+        let one = f.k(1.0);
+        let two = f.k(2.0);
+        let sq_2 = f.k(std::f64::consts::SQRT_2);
+        let (ax, ay) = (f.abs(x)?, f.abs(y)?);
+        let eq = f.oeq(ax, ay)?;
+        let lt = f.cmp(FloatPredicate::OLT, ax, ay)?;
+        let gt = f.cmp(FloatPredicate::OGT, ax, ay)?;
+        let sq_ax = f.sqrt(ax)?;
+        let sq_ay = f.sqrt(ay)?;
+        let mx = f.max(ax, ay)?;
+        let mn = f.min(ax, ay)?;
+        let u_general = f.sqrt(f.add(f.div(self.hypot_parts(mx, mn)?, two)?, f.div(ax, two)?)?)?;
+        let u_extreme = f.or(f.oeq(u_general, zero)?, f.oeq(u_general, f.inf())?)?;
+        // Rescaled by the larger part: r = min/max ratio in (0, 1].
+        let r0 = f.sel(eq, one, f.sel(lt, f.div(ax, ay)?, f.div(ay, ax)?)?)?;
+        let abs_r0 = f.abs(r0)?;
+        let h = self.hypot_parts(f.max(one, abs_r0)?, f.min(one, abs_r0)?)?;
+        let sq_1h = f.sqrt(f.add(one, h)?)?;
+        let sq_rh = f.sqrt(f.add(r0, h)?)?;
+        let u_scaled = f.sel(gt, f.mul(sq_ax, f.div(sq_1h, sq_2)?)?, f.mul(sq_ay, f.div(sq_rh, sq_2)?)?)?;
+        // For ax == ay: u = sqrt(ax) sqrt((1 + sqrt 2) / 2).
+        let u_eq = f.div(f.mul(sq_ax, f.k(1.5537739740300374))?, sq_2)?;
+        let u = f.sel(eq, u_eq, f.sel(u_extreme, u_scaled, u_general)?)?;
+        let ratio_sq = f.sel(eq, one, f.sel(lt, f.div(sq_ax, sq_ay)?, f.div(sq_ay, sq_ax)?)?)?;
+        let ay_div_u_scaled = f.sel(
+            gt,
+            f.div(f.mul(sq_ay, ratio_sq)?, f.mul(sq_1h, sq_2)?)?,
+            f.div(sq_ay, f.mul(sq_rh, sq_2)?)?,
         )?;
-        let b_signed_inf = f.copysign(inf, b)?;
-        let imag = f.sel(
-            f.or(b_inf, f.oeq(a, neg_inf)?)?,
-            b_signed_inf,
-            f.sel(f.is_nan(r)?, f.nan(), f.sel(f.oeq(sin, zero)?, sin, f.mul(r, sin)?)?)?,
+        let ay_div_u = f.sel(
+            eq,
+            f.div(sq_ay, f.k(2.19736822693562))?,
+            f.sel(u_extreme, ay_div_u_scaled, f.div(ay, f.mul(u_general, two)?)?)?,
         )?;
-        f.sel2(f.oeq(r, zero)?, (zero, zero), (real, imag))
+        let real = f.sel(f.cmp(FloatPredicate::OGE, x, zero)?, u, ay_div_u)?;
+        let y_neg = f.cmp(FloatPredicate::OLT, y, zero)?;
+        let imag_mag = f.sel(f.cmp(FloatPredicate::OLT, x, zero)?, u, ay_div_u)?;
+        let imag = f.sel(y_neg, f.neg(imag_mag)?, imag_mag)?;
+        Ok((real, imag))
+    }
+
+    /// hypot from max >= min >= 0: sqrt(2) max when equal, else max sqrt(1 + (min/max)^2)
+    /// (or max + max r / 2 where that square root rounds to 1).
+    fn hypot_parts(&self, mx: FV<'ctx>, mn: FV<'ctx>) -> Result<FV<'ctx>> {
+        let f = self.f(mx.get_type());
+        let one = f.k(1.0);
+        let ratio = f.div(mn, mx)?;
+        let r = f.mul(ratio, ratio)?;
+        let sqa = f.sqrt(f.add(one, r)?)?;
+        let tiny = f.and(f.oeq(sqa, one)?, f.cmp(FloatPredicate::OGT, r, f.k(0.0))?)?;
+        let general = f.sel(tiny, f.add(mx, f.div(f.mul(mx, r)?, f.k(2.0))?)?, f.mul(mx, sqa)?)?;
+        f.sel(f.oeq(mx, mn)?, f.mul(f.k(std::f64::consts::SQRT_2), mx)?, general)
     }
 
     /// rsqrt(z) = |z|^-1/2 (cos(-t/2) + i sin(-t/2)), with XLA's special values.
@@ -444,17 +532,54 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         f.sel2(f.and(inf_real, f.cmp(FloatPredicate::OLT, c, zero)?)?, (zero, zero), r)
     }
 
+    /// log|z| + i arg z from the plain magnitude (what XLA uses inside complex atan2).
+    fn complex_log_polar(&self, re: FV<'ctx>, im: FV<'ctx>) -> Result<Parts<'ctx>> {
+        let angle = self.float_math_binary(Opcode::Atan2, im, re)?;
+        let m = self.complex_abs(re, im)?;
+        Ok((self.float_math_unary(Opcode::Log, m)?, angle))
+    }
+    /// sqrt(z) = sqrt(|z|) (cos(t/2) + i sin(t/2)), t = arg z, with C99's special values
+    /// (the polar form XLA uses inside complex atan2).
+    fn complex_sqrt_polar(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<Parts<'ctx>> {
+        let f = self.f(a.get_type());
+        // sqrt(|z|) = sqrt(max) * (1 + (min/max)^2)^(1/4)
+        let (min, max, one_plus) = self.complex_abs_parts(a, b)?;
+        let r = f.mul(f.sqrt(max)?, self.float_math_binary(Opcode::Power, one_plus, f.k(0.25))?)?;
+        let r = f.sel(f.is_nan(r)?, min, r)?;
+        let t = self.float_math_binary(Opcode::Atan2, b, a)?;
+        let angle = f.mul(t, f.k(0.5))?;
+        let cos = self.float_math_unary(Opcode::Cosine, angle)?;
+        let sin = self.float_math_unary(Opcode::Sine, angle)?;
+        let zero = f.k(0.0);
+        let inf = f.inf();
+        let neg_inf = f.k(f64::NEG_INFINITY);
+        let abs_b = f.abs(b)?;
+        let b_inf = f.oeq(abs_b, inf)?;
+        let real = f.sel(
+            f.or(b_inf, f.oeq(a, inf)?)?,
+            inf,
+            f.sel(f.and(f.oeq(a, neg_inf)?, f.one(abs_b, inf)?)?, zero, f.mul(r, cos)?)?,
+        )?;
+        let b_signed_inf = f.copysign(inf, b)?;
+        let imag = f.sel(
+            f.or(b_inf, f.oeq(a, neg_inf)?)?,
+            b_signed_inf,
+            f.sel(f.is_nan(r)?, f.nan(), f.sel(f.oeq(sin, zero)?, sin, f.mul(r, sin)?)?)?,
+        )?;
+        f.sel2(f.oeq(r, zero)?, (zero, zero), (real, imag))
+    }
+
     /// atan2(y, x) = -i log((x + iy) / sqrt(x^2 + y^2)) on complex numbers.
     fn complex_atan2(&self, y: Parts<'ctx>, x: Parts<'ctx>) -> Result<Parts<'ctx>> {
         let f = self.f(x.0.get_type());
         let xx = complex_mul(&f, x, x)?;
         let yy = complex_mul(&f, y, y)?;
         let sum = (f.add(xx.0, yy.0)?, f.add(xx.1, yy.1)?);
-        let root = self.complex_sqrt(sum.0, sum.1)?;
+        let root = self.complex_sqrt_polar(sum.0, sum.1)?;
         let iy = complex_mul(&f, (f.k(0.0), f.k(1.0)), y)?;
         let num = (f.add(x.0, iy.0)?, f.add(x.1, iy.1)?);
         let q = self.complex_div(num, root)?;
-        let l = self.complex_log(q.0, q.1)?;
+        let l = self.complex_log_polar(q.0, q.1)?;
         // -i (l.0 + i l.1) = l.1 - i l.0
         complex_mul(&f, (f.k(0.0), f.k(-1.0)), l)
     }
@@ -465,4 +590,44 @@ fn complex_mul<'ctx>(f: &F<'_, 'ctx>, x: Parts<'ctx>, y: Parts<'ctx>) -> Result<
         f.sub(f.mul(x.0, y.0)?, f.mul(x.1, y.1)?)?,
         f.add(f.mul(x.0, y.1)?, f.mul(x.1, y.0)?)?,
     ))
+}
+
+/// Sum of `terms` in order with Fast2Sum error terms added back (callers order the terms by
+/// decreasing magnitude, as Fast2Sum requires).
+fn fast2sum<'ctx>(f: &F<'_, 'ctx>, terms: &[FV<'ctx>]) -> Result<FV<'ctx>> {
+    let mut high = terms[0];
+    let mut low: Option<FV<'ctx>> = None;
+    for &t in &terms[1..] {
+        let sum = f.add(high, t)?;
+        let err = f.sub(t, f.sub(sum, high)?)?;
+        low = Some(match low {
+            None => err,
+            Some(l) => f.add(l, err)?,
+        });
+        high = sum;
+    }
+    match low {
+        Some(l) => f.add(high, l),
+        None => Ok(high),
+    }
+}
+
+/// Sum of `terms` in order with exact 2Sum error terms added back.
+fn two_sum<'ctx>(f: &F<'_, 'ctx>, terms: &[FV<'ctx>]) -> Result<FV<'ctx>> {
+    let mut high = terms[0];
+    let mut low: Option<FV<'ctx>> = None;
+    for &t in &terms[1..] {
+        let sum = f.add(high, t)?;
+        let t_part = f.sub(sum, high)?;
+        let err = f.add(f.sub(high, f.sub(sum, t_part)?)?, f.sub(t, t_part)?)?;
+        low = Some(match low {
+            None => err,
+            Some(l) => f.add(l, err)?,
+        });
+        high = sum;
+    }
+    match low {
+        Some(l) => f.add(high, l),
+        None => Ok(high),
+    }
 }
