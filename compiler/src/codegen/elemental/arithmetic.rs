@@ -45,7 +45,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let a = self.gen_scalar(lhs, index)?;
         let b = self.gen_scalar(rhs, index)?;
         let v = if opcode == Opcode::StochasticConvert {
-            return Err(Error::Unsupported("stochastic-convert".into()));
+            self.stochastic_convert(t, out_type, a, b, self.element_type(rhs)?)?
         } else if opcode == Opcode::Complex {
             let part = out_type.complex_component().expect("complex result");
             let re = self.float_to_compute(a, t)?;
@@ -112,7 +112,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
                 let a = intr("llvm.fabs")?.into_float_value();
                 cg.b.build_float_compare(FloatPredicate::OLT, a, ft.const_float(f64::INFINITY), "")?.into()
             }
-            Sign => self.float_sign(x)?.into(),
+            Sign => self.float_sign_value(x)?.into(),
             Exp | Expm1 | Log | Log1p | Logistic | Sine | Cosine | Tan | Tanh | Erf | Cbrt => self.float_math_unary(op, x)?.into(),
             other => return Err(Error::Unsupported(format!("{other} on floats"))),
         })
@@ -120,7 +120,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
 
     /// sign(x): ±1, ±0 for ±0, NaN for NaN. As in XLA, copysign((x != 0) as float, x): with
     /// flush-to-zero a subnormal x compares equal to 0 and gives ±0.
-    fn float_sign(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
+    pub(super) fn float_sign_value(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
         let cg = self.cg;
         let ft = x.get_type();
         let nonzero = cg.b.build_float_compare(FloatPredicate::ONE, x, ft.const_zero(), "")?;

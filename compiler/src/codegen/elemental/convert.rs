@@ -89,6 +89,66 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         Ok(cg.b.build_int_cast_sign_flag(v, it, signed, "")?.into())
     }
 
+    /// stochastic-convert of float `x` (type `from`) to signed integer type `to` with the
+    /// unsigned random bits `random` (type `rand_type`), as XLA decomposes it: |x| is rounded
+    /// up iff random < frac(|x|) * 2^bits(random) (that product converted to the random type),
+    /// then the sign is applied; values at or beyond the integer range (the bounds rounded to
+    /// `from`) saturate, NaN gives 0. Arithmetic is done in `from` (f16: the product in f32).
+    pub fn stochastic_convert(
+        &self,
+        from: ElementType,
+        to: ElementType,
+        x: BasicValueEnum<'ctx>,
+        random: BasicValueEnum<'ctx>,
+        rand_type: ElementType,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let cg = self.cg;
+        if !to.is_signed_int() || !from.is_float() || !rand_type.is_unsigned_int() {
+            return Err(Error::Unsupported(format!("stochastic-convert from {from} to {to} with {rand_type} random bits")));
+        }
+        let fmt = from.float_format().ok_or_else(|| cg.unsupported_type("stochastic-convert", from))?;
+        let v = self.float_to_compute(x, from)?;
+        let ft = v.get_type();
+        let it = cg.value_type(to).into_int_type();
+        let rt = cg.value_type(rand_type).into_int_type();
+        let abs = cg.call_intrinsic("llvm.fabs", &[ft.into()], &[v.into()])?.into_float_value();
+        let floor = cg.call_intrinsic("llvm.floor", &[ft.into()], &[abs.into()])?.into_float_value();
+        let frac = cg.b.build_float_sub(abs, floor, "")?;
+        // frac * 2^bits, rounded to `from` as XLA's multiply in that type is (f16 multiplies
+        // in f32 because 2^16 is not an f16).
+        let scaled = cg.b.build_float_mul(frac, ft.const_float((rand_type.bit_width() as f64).exp2()), "")?;
+        let scaled = if from == ElementType::F16 || from == ElementType::F32 || from == ElementType::F64 {
+            scaled
+        } else {
+            let narrow = self.compute_to_float(scaled, from)?;
+            self.float_to_compute(narrow, from)?
+        };
+        let threshold = cg.call_intrinsic("llvm.fptoui.sat", &[rt.into(), ft.into()], &[scaled.into()])?.into_int_value();
+        let round_up = cg.b.build_int_compare(IntPredicate::ULT, random.into_int_value(), threshold, "")?;
+        let truncated = cg.call_intrinsic("llvm.fptosi.sat", &[it.into(), ft.into()], &[floor.into()])?.into_int_value();
+        let plus_one = cg.b.build_int_add(truncated, it.const_int(1, false), "")?;
+        let magnitude = cg.b.build_select(round_up, plus_one, truncated, "")?.into_int_value();
+        let sign = self.float_sign_value(v)?;
+        let negative = cg.b.build_float_compare(FloatPredicate::OLT, sign, ft.const_zero(), "")?;
+        let negated = cg.b.build_int_neg(magnitude, "")?;
+        let result = cg.b.build_select(negative, negated, magnitude, "")?.into_int_value();
+        let bits = to.bit_width();
+        let min = -(1i128 << (bits - 1));
+        let max = (1i128 << (bits - 1)) - 1;
+        // The bounds as the nearest values of type `from`.
+        let bound = |b: i128| {
+            ft.const_float(match from {
+                ElementType::F64 => b as f64,
+                ElementType::F32 => b as f64 as f32 as f64,
+                _ => float_bits::decode(float_bits::encode(b as f64, fmt), fmt),
+            })
+        };
+        let is_min = cg.b.build_float_compare(FloatPredicate::OLE, v, bound(min), "")?;
+        let is_max = cg.b.build_float_compare(FloatPredicate::OGE, v, bound(max), "")?;
+        let result = cg.b.build_select(is_min, it.const_int(min as u64, true), result, "")?.into_int_value();
+        Ok(cg.b.build_select(is_max, it.const_int(max as u64, true), result, "")?)
+    }
+
     /// Extends or truncates a float register value to the compute type of `part` (f32/f64).
     fn float_resize(&self, v: FloatValue<'ctx>, part: ElementType) -> Result<FloatValue<'ctx>> {
         let cg = self.cg;
