@@ -4,115 +4,17 @@
 //! magnitudes) are the ones XLA's elemental emitter uses, so that edge cases come out as
 //! XLA:CPU computes them; the real functions they call (exp, sin, atan2, ...) are ours.
 
+use super::fops::{F, FV};
 use super::Elemental;
-use crate::codegen::context::Codegen;
 use crate::error::{Error, Result};
 use crate::hlo::Opcode;
 use hlojit_runtime::ElementType;
-use inkwell::values::{BasicValueEnum, FloatValue, IntValue};
+use inkwell::values::{BasicValueEnum, FloatValue};
 use inkwell::FloatPredicate;
-
-/// Float arithmetic on one component type, written the way the formulas read.
-struct F<'a, 'ctx> {
-    cg: &'a Codegen<'ctx>,
-    ft: inkwell::types::FloatType<'ctx>,
-}
-
-type FV<'ctx> = FloatValue<'ctx>;
-type B<'ctx> = IntValue<'ctx>;
-
-impl<'a, 'ctx> F<'a, 'ctx> {
-    fn k(&self, v: f64) -> FV<'ctx> {
-        self.ft.const_float(v)
-    }
-    fn add(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
-        Ok(self.cg.b.build_float_add(a, b, "")?)
-    }
-    fn sub(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
-        Ok(self.cg.b.build_float_sub(a, b, "")?)
-    }
-    fn mul(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
-        Ok(self.cg.b.build_float_mul(a, b, "")?)
-    }
-    fn div(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
-        Ok(self.cg.b.build_float_div(a, b, "")?)
-    }
-    fn neg(&self, a: FV<'ctx>) -> Result<FV<'ctx>> {
-        Ok(self.cg.b.build_float_neg(a, "")?)
-    }
-    fn intr1(&self, name: &str, a: FV<'ctx>) -> Result<FV<'ctx>> {
-        Ok(self.cg.call_intrinsic(name, &[self.ft.into()], &[a.into()])?.into_float_value())
-    }
-    fn intr2(&self, name: &str, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
-        Ok(self.cg.call_intrinsic(name, &[self.ft.into()], &[a.into(), b.into()])?.into_float_value())
-    }
-    fn abs(&self, a: FV<'ctx>) -> Result<FV<'ctx>> {
-        self.intr1("llvm.fabs", a)
-    }
-    fn sqrt(&self, a: FV<'ctx>) -> Result<FV<'ctx>> {
-        self.intr1("llvm.sqrt", a)
-    }
-    fn copysign(&self, magnitude: FV<'ctx>, sign: FV<'ctx>) -> Result<FV<'ctx>> {
-        self.intr2("llvm.copysign", magnitude, sign)
-    }
-    /// NaN-propagating maximum / minimum.
-    fn max(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
-        self.intr2("llvm.maximum", a, b)
-    }
-    fn min(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
-        self.intr2("llvm.minimum", a, b)
-    }
-    fn cmp(&self, p: FloatPredicate, a: FV<'ctx>, b: FV<'ctx>) -> Result<B<'ctx>> {
-        Ok(self.cg.b.build_float_compare(p, a, b, "")?)
-    }
-    fn oeq(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<B<'ctx>> {
-        self.cmp(FloatPredicate::OEQ, a, b)
-    }
-    fn one(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<B<'ctx>> {
-        self.cmp(FloatPredicate::ONE, a, b)
-    }
-    fn is_nan(&self, a: FV<'ctx>) -> Result<B<'ctx>> {
-        self.cmp(FloatPredicate::UNO, a, a)
-    }
-    fn and(&self, a: B<'ctx>, b: B<'ctx>) -> Result<B<'ctx>> {
-        Ok(self.cg.b.build_and(a, b, "")?)
-    }
-    fn or(&self, a: B<'ctx>, b: B<'ctx>) -> Result<B<'ctx>> {
-        Ok(self.cg.b.build_or(a, b, "")?)
-    }
-    fn not(&self, a: B<'ctx>) -> Result<B<'ctx>> {
-        Ok(self.cg.b.build_not(a, "")?)
-    }
-    fn sel(&self, c: B<'ctx>, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
-        Ok(self.cg.b.build_select(c, a, b, "")?.into_float_value())
-    }
-    /// Selects between two complex values given as parts.
-    fn sel2(&self, c: B<'ctx>, a: (FV<'ctx>, FV<'ctx>), b: (FV<'ctx>, FV<'ctx>)) -> Result<(FV<'ctx>, FV<'ctx>)> {
-        Ok((self.sel(c, a.0, b.0)?, self.sel(c, a.1, b.1)?))
-    }
-    fn inf(&self) -> FV<'ctx> {
-        self.k(f64::INFINITY)
-    }
-    fn nan(&self) -> FV<'ctx> {
-        self.k(f64::NAN)
-    }
-    /// Horner evaluation of `coeffs[0] * x^(n-1) + ... + coeffs[n-1]`.
-    fn poly(&self, x: FV<'ctx>, coeffs: &[f64]) -> Result<FV<'ctx>> {
-        let mut acc = self.k(coeffs[0]);
-        for &c in &coeffs[1..] {
-            acc = self.add(self.mul(acc, x)?, self.k(c))?;
-        }
-        Ok(acc)
-    }
-}
 
 type Parts<'ctx> = (FloatValue<'ctx>, FloatValue<'ctx>);
 
 impl<'a, 'ctx> Elemental<'a, 'ctx> {
-    fn f(&self, ft: inkwell::types::FloatType<'ctx>) -> F<'a, 'ctx> {
-        F { cg: self.cg, ft }
-    }
-
     pub(super) fn complex_unary(&self, op: Opcode, t: ElementType, x: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
         let cg = self.cg;
         let (re, im) = cg.complex_parts(x)?;

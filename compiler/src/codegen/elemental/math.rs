@@ -1,5 +1,6 @@
-//! Transcendental functions of real floats, through LLVM intrinsics where LLVM has one and
-//! libm otherwise. Arguments are f32 or f64 (narrower floats are computed in f32).
+//! Transcendental functions of real floats: the vectorizable implementations of `vmath` for
+//! f32 where there is one, otherwise LLVM intrinsics where LLVM has one and libm. Arguments
+//! are f32 or f64 (narrower floats are computed in f32).
 
 use super::Elemental;
 use crate::error::{Error, Result};
@@ -14,6 +15,15 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             Ok(cg.call_intrinsic(name, &[ft.into()], &[x.into()])?.into_float_value())
         };
         use Opcode::*;
+        if self.has_vector_math(x) {
+            match op {
+                Exp => return self.vexp(x),
+                Log => return self.vlog(x),
+                Tanh => return self.vtanh(x),
+                Erf => return self.verf(x),
+                _ => {}
+            }
+        }
         match op {
             Exp => intrinsic("llvm.exp"),
             Log => intrinsic("llvm.log"),
@@ -28,7 +38,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             Logistic => {
                 // 1 / (1 + exp(-x))
                 let neg = cg.b.build_float_neg(x, "")?;
-                let e = cg.call_intrinsic("llvm.exp", &[ft.into()], &[neg.into()])?.into_float_value();
+                let e = self.float_math_unary(Exp, neg)?;
                 let d = cg.b.build_float_add(ft.const_float(1.0), e, "")?;
                 Ok(cg.b.build_float_div(ft.const_float(1.0), d, "")?)
             }

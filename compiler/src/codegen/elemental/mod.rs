@@ -10,7 +10,9 @@ mod compare;
 mod complex;
 mod convert;
 mod data_movement;
+mod fops;
 mod math;
+mod vmath;
 
 use super::array::IrArray;
 use super::context::Codegen;
