@@ -26,13 +26,16 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         }
         match op {
             Exp => intrinsic("llvm.exp"),
-            Log => intrinsic("llvm.log"),
+            Log => self.subnormal_argument(x, intrinsic("llvm.log")?, ft.const_float(f64::NEG_INFINITY)),
             Sine => intrinsic("llvm.sin"),
             Cosine => intrinsic("llvm.cos"),
             Tan => self.libm_unary("tan", x),
             Tanh => self.libm_unary("tanh", x),
-            Expm1 => self.libm_unary("expm1", x),
-            Log1p => self.libm_unary("log1p", x),
+            Expm1 => self.subnormal_argument(x, self.libm_unary("expm1", x)?, x),
+            Log1p => {
+                let signed_zero = cg.call_intrinsic("llvm.copysign", &[ft.into()], &[ft.const_zero().into(), x.into()])?;
+                self.subnormal_argument(x, self.libm_unary("log1p", x)?, signed_zero.into_float_value())
+            }
             Erf => self.libm_unary("erf", x),
             Cbrt => self.libm_unary("cbrt", x),
             Logistic => {
@@ -44,6 +47,21 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             }
             other => Err(Error::Unsupported(format!("{other} on floats"))),
         }
+    }
+
+    /// `r`, or `special` where `x` is ±0 or subnormal: libm sees the exact argument, while
+    /// XLA:CPU computes these functions with flush-to-zero arithmetic, which treats a
+    /// subnormal as 0 (log: -inf, log1p: ±0) or keeps it (expm1: x).
+    fn subnormal_argument(&self, x: FloatValue<'ctx>, r: FloatValue<'ctx>, special: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
+        let cg = self.cg;
+        let ft = x.get_type();
+        let bits = ft.get_bit_width();
+        let it = cg.int_type(bits);
+        let raw = cg.b.build_bit_cast(x, it, "")?.into_int_value();
+        let abs = cg.b.build_and(raw, it.const_int(u64::MAX >> (65 - bits), false), "")?;
+        let mantissa_bits = if bits == 64 { 52 } else { 23 };
+        let tiny = cg.b.build_int_compare(inkwell::IntPredicate::ULT, abs, it.const_int(1 << mantissa_bits, false), "")?;
+        Ok(cg.b.build_select(tiny, special, r, "")?.into_float_value())
     }
 
     pub(super) fn float_math_binary(&self, op: Opcode, a: FloatValue<'ctx>, b: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {

@@ -85,8 +85,8 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         f.mul(f.mul(p, pow2(n1)?)?, pow2(n2)?)
     }
 
-    /// log(x) for f32. As XLA:CPU gives them: log(±0) = -inf, log of a positive subnormal
-    /// = log(2^-150), of anything negative (subnormals included) NaN.
+    /// log(x) for f32. As XLA:CPU gives them under flush-to-zero: log of ±0 and of ±subnormals
+    /// is -inf, of anything else negative NaN.
     pub(super) fn vlog(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
         let f = self.f(x.get_type());
         let b = &self.cg.b;
@@ -108,14 +108,12 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         // subnormal as 0).
         let abs = b.build_and(bits, f.ki(0x7fff_ffff), "")?;
         let negative = f.icmp(IntPredicate::SLT, bits, f.ki(0))?;
-        let is_zero = f.icmp(IntPredicate::EQ, abs, f.ki(0))?;
-        let is_subnormal = f.icmp(IntPredicate::ULT, abs, f.ki(0x0080_0000))?;
+        let zero_or_subnormal = f.icmp(IntPredicate::ULT, abs, f.ki(0x0080_0000))?;
         let not_finite = f.icmp(IntPredicate::UGE, abs, f.ki(0x7f80_0000))?;
-        let r = f.sel(is_subnormal, f.k(-103.97207708399179), r)?;
         let r = f.sel(negative, f.nan(), r)?;
         let r = f.sel(not_finite, f.add(x, x)?, r)?; // inf -> inf, NaN -> NaN (-inf -> NaN below)
         let r = f.sel(f.and(negative, not_finite)?, f.nan(), r)?;
-        f.sel(is_zero, f.k(f64::NEG_INFINITY), r)
+        f.sel(zero_or_subnormal, f.k(f64::NEG_INFINITY), r)
     }
 
     /// tanh(x) for f32: a polynomial near 0, 1 - 2 / (e^2|x| + 1) beyond, the sign of x.
