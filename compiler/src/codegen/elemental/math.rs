@@ -21,6 +21,11 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
                 Log => return self.vlog(x),
                 Tanh => return self.vtanh(x),
                 Erf => return self.verf(x),
+                Expm1 => return self.subnormal_argument(x, self.vexpm1(x)?, x),
+                Log1p => {
+                    let signed_zero = cg.call_intrinsic("llvm.copysign", &[ft.into()], &[ft.const_zero().into(), x.into()])?;
+                    return self.subnormal_argument(x, self.vlog1p(x)?, signed_zero.into_float_value());
+                }
                 _ => {}
             }
         }

@@ -27,6 +27,15 @@ const LOG1P_P: [f64; 8] = [
     0.12761550360317392,
     -0.07634429907823173,
 ];
+/// expm1(x) = x + x^2 P(x) for |x| <= 0.5 (relative error 3e-9).
+const EXPM1_P: [f64; 6] = [
+    0.50000003853335,
+    0.1666666398534606,
+    0.04166535857139214,
+    0.008333579050090625,
+    0.0013996177157928784,
+    0.00019849807035686844,
+];
 /// tanh(x) = x + x^3 P(x^2) for |x| < 0.625 (relative error 4e-9).
 const TANH_P: [f64; 5] =
     [-0.3333328194018193, 0.1333144215753233, -0.0537397121565591, 0.020639078740586174, -0.005704978373397314];
@@ -114,6 +123,33 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let r = f.sel(not_finite, f.add(x, x)?, r)?; // inf -> inf, NaN -> NaN (-inf -> NaN below)
         let r = f.sel(f.and(negative, not_finite)?, f.nan(), r)?;
         f.sel(zero_or_subnormal, f.k(f64::NEG_INFINITY), r)
+    }
+
+    /// e^x - 1 for f32: a polynomial for |x| <= 1/2 (where e^x - 1 would cancel), e^x - 1
+    /// beyond.
+    pub(super) fn vexpm1(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
+        let f = self.f(x.get_type());
+        let small = f.fma(f.mul(x, x)?, f.poly_inc(x, &EXPM1_P)?, x)?;
+        let large = f.sub(self.vexp(x)?, f.k(1.0))?;
+        f.sel(f.cmp(FloatPredicate::OLE, f.abs(x)?, f.k(0.5))?, small, large)
+    }
+
+    /// log(1 + x) for f32: the log polynomial directly on x where it was fitted, otherwise
+    /// log(u) for u = 1 + x corrected by the rounding error of that sum, ((u - 1) - x) / u.
+    pub(super) fn vlog1p(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
+        let f = self.f(x.get_type());
+        let x2 = f.mul(x, x)?;
+        let small = f.fma(f.mul(x2, x)?, f.poly_inc(x, &LOG1P_P)?, f.fma(f.k(-0.5), x2, x)?)?;
+        let u = f.add(x, f.k(1.0))?;
+        let correction = f.div(f.sub(f.sub(u, f.k(1.0))?, x)?, u)?;
+        // No correction where it is meaningless: u = 0 (-inf), u = inf, NaN.
+        let correction = f.sel(f.is_nan(correction)?, f.k(0.0), correction)?;
+        let large = f.sub(self.vlog(u)?, correction)?;
+        let in_range = f.and(
+            f.cmp(FloatPredicate::OGE, x, f.k(std::f64::consts::FRAC_1_SQRT_2 - 1.0))?,
+            f.cmp(FloatPredicate::OLE, x, f.k(std::f64::consts::SQRT_2 - 1.0))?,
+        )?;
+        f.sel(in_range, small, large)
     }
 
     /// tanh(x) for f32: a polynomial near 0, 1 - 2 / (e^2|x| + 1) beyond, the sign of x.
