@@ -1,5 +1,12 @@
 //! The integration harness: one test binary (it links LLVM) for the file tests under
-//! `tests/filetests` and the conformance corpus under `tests/conformance`.
+//! `tests/filetests`, the conformance corpus under `tests/conformance` and the builder's
+//! end-to-end tests (`harness/builder.rs`).
+
+#[path = "harness/builder.rs"]
+mod builder;
+
+#[path = "harness/aliasing.rs"]
+mod aliasing;
 
 use hlojit::conformance::{self, ModuleFile};
 use std::path::{Path, PathBuf};
