@@ -79,15 +79,23 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let lo = f.k(-104.0);
         let x = f.sel(f.cmp(FloatPredicate::OGT, x, hi)?, hi, x)?;
         let x = f.sel(f.cmp(FloatPredicate::OLT, x, lo)?, lo, x)?;
-        let n = f.intr1("llvm.roundeven", f.mul(x, f.k(std::f64::consts::LOG2_E))?)?;
+        // n = round(x / ln2) by adding 1.5 * 2^23: the sum's low mantissa bits are n (as an
+        // integer, no float-to-int conversion, which LLVM does not vectorize for the saturating
+        // form and which would be poison for NaN in the plain one).
+        let magic = f.k(12582912.0);
+        let shifted = f.fma(x, f.k(std::f64::consts::LOG2_E), magic)?;
+        let n = f.sub(shifted, magic)?;
         // r = x - n ln2 in two steps (Cody-Waite) so that r keeps its low bits.
         let r = f.fma(f.neg(n)?, f.k(LN2_HI), x)?;
         let r = f.fma(f.neg(n)?, f.k(LN2_LO), r)?;
-        let p = f.fma(f.mul(r, r)?, f.poly_inc(r, &EXP_P)?, f.add(r, f.k(1.0))?)?;
+        // 1 + (r + r^2 P(r)): adding the 1 last rounds once, so e^r is within half an ulp
+        // plus the polynomial's error (cos/sinh formulas of complex functions cancel e^r
+        // against e^-r and magnify any more).
+        let p = f.add(f.k(1.0), f.fma(f.mul(r, r)?, f.poly_inc(r, &EXP_P)?, r)?)?;
         // p * 2^n as p * 2^(n/2) * 2^(n - n/2): both factors stay normal for n in [-150, 129];
         // overflow gives inf, and results below the normal range flush to 0 under FTZ.
-        let ni = self.cg.call_intrinsic("llvm.fptosi.sat", &[f.it().into(), f.ft.into()], &[n.into()])?.into_int_value();
         let b = &self.cg.b;
+        let ni = b.build_int_sub(f.to_bits(shifted)?, f.to_bits(magic)?, "")?;
         let n1 = b.build_right_shift(ni, f.ki(1), true, "")?;
         let n2 = b.build_int_sub(ni, n1, "")?;
         let pow2 = |k| -> Result<FV<'ctx>> { f.from_bits(b.build_left_shift(b.build_int_add(k, f.ki(127), "")?, f.ki(23), "")?) };
