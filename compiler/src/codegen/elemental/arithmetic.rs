@@ -61,7 +61,8 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             let r = self.float_binary(opcode, t, wa, wb)?;
             self.compute_to_float(r, t)?
         } else {
-            self.int_binary(opcode, t, a.into_int_value(), b.into_int_value())?.into()
+            self.int_binary(opcode, t, a.into_int_value(), b.into_int_value())?
+                .into()
         };
         Ok(Val::Scalar(v))
     }
@@ -110,10 +111,13 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             Imag => ft.const_zero().into(),
             IsFinite => {
                 let a = intr("llvm.fabs")?.into_float_value();
-                cg.b.build_float_compare(FloatPredicate::OLT, a, ft.const_float(f64::INFINITY), "")?.into()
+                cg.b.build_float_compare(FloatPredicate::OLT, a, ft.const_float(f64::INFINITY), "")?
+                    .into()
             }
             Sign => self.float_sign_value(x)?.into(),
-            Exp | Expm1 | Log | Log1p | Logistic | Sine | Cosine | Tan | Tanh | Erf | Cbrt => self.float_math_unary(op, x)?.into(),
+            Exp | Expm1 | Log | Log1p | Logistic | Sine | Cosine | Tan | Tanh | Erf | Cbrt => {
+                self.float_math_unary(op, x)?.into()
+            }
             other => return Err(Error::Unsupported(format!("{other} on floats"))),
         })
     }
@@ -125,17 +129,27 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let ft = x.get_type();
         let nonzero = cg.b.build_float_compare(FloatPredicate::ONE, x, ft.const_zero(), "")?;
         let magnitude = cg.b.build_unsigned_int_to_float(nonzero, ft, "")?;
-        let signed = cg.call_intrinsic("llvm.copysign", &[ft.into()], &[magnitude.into(), x.into()])?.into_float_value();
+        let signed = cg
+            .call_intrinsic("llvm.copysign", &[ft.into()], &[magnitude.into(), x.into()])?
+            .into_float_value();
         let is_nan = cg.b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
         Ok(cg.b.build_select(is_nan, x, signed, "")?.into_float_value())
     }
 
     /// `a op b` on values of float type `t` widened to their compute type.
-    pub(super) fn float_binary(&self, op: Opcode, t: ElementType, a: FloatValue<'ctx>, b: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
+    pub(super) fn float_binary(
+        &self,
+        op: Opcode,
+        t: ElementType,
+        a: FloatValue<'ctx>,
+        b: FloatValue<'ctx>,
+    ) -> Result<FloatValue<'ctx>> {
         let cg = self.cg;
         let ft = a.get_type();
         let intr = |name: &str| -> Result<FloatValue<'ctx>> {
-            Ok(cg.call_intrinsic(name, &[ft.into()], &[a.into(), b.into()])?.into_float_value())
+            Ok(cg
+                .call_intrinsic(name, &[ft.into()], &[a.into(), b.into()])?
+                .into_float_value())
         };
         use Opcode::*;
         Ok(match op {
@@ -162,13 +176,26 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let cg = self.cg;
         let ft = a.get_type();
         let it = cg.int_type(ft.get_bit_width());
-        let pick_a = cg.b.build_float_compare(if is_max { FloatPredicate::OGT } else { FloatPredicate::OLT }, a, b, "")?;
+        let pick_a = cg.b.build_float_compare(
+            if is_max {
+                FloatPredicate::OGT
+            } else {
+                FloatPredicate::OLT
+            },
+            a,
+            b,
+            "",
+        )?;
         let r = cg.b.build_select(pick_a, a, b, "")?.into_float_value();
         // Equal operands have equal bits except for ±0, where the sign bits decide: AND keeps
         // +0 for maximum, OR keeps -0 for minimum.
         let ab = cg.b.build_bit_cast(a, it, "")?.into_int_value();
         let bb = cg.b.build_bit_cast(b, it, "")?.into_int_value();
-        let merged = if is_max { cg.b.build_and(ab, bb, "")? } else { cg.b.build_or(ab, bb, "")? };
+        let merged = if is_max {
+            cg.b.build_and(ab, bb, "")?
+        } else {
+            cg.b.build_or(ab, bb, "")?
+        };
         let merged = cg.b.build_bit_cast(merged, ft, "")?.into_float_value();
         let equal = cg.b.build_float_compare(FloatPredicate::OEQ, a, b, "")?;
         let r = cg.b.build_select(equal, merged, r, "")?.into_float_value();
@@ -205,7 +232,13 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         })
     }
 
-    pub(super) fn int_binary(&self, op: Opcode, t: ElementType, a: IntValue<'ctx>, b: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+    pub(super) fn int_binary(
+        &self,
+        op: Opcode,
+        t: ElementType,
+        a: IntValue<'ctx>,
+        b: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>> {
         let cg = self.cg;
         let it = a.get_type();
         let signed = t.is_signed_int();
@@ -226,7 +259,8 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
                     (false, true) => "llvm.smin",
                     (false, false) => "llvm.umin",
                 };
-                cg.call_intrinsic(name, &[it.into()], &[a.into(), b.into()])?.into_int_value()
+                cg.call_intrinsic(name, &[it.into()], &[a.into(), b.into()])?
+                    .into_int_value()
             }
             Divide | Remainder => {
                 // XLA: x / 0 = -1 (all ones), x % 0 = x; INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0.
@@ -238,7 +272,9 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
                     let b_neg1 = cg.b.build_int_compare(IntPredicate::EQ, b, all_ones, "")?;
                     let overflow = cg.b.build_and(a_min, b_neg1, "")?;
                     unsafe_divisor = cg.b.build_or(is_zero, overflow, "")?;
-                    let safe_b = cg.b.build_select(unsafe_divisor, it.const_int(1, false), b, "")?.into_int_value();
+                    let safe_b =
+                        cg.b.build_select(unsafe_divisor, it.const_int(1, false), b, "")?
+                            .into_int_value();
                     if op == Divide {
                         let q = cg.b.build_int_signed_div(a, safe_b, "")?;
                         // overflow: a / 1 = INT_MIN already; division by zero: -1.
@@ -249,7 +285,9 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
                         cg.b.build_select(is_zero, a, r, "")?.into_int_value()
                     }
                 } else {
-                    let safe_b = cg.b.build_select(unsafe_divisor, it.const_int(1, false), b, "")?.into_int_value();
+                    let safe_b =
+                        cg.b.build_select(unsafe_divisor, it.const_int(1, false), b, "")?
+                            .into_int_value();
                     if op == Divide {
                         let q = cg.b.build_int_unsigned_div(a, safe_b, "")?;
                         cg.b.build_select(is_zero, all_ones, q, "")?.into_int_value()
@@ -313,9 +351,12 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let negative = cg.b.build_int_compare(IntPredicate::SLT, exp, zero, "")?;
         let is_one = cg.b.build_int_compare(IntPredicate::EQ, base, one, "")?;
         let is_minus_one = cg.b.build_int_compare(IntPredicate::EQ, base, all_ones, "")?;
-        let odd = cg.b.build_int_compare(IntPredicate::NE, cg.b.build_and(exp, one, "")?, zero, "")?;
+        let odd =
+            cg.b.build_int_compare(IntPredicate::NE, cg.b.build_and(exp, one, "")?, zero, "")?;
         let minus_one_result = cg.b.build_select(odd, all_ones, one, "")?.into_int_value();
-        let neg_result = cg.b.build_select(is_minus_one, minus_one_result, zero, "")?.into_int_value();
+        let neg_result =
+            cg.b.build_select(is_minus_one, minus_one_result, zero, "")?
+                .into_int_value();
         let neg_result = cg.b.build_select(is_one, one, neg_result, "")?.into_int_value();
         Ok(cg.b.build_select(negative, neg_result, acc, "")?.into_int_value())
     }

@@ -15,7 +15,12 @@ use inkwell::FloatPredicate;
 type Parts<'ctx> = (FloatValue<'ctx>, FloatValue<'ctx>);
 
 impl<'a, 'ctx> Elemental<'a, 'ctx> {
-    pub(super) fn complex_unary(&self, op: Opcode, t: ElementType, x: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    pub(super) fn complex_unary(
+        &self,
+        op: Opcode,
+        t: ElementType,
+        x: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
         let cg = self.cg;
         let (re, im) = cg.complex_parts(x)?;
         let f = self.f(re.get_type());
@@ -147,13 +152,20 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
     /// v^2 as an unevaluated sum high + low (Veltkamp split, Dekker product).
     fn square_dekker(&self, v: FV<'ctx>) -> Result<Parts<'ctx>> {
         let f = self.f(v.get_type());
-        let splitter = if v.get_type() == self.cg.llvm.f64_type() { 134217729.0 } else { 4097.0 };
+        let splitter = if v.get_type() == self.cg.llvm.f64_type() {
+            134217729.0
+        } else {
+            4097.0
+        };
         let high = f.mul(v, v)?;
         let vc = f.mul(f.k(splitter), v)?;
         let vh = f.add(vc, f.sub(v, vc)?)?;
         let vl = f.sub(v, vh)?;
         let hl = f.mul(vh, vl)?;
-        let low = f.add(f.add(f.add(f.add(f.neg(high)?, f.mul(vh, vh)?)?, hl)?, hl)?, f.mul(vl, vl)?)?;
+        let low = f.add(
+            f.add(f.add(f.add(f.neg(high)?, f.mul(vh, vh)?)?, hl)?, hl)?,
+            f.mul(vl, vl)?,
+        )?;
         Ok((high, low))
     }
 
@@ -164,7 +176,11 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let f = self.f(x.get_type());
         let one = f.k(1.0);
         let half = f.k(0.5);
-        let largest = if x.get_type() == self.cg.llvm.f64_type() { f64::MAX } else { f32::MAX as f64 };
+        let largest = if x.get_type() == self.cg.llvm.f64_type() {
+            f64::MAX
+        } else {
+            f32::MAX as f64
+        };
         let (ax, ay) = (f.abs(x)?, f.abs(y)?);
         let mx = f.max(ax, ay)?;
         let huge = f.cmp(FloatPredicate::OGT, mx, f.k(largest.sqrt() * 0.01))?;
@@ -184,13 +200,13 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
     fn cosm1(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
         let f = self.f(x.get_type());
         const COEFFS: [f64; 7] = [
-            4.7377507964246204691685E-14,
-            -1.1470284843425359765671E-11,
-            2.0876754287081521758361E-9,
-            -2.7557319214999787979814E-7,
-            2.4801587301570552304991E-5,
-            -1.3888888888888872993737E-3,
-            4.1666666666666666609054E-2,
+            4.737750796424621e-14,
+            -1.147028484342536e-11,
+            2.087675428708152e-09,
+            -2.755731921499979e-07,
+            2.480158730157055e-05,
+            -0.0013888888888888872,
+            0.041666666666666664,
         ];
         let large = f.sub(self.float_math_unary(Opcode::Cosine, x)?, f.k(1.0))?;
         let xx = f.mul(x, x)?;
@@ -287,7 +303,11 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let h = self.hypot_parts(f.max(one, abs_r0)?, f.min(one, abs_r0)?)?;
         let sq_1h = f.sqrt(f.add(one, h)?)?;
         let sq_rh = f.sqrt(f.add(r0, h)?)?;
-        let u_scaled = f.sel(gt, f.mul(sq_ax, f.div(sq_1h, sq_2)?)?, f.mul(sq_ay, f.div(sq_rh, sq_2)?)?)?;
+        let u_scaled = f.sel(
+            gt,
+            f.mul(sq_ax, f.div(sq_1h, sq_2)?)?,
+            f.mul(sq_ay, f.div(sq_rh, sq_2)?)?,
+        )?;
         // For ax == ay: u = sqrt(ax) sqrt((1 + sqrt 2) / 2).
         let u_eq = f.div(f.mul(sq_ax, f.k(1.5537739740300374))?, sq_2)?;
         let u = f.sel(eq, u_eq, f.sel(u_extreme, u_scaled, u_general)?)?;
@@ -342,7 +362,11 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let is_zero_zero = f.and(f.oeq(b, zero)?, f.oeq(a, zero)?)?;
         let vanishes = f.or(f.and(f.oeq(abs_b, inf)?, f.is_nan(a)?)?, f.oeq(abs_a, inf)?)?;
         let real = f.sel(is_zero_zero, inf, f.sel(vanishes, a_signed_zero, f.mul(r, cos)?)?)?;
-        let imag = f.sel(is_zero_zero, f.nan(), f.sel(vanishes, neg_b_signed_zero, f.mul(r, sin)?)?)?;
+        let imag = f.sel(
+            is_zero_zero,
+            f.nan(),
+            f.sel(vanishes, neg_b_signed_zero, f.mul(r, sin)?)?,
+        )?;
         Ok((real, imag))
     }
 
@@ -373,15 +397,20 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let inf = f.inf();
         // Zero denominator, numerator not all NaN: inf with b_r's sign times the numerator.
         let ordered = |v: FV<'ctx>| f.cmp(FloatPredicate::ORD, v, zero);
-        let zero_denominator =
-            f.and(f.and(f.oeq(b_r_abs, zero)?, f.oeq(b_i_abs, zero)?)?, f.or(ordered(a_r)?, ordered(a_i)?)?)?;
+        let zero_denominator = f.and(
+            f.and(f.oeq(b_r_abs, zero)?, f.oeq(b_i_abs, zero)?)?,
+            f.or(ordered(a_r)?, ordered(a_i)?)?,
+        )?;
         let signed_inf = f.copysign(inf, b_r)?;
         let zero_denominator_result = (f.mul(signed_inf, a_r)?, f.mul(signed_inf, a_i)?);
         // Infinite numerator, finite denominator.
         let (a_r_abs, a_i_abs) = (f.abs(a_r)?, f.abs(a_i)?);
         let a_r_inf = f.oeq(a_r_abs, inf)?;
         let a_i_inf = f.oeq(a_i_abs, inf)?;
-        let inf_num_finite_denom = f.and(f.or(a_r_inf, a_i_inf)?, f.and(f.one(b_r_abs, inf)?, f.one(b_i_abs, inf)?)?)?;
+        let inf_num_finite_denom = f.and(
+            f.or(a_r_inf, a_i_inf)?,
+            f.and(f.one(b_r_abs, inf)?, f.one(b_i_abs, inf)?)?,
+        )?;
         let a_r_unit = f.copysign(f.sel(a_r_inf, one, zero)?, a_r)?;
         let a_i_unit = f.copysign(f.sel(a_i_inf, one, zero)?, a_i)?;
         let inf_num_result = (
@@ -391,14 +420,20 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         // Finite numerator, infinite denominator.
         let b_r_inf = f.oeq(b_r_abs, inf)?;
         let b_i_inf = f.oeq(b_i_abs, inf)?;
-        let finite_num_inf_denom = f.and(f.or(b_r_inf, b_i_inf)?, f.and(f.one(a_r_abs, inf)?, f.one(a_i_abs, inf)?)?)?;
+        let finite_num_inf_denom = f.and(
+            f.or(b_r_inf, b_i_inf)?,
+            f.and(f.one(a_r_abs, inf)?, f.one(a_i_abs, inf)?)?,
+        )?;
         let b_r_unit = f.copysign(f.sel(b_r_inf, one, zero)?, b_r)?;
         let b_i_unit = f.copysign(f.sel(b_i_inf, one, zero)?, b_i)?;
         let inf_denom_result = (
             f.mul(zero, f.add(f.mul(a_r, b_r_unit)?, f.mul(a_i, b_i_unit)?)?)?,
             f.mul(zero, f.sub(f.mul(a_i, b_r_unit)?, f.mul(a_r, b_i_unit)?)?)?,
         );
-        let c_nan = f.and(f.cmp(FloatPredicate::UNO, c_r, zero)?, f.cmp(FloatPredicate::UNO, c_i, zero)?)?;
+        let c_nan = f.and(
+            f.cmp(FloatPredicate::UNO, c_r, zero)?,
+            f.cmp(FloatPredicate::UNO, c_i, zero)?,
+        )?;
         let special = f.sel2(finite_num_inf_denom, inf_denom_result, (c_r, c_i))?;
         let special = f.sel2(inf_num_finite_denom, inf_num_result, special)?;
         let special = f.sel2(zero_denominator, zero_denominator_result, special)?;
@@ -446,7 +481,10 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let f = self.f(a.get_type());
         // sqrt(|z|) = sqrt(max) * (1 + (min/max)^2)^(1/4)
         let (min, max, one_plus) = self.complex_abs_parts(a, b)?;
-        let r = f.mul(f.sqrt(max)?, self.float_math_binary(Opcode::Power, one_plus, f.k(0.25))?)?;
+        let r = f.mul(
+            f.sqrt(max)?,
+            self.float_math_binary(Opcode::Power, one_plus, f.k(0.25))?,
+        )?;
         let r = f.sel(f.is_nan(r)?, min, r)?;
         let t = self.float_math_binary(Opcode::Atan2, b, a)?;
         let angle = f.mul(t, f.k(0.5))?;

@@ -37,10 +37,16 @@ impl<'a, 'ctx> F<'a, 'ctx> {
         Ok(self.cg.b.build_float_neg(a, "")?)
     }
     pub fn intr1(&self, name: &str, a: FV<'ctx>) -> Result<FV<'ctx>> {
-        Ok(self.cg.call_intrinsic(name, &[self.ft.into()], &[a.into()])?.into_float_value())
+        Ok(self
+            .cg
+            .call_intrinsic(name, &[self.ft.into()], &[a.into()])?
+            .into_float_value())
     }
     pub fn intr2(&self, name: &str, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
-        Ok(self.cg.call_intrinsic(name, &[self.ft.into()], &[a.into(), b.into()])?.into_float_value())
+        Ok(self
+            .cg
+            .call_intrinsic(name, &[self.ft.into()], &[a.into(), b.into()])?
+            .into_float_value())
     }
     pub fn abs(&self, a: FV<'ctx>) -> Result<FV<'ctx>> {
         self.intr1("llvm.fabs", a)
@@ -105,7 +111,10 @@ impl<'a, 'ctx> F<'a, 'ctx> {
 impl<'a, 'ctx> F<'a, 'ctx> {
     /// a * b + c, fused where the target has FMA.
     pub fn fma(&self, a: FV<'ctx>, b: FV<'ctx>, c: FV<'ctx>) -> Result<FV<'ctx>> {
-        Ok(self.cg.call_intrinsic("llvm.fmuladd", &[self.ft.into()], &[a.into(), b.into(), c.into()])?.into_float_value())
+        Ok(self
+            .cg
+            .call_intrinsic("llvm.fmuladd", &[self.ft.into()], &[a.into(), b.into(), c.into()])?
+            .into_float_value())
     }
     /// Horner evaluation with fused steps: `coeffs[0] + coeffs[1] x + ... ` (increasing powers).
     pub fn poly_inc(&self, x: FV<'ctx>, coeffs: &[f64]) -> Result<FV<'ctx>> {
@@ -125,7 +134,7 @@ impl<'a, 'ctx> F<'a, 'ctx> {
     pub fn to_bits(&self, v: FV<'ctx>) -> Result<IntValue<'ctx>> {
         Ok(self.cg.b.build_bit_cast(v, self.it(), "")?.into_int_value())
     }
-    pub fn from_bits(&self, v: IntValue<'ctx>) -> Result<FV<'ctx>> {
+    pub fn float_from_bits(&self, v: IntValue<'ctx>) -> Result<FV<'ctx>> {
         Ok(self.cg.b.build_bit_cast(v, self.ft, "")?.into_float_value())
     }
     pub fn icmp(&self, p: IntPredicate, a: IntValue<'ctx>, b: IntValue<'ctx>) -> Result<B<'ctx>> {

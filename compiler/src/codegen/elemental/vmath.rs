@@ -14,8 +14,13 @@ use crate::error::Result;
 use inkwell::{FloatPredicate, IntPredicate};
 
 /// e^r = 1 + r + r^2 P(r) on [-ln2/2, ln2/2] (relative error 3e-9).
-const EXP_P: [f64; 5] =
-    [0.4999999345147257, 0.16666520687563152, 0.041668387408549945, 0.008368710035305446, 0.0013814611000840722];
+const EXP_P: [f64; 5] = [
+    0.4999999345147257,
+    0.16666520687563152,
+    0.041668387408549945,
+    0.008368710035305446,
+    0.0013814611000840722,
+];
 /// log(1+f) = f - f^2/2 + f^3 P(f) on [sqrt(1/2)-1, sqrt(2)-1] (relative error 6e-9).
 const LOG1P_P: [f64; 8] = [
     0.33333331709694886,
@@ -37,8 +42,13 @@ const EXPM1_P: [f64; 6] = [
     0.00019849807035686844,
 ];
 /// tanh(x) = x + x^3 P(x^2) for |x| < 0.625 (relative error 4e-9).
-const TANH_P: [f64; 5] =
-    [-0.3333328194018193, 0.1333144215753233, -0.0537397121565591, 0.020639078740586174, -0.005704978373397314];
+const TANH_P: [f64; 5] = [
+    -0.3333328194018193,
+    0.1333144215753233,
+    -0.0537397121565591,
+    0.020639078740586174,
+    -0.005704978373397314,
+];
 /// erf(x) = x P(x^2) for |x| < 0.75 (relative error 1.4e-9).
 const ERF_P: [f64; 6] = [
     1.1283791654964386,
@@ -62,7 +72,7 @@ const ERFC_R: [f64; 9] = [
 ];
 
 const LN2_HI: f64 = 0.693359375; // 8 significant bits: n * LN2_HI is exact for |n| < 2^16
-const LN2_LO: f64 = -2.121944400546905827679e-4; // ln 2 - LN2_HI
+const LN2_LO: f64 = -0.00021219444005469057; // ln 2 - LN2_HI
 
 impl<'a, 'ctx> Elemental<'a, 'ctx> {
     /// Whether `x` (f32) gets the vectorizable implementations.
@@ -98,7 +108,9 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let ni = b.build_int_sub(f.to_bits(shifted)?, f.to_bits(magic)?, "")?;
         let n1 = b.build_right_shift(ni, f.ki(1), true, "")?;
         let n2 = b.build_int_sub(ni, n1, "")?;
-        let pow2 = |k| -> Result<FV<'ctx>> { f.from_bits(b.build_left_shift(b.build_int_add(k, f.ki(127), "")?, f.ki(23), "")?) };
+        let pow2 = |k| -> Result<FV<'ctx>> {
+            f.float_from_bits(b.build_left_shift(b.build_int_add(k, f.ki(127), "")?, f.ki(23), "")?)
+        };
         f.mul(f.mul(p, pow2(n1)?)?, pow2(n2)?)
     }
 
@@ -113,7 +125,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let mant = b.build_and(bits, f.ki(0x007f_ffff), "")?;
         let big = f.icmp(IntPredicate::UGT, mant, f.ki(0x0035_04f3))?; // mantissa of sqrt(2)
         let m_exp = f.isel(big, f.ki(0x3f00_0000), f.ki(0x3f80_0000))?;
-        let m = f.from_bits(b.build_or(mant, m_exp, "")?)?;
+        let m = f.float_from_bits(b.build_or(mant, m_exp, "")?)?;
         let biased = b.build_right_shift(bits, f.ki(23), false, "")?;
         let e = b.build_int_sub(biased, f.isel(big, f.ki(126), f.ki(127))?, "")?;
         let e = b.build_signed_int_to_float(e, f.ft, "")?;
@@ -183,7 +195,11 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let t = f.div(f.k(1.0), f.fma(a, f.k(0.5), f.k(1.0))?)?;
         let erfc = f.mul(self.vexp(f.neg(a2)?)?, f.poly_inc(t, &ERFC_R)?)?;
         let large = f.copysign(f.sub(f.k(1.0), erfc)?, x)?;
-        let large = f.sel(f.cmp(FloatPredicate::OGT, a, f.k(4.0))?, f.copysign(f.k(1.0), x)?, large)?;
+        let large = f.sel(
+            f.cmp(FloatPredicate::OGT, a, f.k(4.0))?,
+            f.copysign(f.k(1.0), x)?,
+            large,
+        )?;
         f.sel(f.cmp(FloatPredicate::OLT, a, f.k(0.75))?, small, large)
     }
 }
