@@ -7,6 +7,8 @@ mod builder;
 
 #[path = "harness/aliasing.rs"]
 mod aliasing;
+#[path = "harness/custom_calls/mod.rs"]
+mod custom_calls;
 
 use hlojit::conformance::{self, ModuleFile};
 use std::path::{Path, PathBuf};
@@ -45,6 +47,7 @@ fn filetests() {
 const DELIVERED_GROUPS: &[&str] = &[
     "bitcast", "broadcast", "clamp", "compare", "concat", "convert", "elementwise", "iota", "pad", "reduce_precision",
     "reshape", "rev", "select", "slice", "transpose",
+    "reduce", "reduce_window",
 ];
 
 #[test]

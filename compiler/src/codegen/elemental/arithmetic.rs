@@ -74,6 +74,8 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         match t {
             ElementType::F32 | ElementType::F64 => Ok(v.into_float_value()),
             ElementType::F16 => Ok(cg.b.build_float_ext(v.into_float_value(), cg.llvm.f32_type(), "")?),
+            // Widened on the bits, not with fpext, which LLVM 19 narrows into bfloat code its
+            // x86 back end miscompiles (see `bf16_to_f32`).
             ElementType::BF16 => self.bf16_to_f32(v.into_float_value()),
             _ if t.is_small_float() => self.small_float_to_f32(v.into_int_value(), t),
             _ => Err(Error::Internal(format!("{t} is not a float type"))),

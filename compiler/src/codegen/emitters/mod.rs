@@ -3,6 +3,10 @@
 //! whole computation of the outputs, returning the extent of its parallel dimension (1 when
 //! the kernel cannot be split). One op family per file.
 
+mod reduce;
+mod reduce_window;
+mod select_and_scatter;
+
 use super::kernel::KernelContext;
 use crate::error::{Error, Result};
 use crate::hlo::Opcode;
@@ -10,6 +14,9 @@ use crate::hlo::Opcode;
 /// Emits the kernel whose hero op is `hero`.
 pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
     match hero {
+        Opcode::Reduce => reduce::emit(kc),
+        Opcode::ReduceWindow => reduce_window::emit(kc),
+        Opcode::SelectAndScatter => select_and_scatter::emit(kc),
         op => Err(Error::Unsupported(op.name().to_string())),
     }
 }
