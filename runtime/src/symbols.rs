@@ -67,5 +67,8 @@ pub fn runtime_symbols() -> Vec<(&'static str, usize)> {
         ("hlojit_rt_alloc", hlojit_rt_alloc as *const () as usize),
         ("hlojit_rt_free", hlojit_rt_free as *const () as usize),
         ("hlojit_rt_parallel_for", hlojit_rt_parallel_for as *const () as usize),
+        ("hlojit_rt_sort_packed_keys", crate::kernels::sort::hlojit_rt_sort_packed_keys as *const () as usize),
+        ("hlojit_rt_sort_wide_keys", crate::kernels::sort::hlojit_rt_sort_wide_keys as *const () as usize),
+        ("hlojit_rt_sort_by_comparator", crate::kernels::sort::hlojit_rt_sort_by_comparator as *const () as usize),
     ]
 }

@@ -143,6 +143,7 @@ pub fn is_elemental(op: Opcode) -> bool {
                 | Concatenate
                 | Pad
                 | DynamicSlice
+                | Gather
                 | Tuple
                 | GetTupleElement
                 | OptimizationBarrier
@@ -151,7 +152,7 @@ pub fn is_elemental(op: Opcode) -> bool {
 
 /// The generic loop kernel: walks the output in its physical order and stores the generated
 /// element of each output (several for a multi-output fusion whose root is a tuple).
-fn emit_elemental_loop(kc: &KernelContext) -> Result<i64> {
+pub(crate) fn emit_elemental_loop(kc: &KernelContext) -> Result<i64> {
     let cg = kc.cg;
     let root = kc.comp.get(kc.root);
     let values: Vec<InstrId> = if root.opcode == Opcode::Tuple && kc.outputs.len() != 1 {

@@ -3,6 +3,14 @@
 //! whole computation of the outputs, returning the extent of its parallel dimension (1 when
 //! the kernel cannot be split). One op family per file.
 
+mod dynamic_update_slice;
+mod in_place;
+mod ranges;
+mod scatter;
+mod sort;
+mod sort_key;
+mod topk;
+
 use super::kernel::KernelContext;
 use crate::error::{Error, Result};
 use crate::hlo::Opcode;
@@ -10,6 +18,11 @@ use crate::hlo::Opcode;
 /// Emits the kernel whose hero op is `hero`.
 pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
     match hero {
+        Opcode::DynamicUpdateSlice => dynamic_update_slice::emit(kc),
+        Opcode::Scatter => scatter::emit(kc),
+        Opcode::Sort => sort::emit(kc),
+        Opcode::TopK => topk::emit(kc),
+        Opcode::CustomCall if topk::is_topk_custom_call(kc) => topk::emit(kc),
         op => Err(Error::Unsupported(op.name().to_string())),
     }
 }
