@@ -143,7 +143,6 @@ pub fn is_elemental(op: Opcode) -> bool {
                 | Concatenate
                 | Pad
                 | DynamicSlice
-                | Gather
                 | Tuple
                 | GetTupleElement
                 | OptimizationBarrier

@@ -72,7 +72,16 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let cg = self.cg;
         match t {
             ElementType::F32 | ElementType::F64 => Ok(v.into_float_value()),
-            ElementType::F16 | ElementType::BF16 => Ok(cg.b.build_float_ext(v.into_float_value(), cg.llvm.f32_type(), "")?),
+            // bf16 widens exactly by appending 16 zero bits. Done on integers because LLVM 19's
+            // x86 backend drops the sign of `fpext bfloat` when instcombine has turned a later
+            // sign mask into llvm.fabs.bf16 (seen in fused bf16 -> f32 -> bf16 converts).
+            ElementType::BF16 => {
+                let bits = cg.b.build_bit_cast(v, cg.llvm.i16_type(), "")?.into_int_value();
+                let wide = cg.b.build_int_z_extend(bits, cg.i32(), "")?;
+                let shifted = cg.b.build_left_shift(wide, cg.i32().const_int(16, false), "")?;
+                Ok(cg.b.build_bit_cast(shifted, cg.llvm.f32_type(), "")?.into_float_value())
+            }
+            ElementType::F16 => Ok(cg.b.build_float_ext(v.into_float_value(), cg.llvm.f32_type(), "")?),
             _ if t.is_small_float() => self.small_float_to_f32(v.into_int_value(), t),
             _ => Err(Error::Internal(format!("{t} is not a float type"))),
         }

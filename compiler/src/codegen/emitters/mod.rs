@@ -4,6 +4,7 @@
 //! the kernel cannot be split). One op family per file.
 
 mod dynamic_update_slice;
+mod gather;
 mod in_place;
 mod ranges;
 mod scatter;
@@ -19,6 +20,7 @@ use crate::hlo::Opcode;
 pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
     match hero {
         Opcode::DynamicUpdateSlice => dynamic_update_slice::emit(kc),
+        Opcode::Gather => gather::emit(kc),
         Opcode::Scatter => scatter::emit(kc),
         Opcode::Sort => sort::emit(kc),
         Opcode::TopK => topk::emit(kc),
