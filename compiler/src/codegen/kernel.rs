@@ -119,7 +119,7 @@ fn emit_root(kc: &KernelContext) -> Result<i64> {
     } else {
         root.opcode
     };
-    if is_elemental(hero) {
+    if is_elemental(hero) && !super::emitters::has_root_emitter(hero) {
         return emit_elemental_loop(kc);
     }
     super::emitters::emit(kc, hero)
@@ -143,6 +143,8 @@ pub fn is_elemental(op: Opcode) -> bool {
                 | Concatenate
                 | Pad
                 | DynamicSlice
+                | DynamicUpdateSlice
+                | Gather
                 | Tuple
                 | GetTupleElement
                 | OptimizationBarrier

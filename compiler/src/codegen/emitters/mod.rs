@@ -16,6 +16,12 @@ use super::kernel::KernelContext;
 use crate::error::{Error, Result};
 use crate::hlo::Opcode;
 
+/// Elemental ops that have a better emitter when they are the root of a kernel: gather copies
+/// whole slices, dynamic-update-slice writes only the update region when it works in place.
+pub fn has_root_emitter(op: Opcode) -> bool {
+    matches!(op, Opcode::Gather | Opcode::DynamicUpdateSlice)
+}
+
 /// Emits the kernel whose hero op is `hero`.
 pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
     match hero {

@@ -133,14 +133,13 @@ pub(super) fn emit_sort<'ctx>(kc: &KernelContext<'_, 'ctx>, job: &SortJob) -> Re
                         Ok(())
                     })
                 })?;
-                let args = [keys.into(), perm.into(), cg.const_i64(n).into(), cg.const_i64(job.k).into()];
-                if packed {
-                    let f = runtime_fn(cg, "hlojit_rt_sort_packed_keys", 3);
-                    cg.call_void(f, &[args[0], args[2], args[3]])?;
-                } else {
-                    let f = runtime_fn(cg, "hlojit_rt_sort_wide_keys", 4);
-                    cg.call_void(f, &args)?;
-                }
+                // Packed keys use the position buffer as the radix sort's scratch.
+                let name = if packed { "hlojit_rt_sort_packed_keys" } else { "hlojit_rt_sort_wide_keys" };
+                let f = cg.external(
+                    name,
+                    cg.fn_type(None, &[cg.ptr().into(), cg.ptr().into(), cg.i64().into(), cg.i64().into()]),
+                );
+                cg.call_void(f, &[keys.into(), perm.into(), cg.const_i64(n).into(), cg.const_i64(job.k).into()])?;
                 for_loop(cg, "sort.out", cg.const_i64(0), cg.const_i64(job.k), |j| {
                     e.scoped(|e| {
                         let p = if packed {
@@ -192,16 +191,6 @@ pub(super) fn emit_sort<'ctx>(kc: &KernelContext<'_, 'ctx>, job: &SortJob) -> Re
     })?;
     cg.call_void(free, &[scratch.into(), cg.const_i64(bytes).into()])?;
     Ok(rows.max(1))
-}
-
-/// A runtime sort entry point: `(keys, n, k)` when `args == 3`, `(keys, perm, n, k)` else.
-fn runtime_fn<'ctx>(cg: &Codegen<'ctx>, name: &str, args: usize) -> FunctionValue<'ctx> {
-    let params = if args == 3 {
-        vec![cg.ptr().into(), cg.i64().into(), cg.i64().into()]
-    } else {
-        vec![cg.ptr().into(), cg.ptr().into(), cg.i64().into(), cg.i64().into()]
-    };
-    cg.external(name, cg.fn_type(None, &params))
 }
 
 fn source_type(kc: &KernelContext, s: Source) -> Result<ElementType> {
