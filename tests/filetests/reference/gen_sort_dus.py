@@ -365,7 +365,7 @@ ENTRY main {
 # --- big in-place DUS split over tasks, and a big copying DUS (operand is still used elsewhere)
 R, C = 256, 256
 base = (np.arange(R * C, dtype=np.float32).reshape(R, C) % 13)
-t2 = base * 3
+t2 = np.sort(base * 3, axis=1)
 u = np.ones((200, C), dtype=np.float32) * 5
 s0 = 100  # clamped from 100 to 56
 cs = min(max(s0, 0), R - 200)
@@ -378,11 +378,19 @@ write(f"{ROOT}/dus/large_in_place_and_copy.hlo",
       f"""dynamic-update-slice of a 200x256 block into 256x256 arrays at a start clamped from 100 to
 56: once over a temporary (updated in place, split into tasks along rows), once over a
 value used elsewhere (copied, then updated, each task owning a range of rows). The
-arrays are (row * 256 + col) % 13, times 3 for the temporary. Rows 0, 55, 56, 200
-and 255 (first column and last column) are checked.
+arrays are (row * 256 + col) % 13; the temporary is that times 3, sorted along rows (a
+sort's output, so that no fusion absorbs it). The results are sorted along rows again (so
+that the updates stay fusion roots) and rows 0, 55, 56, 200 and 255 (first and last
+column) are checked.
 {NOTE}""",
-      [], [res[rows_pick][:, [0, 255]], res2[rows_pick][:, [0, 255]]], """
+      [], [np.sort(res, axis=1)[rows_pick][:, [0, 255]], np.sort(res2, axis=1)[rows_pick][:, [0, 255]]], """
 HloModule dus_large, entry_computation_layout={()->(f32[5,2]{1,0}, f32[5,2]{1,0})}
+
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = pred[] compare(a, b), direction=LT
+}
 
 ENTRY main {
   ir = s32[256,256]{1,0} iota(), iota_dimension=0
@@ -397,7 +405,8 @@ ENTRY main {
   x = f32[256,256]{1,0} convert(rem)
   three = f32[] constant(3)
   tb = f32[256,256]{1,0} broadcast(three), dimensions={}
-  t = f32[256,256]{1,0} multiply(x, tb)
+  t3 = f32[256,256]{1,0} multiply(x, tb)
+  t = f32[256,256]{1,0} sort(t3), dimensions={1}, to_apply=lt
   five = f32[] constant(5)
   u = f32[200,256]{1,0} broadcast(five), dimensions={}
   s = s32[] constant(100)
@@ -406,8 +415,10 @@ ENTRY main {
   d2 = f32[256,256]{1,0} dynamic-update-slice(x, u, s, zero)
   rows = s32[5,1]{1,0} constant({{0}, {55}, {56}, {200}, {255}})
   cols = s32[2,1]{1,0} constant({{0}, {255}})
-  g1 = f32[5,256]{1,0} gather(d1, rows), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,256}
-  g2 = f32[5,256]{1,0} gather(d2, rows), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,256}
+  e1 = f32[256,256]{1,0} sort(d1), dimensions={1}, to_apply=lt
+  e2 = f32[256,256]{1,0} sort(d2), dimensions={1}, to_apply=lt
+  g1 = f32[5,256]{1,0} gather(e1, rows), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,256}
+  g2 = f32[5,256]{1,0} gather(e2, rows), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,256}
   c1 = f32[5,2]{1,0} gather(g1, cols), offset_dims={0}, collapsed_slice_dims={1}, start_index_map={1}, index_vector_dim=1, slice_sizes={5,1}
   c2 = f32[5,2]{1,0} gather(g2, cols), offset_dims={0}, collapsed_slice_dims={1}, start_index_map={1}, index_vector_dim=1, slice_sizes={5,1}
   ROOT r = (f32[5,2]{1,0}, f32[5,2]{1,0}) tuple(c1, c2)
