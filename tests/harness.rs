@@ -41,6 +41,7 @@ fn filetests() {
 const DELIVERED_GROUPS: &[&str] = &[
     "bitcast", "broadcast", "clamp", "compare", "concat", "convert", "elementwise", "iota", "pad", "reduce_precision",
     "reshape", "rev", "select", "slice", "transpose",
+    "dynamic_slice", "scatter", "sort", "topk",
 ];
 
 #[test]
