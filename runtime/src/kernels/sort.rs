@@ -59,7 +59,8 @@ pub unsafe extern "C" fn hlojit_rt_sort_wide_keys(keys: *const u64, perm: *mut i
     }
     let k = k.min(n) as usize;
     // SAFETY: the caller passes `n` keys and room for `k` positions.
-    let (keys, perm) = unsafe { (std::slice::from_raw_parts(keys, n as usize), std::slice::from_raw_parts_mut(perm, k)) };
+    let (keys, perm) =
+        unsafe { (std::slice::from_raw_parts(keys, n as usize), std::slice::from_raw_parts_mut(perm, k)) };
     let mut pairs: Vec<(u64, u64)> = keys.iter().enumerate().map(|(i, &key)| (key, i as u64)).collect();
     select_and_sort(&mut pairs, k);
     for (p, &(_, i)) in perm.iter_mut().zip(&pairs[..k]) {
@@ -124,7 +125,7 @@ fn radix_sort_high32(keys: &mut [u64], tmp: &mut [u64]) {
     let mut in_keys = true;
     let mut offsets = vec![0usize; buckets];
     for (pass, c) in counts.iter().enumerate() {
-        if c.iter().any(|&x| x == n) {
+        if c.contains(&n) {
             continue;
         }
         let mut sum = 0;
@@ -267,7 +268,14 @@ mod tests {
         let mut seed = 11;
         let v: Vec<i32> = (0..300).map(|_| (lcg(&mut seed) % 1000) as i32).collect();
         let mut perm = vec![0i64; v.len()];
-        unsafe { hlojit_rt_sort_by_comparator(perm.as_mut_ptr(), v.len() as i64, by_value_mod_10, &v as *const Vec<i32> as *const u8) };
+        unsafe {
+            hlojit_rt_sort_by_comparator(
+                perm.as_mut_ptr(),
+                v.len() as i64,
+                by_value_mod_10,
+                &v as *const Vec<i32> as *const u8,
+            )
+        };
         let mut want: Vec<i64> = (0..v.len() as i64).collect();
         want.sort_by_key(|&i| v[i as usize] % 10);
         assert_eq!(perm, want);

@@ -28,7 +28,12 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
     /// The operand index where the slice gathered at output batch position `batch_index`
     /// (values of `plan.batch_dims`) starts: start indices read and clamped so that the
     /// whole slice is inside the operand, batching dimensions taken from the batch position.
-    pub fn gather_slice_start(&mut self, id: InstrId, plan: &GatherPlan, batch_index: &[IntValue<'ctx>]) -> Result<Vec<IntValue<'ctx>>> {
+    pub fn gather_slice_start(
+        &mut self,
+        id: InstrId,
+        plan: &GatherPlan,
+        batch_index: &[IntValue<'ctx>],
+    ) -> Result<Vec<IntValue<'ctx>>> {
         let cg = self.cg;
         let inst = self.comp.get(id);
         let (operand, indices) = (inst.operands[0], inst.operands[1]);

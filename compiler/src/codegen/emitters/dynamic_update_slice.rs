@@ -14,8 +14,8 @@ use crate::codegen::kernel::{emit_elemental_loop, KernelContext};
 use crate::codegen::loops::{emit_loop_nest, outer_dimension};
 use crate::error::Result;
 use crate::hlo::Opcode;
-use inkwell::values::IntValue;
 use hlojit_runtime::{ArrayShape, Layout};
+use inkwell::values::IntValue;
 
 /// Updates at least this large are split into parallel tasks when written in place.
 const PARALLEL_UPDATE_ELEMENTS: i64 = 1 << 15;
@@ -100,7 +100,9 @@ fn emit_copy_then_update(kc: &KernelContext) -> Result<i64> {
     let starts = e.dynamic_update_slice_starts(kc.root)?;
 
     let range = split.map(|_| (kc.begin, kc.end));
-    emit_loop_nest(cg, "dus.copy", &dims, &layout, range, |i| e.scoped(|e| out.store(cg, i, e.gen_scalar(operand, i)?)))?;
+    emit_loop_nest(cg, "dus.copy", &dims, &layout, range, |i| {
+        e.scoped(|e| out.store(cg, i, e.gen_scalar(operand, i)?))
+    })?;
 
     let mut bounds: Vec<Bounds> = update_dims.iter().map(|&n| Bounds::full(cg, n)).collect();
     if let Some(d) = split {
@@ -113,7 +115,12 @@ fn emit_copy_then_update(kc: &KernelContext) -> Result<i64> {
     box_loop(cg, "dus.update", &bounds, &order, |u| {
         e.scoped(|e| {
             let v = e.gen_scalar(update, u)?;
-            let dims: Vec<_> = u.dims.iter().zip(&starts).map(|(&i, &s)| cg.b.build_int_nsw_add(i, s, "")).collect::<std::result::Result<_, _>>()?;
+            let dims: Vec<_> = u
+                .dims
+                .iter()
+                .zip(&starts)
+                .map(|(&i, &s)| cg.b.build_int_nsw_add(i, s, ""))
+                .collect::<std::result::Result<_, _>>()?;
             out.store(cg, &Index::new(dims), v)
         })
     })?;

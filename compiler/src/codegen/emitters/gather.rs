@@ -20,7 +20,7 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
     }
     let out = &kc.outputs[0];
     let dims = out.shape.dims.clone();
-    if dims.iter().any(|&d| d == 0) {
+    if dims.contains(&0) {
         return Ok(1);
     }
     let plan = GatherPlan::of(kc.comp, kc.root)?;

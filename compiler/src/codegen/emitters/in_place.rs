@@ -38,7 +38,9 @@ pub fn reads_only_at_written_index(kc: &KernelContext, operand: InstrId, value: 
         let inst = comp.get(u);
         let ok = match inst.opcode {
             Opcode::DynamicSlice => {
-                inst.operands[0] == operand && inst.operands[1..] == *starts && inst.shape.dims() == value_dims.as_slice()
+                inst.operands[0] == operand
+                    && inst.operands[1..] == *starts
+                    && inst.shape.dims() == value_dims.as_slice()
             }
             op => op.is_elementwise() && inst.shape.dims() == value_dims.as_slice(),
         };

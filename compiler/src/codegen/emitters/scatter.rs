@@ -39,7 +39,8 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
         .scatter_dims
         .clone()
         .ok_or_else(|| Error::Internal(format!("{}: scatter without dimension numbers", root.name)))?;
-    let to_apply = root.to_apply().ok_or_else(|| Error::Internal(format!("{}: scatter without to_apply", root.name)))?;
+    let to_apply =
+        root.to_apply().ok_or_else(|| Error::Internal(format!("{}: scatter without to_apply", root.name)))?;
     let operand_dims = kc.comp.get(operands[0]).shape.dims().to_vec();
     let update_dims = kc.comp.get(updates[0]).shape.dims().to_vec();
     let indices_rank = kc.comp.get(indices).shape.rank();
@@ -70,7 +71,8 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
 
     // Scatter dimensions of the updates, outer loops in row-major order (the order updates
     // apply in); then the window, in the output's layout order.
-    let scatter_bounds: Vec<Bounds> = plan.update_scatter_dims.iter().map(|&d| Bounds::full(cg, update_dims[d])).collect();
+    let scatter_bounds: Vec<Bounds> =
+        plan.update_scatter_dims.iter().map(|&d| Bounds::full(cg, update_dims[d])).collect();
     let scatter_order: Vec<usize> = (0..scatter_bounds.len()).collect();
     box_loop(cg, "scatter.index", &scatter_bounds, &scatter_order, |g| {
         e.scoped(|e| {
@@ -114,8 +116,11 @@ fn apply_update<'ctx>(
     w: &Index<'ctx>,
 ) -> Result<()> {
     let cg = kc.cg;
-    let target: Vec<IntValue> =
-        start.iter().zip(&w.dims).map(|(&s, &o)| cg.b.build_int_nsw_add(s, o, "")).collect::<std::result::Result<_, _>>()?;
+    let target: Vec<IntValue> = start
+        .iter()
+        .zip(&w.dims)
+        .map(|(&s, &o)| cg.b.build_int_nsw_add(s, o, ""))
+        .collect::<std::result::Result<_, _>>()?;
     let target = Index::new(target);
     let update_index = plan.update_index(cg, g, w);
     let mut args = Vec::with_capacity(updates.len() * 2);
@@ -150,8 +155,9 @@ impl ScatterPlan {
         let update_scatter_dims = (0..update_rank).filter(|d| !dn.update_window_dims.contains(&(*d as i64))).collect();
         let mut window_update_dim = vec![None; operand_dims.len()];
         let mut window_sizes = vec![1; operand_dims.len()];
-        let windowed = (0..operand_dims.len())
-            .filter(|&d| !dn.inserted_window_dims.contains(&(d as i64)) && !dn.input_batching_dims.contains(&(d as i64)));
+        let windowed = (0..operand_dims.len()).filter(|&d| {
+            !dn.inserted_window_dims.contains(&(d as i64)) && !dn.input_batching_dims.contains(&(d as i64))
+        });
         for (od, &ud) in windowed.zip(&dn.update_window_dims) {
             window_update_dim[od] = Some(ud as usize);
             window_sizes[od] = update_dims[ud as usize];
@@ -194,7 +200,12 @@ impl ScatterPlan {
     }
 
     /// The update index of window offset `w` at scatter position `g`.
-    fn update_index<'ctx>(&self, cg: &crate::codegen::context::Codegen<'ctx>, g: &[IntValue<'ctx>], w: &Index<'ctx>) -> Index<'ctx> {
+    fn update_index<'ctx>(
+        &self,
+        cg: &crate::codegen::context::Codegen<'ctx>,
+        g: &[IntValue<'ctx>],
+        w: &Index<'ctx>,
+    ) -> Index<'ctx> {
         let mut dims = vec![cg.const_i64(0); self.update_rank];
         for (k, &d) in self.update_scatter_dims.iter().enumerate() {
             dims[d] = g[k];

@@ -56,7 +56,8 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
     if root.opcode != Opcode::Sort {
         return Err(Error::Unsupported(format!("{}: sort fused below the root", root.name)));
     }
-    let comparator = root.to_apply().ok_or_else(|| Error::Internal(format!("{}: sort without a comparator", root.name)))?;
+    let comparator =
+        root.to_apply().ok_or_else(|| Error::Internal(format!("{}: sort without a comparator", root.name)))?;
     let dims = kc.comp.get(root.operands[0]).shape.dims().to_vec();
     let dim = root.attrs.dimensions.as_ref().and_then(|d| d.first()).copied().unwrap_or(0) as usize;
     if dim >= dims.len() {
@@ -66,7 +67,13 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
         Some(key) => Order::Key { key, comparator: Some(comparator) },
         None => Order::Comparator(comparator),
     };
-    let job = SortJob { sources: root.operands.iter().map(|&o| Source::Operand(o)).collect(), k: dims[dim], dims, dim, order };
+    let job = SortJob {
+        sources: root.operands.iter().map(|&o| Source::Operand(o)).collect(),
+        k: dims[dim],
+        dims,
+        dim,
+        order,
+    };
     emit_sort(kc, &job)
 }
 
@@ -237,7 +244,8 @@ fn ordered_key<'ctx>(
                 if number == 2 * key.operand {
                     params.push(Input::Value(v.clone()));
                 } else {
-                    let t = c.get(p).shape.element_type().ok_or_else(|| Error::Internal("comparator parameter".into()))?;
+                    let t =
+                        c.get(p).shape.element_type().ok_or_else(|| Error::Internal("comparator parameter".into()))?;
                     params.push(Input::Value(Val::Scalar(zero(cg, t)?)));
                 }
             }
@@ -295,7 +303,11 @@ fn zero<'ctx>(cg: &Codegen<'ctx>, t: ElementType) -> Result<BasicValueEnum<'ctx>
 
 /// Emits `i32 cmp(ptr buffers, i64 a, i64 b)`: the comparator applied to elements `a` (lhs)
 /// and `b` (rhs) of each source's scratch row, `buffers` holding one pointer per source.
-fn comparator_function<'ctx>(kc: &KernelContext<'_, 'ctx>, comp: CompId, types: &[ElementType]) -> Result<FunctionValue<'ctx>> {
+fn comparator_function<'ctx>(
+    kc: &KernelContext<'_, 'ctx>,
+    comp: CompId,
+    types: &[ElementType],
+) -> Result<FunctionValue<'ctx>> {
     let cg = kc.cg;
     let saved = cg.b.get_insert_block();
     let name = format!("{}.cmp", cg.function().get_name().to_string_lossy());
@@ -308,7 +320,8 @@ fn comparator_function<'ctx>(kc: &KernelContext<'_, 'ctx>, comp: CompId, types: 
     let b = f.get_nth_param(2).expect("b").into_int_value();
     let mut params = Vec::with_capacity(types.len() * 2);
     for (m, &t) in types.iter().enumerate() {
-        let base = cg.b.build_load(cg.ptr(), cg.gep(cg.ptr().into(), ctx, cg.const_i64(m as i64))?, "")?.into_pointer_value();
+        let base =
+            cg.b.build_load(cg.ptr(), cg.gep(cg.ptr().into(), ctx, cg.const_i64(m as i64))?, "")?.into_pointer_value();
         for i in [a, b] {
             let v = cg.load_element(t, cg.gep(cg.memory_type(t), base, i)?)?;
             params.push(Input::Value(Val::Scalar(v)));

@@ -7,7 +7,7 @@
 //! sort by an unsigned integer key, which the runtime does by radix sort instead of calling
 //! the comparator O(n log n) times; anything else keeps the generic comparator path.
 
-use crate::hlo::{CompId, Computation, ComparisonDirection, ComparisonType, InstrId, Module, Opcode};
+use crate::hlo::{CompId, ComparisonDirection, ComparisonType, Computation, InstrId, Module, Opcode};
 use hlojit_runtime::ElementType;
 use std::collections::BTreeSet;
 
