@@ -209,3 +209,46 @@ ENTRY main {
   s3 = f32[4,1]{1,0} slice(g), slice={[0:4], [1023:1024]}
   ROOT c = f32[4,4]{1,0} concatenate(s0, s1, s2, s3), dimensions={1}
 }""")
+
+# --- scatter in place whose updates read the operand (a fused gather of it)
+x = np.array([3, 1, 4, 1, 5, 9], dtype=np.float32)
+t = np.sort(x)
+idx = np.array([[1], [1], [4]], dtype=np.int32)
+g = gather(t, idx, offset_dims=[], collapsed=[0], start_index_map=[0], ivd=1, slice_sizes=[1])
+(out,) = scatter([t], idx, [g * 2], update_window_dims=[], inserted=[0], sd2od=[0], ivd=1, combine=lambda a, b: a + b)
+write(f"{ROOT}/scatter/in_place_updates_read_operand.hlo",
+      f"""scatter-add at the root of a fusion that updates its operand's buffer in place (a sort's
+output, dead afterwards) while its updates are a fused gather of that same operand: every
+update must read the original values even though index 1 is updated twice.
+{NOTE}""",
+      [x, idx], [out], """
+HloModule scatter_in_place_reads, entry_computation_layout={(f32[6]{0}, s32[3,1]{1,0})->f32[6]{0}}
+
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = pred[] compare(a, b), direction=LT
+}
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] add(a, b)
+}
+
+fused {
+  p0 = f32[6]{0} parameter(0)
+  p1 = s32[3,1]{1,0} parameter(1)
+  g = f32[3]{0} gather(p0, p1), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  two = f32[] constant(2)
+  tb = f32[3]{0} broadcast(two), dimensions={}
+  u = f32[3]{0} multiply(g, tb)
+  ROOT s = f32[6]{0} scatter(p0, p1, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+
+ENTRY main {
+  x = f32[6]{0} parameter(0)
+  idx = s32[3,1]{1,0} parameter(1)
+  t = f32[6]{0} sort(x), dimensions={0}, to_apply=lt
+  ROOT f = f32[6]{0} fusion(t, idx), kind=kLoop, calls=fused
+}""")

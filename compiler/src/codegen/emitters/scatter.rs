@@ -13,7 +13,8 @@
 use super::in_place::output_is_operand;
 use super::ranges::{box_loop, major_to_minor, Bounds};
 use crate::codegen::elemental::gather::{index_to_i64, start_vector_index};
-use crate::codegen::elemental::Val;
+use crate::codegen::array::IrArray;
+use crate::codegen::elemental::{Elemental, Input, Val};
 use crate::codegen::index::Index;
 use crate::codegen::kernel::KernelContext;
 use crate::error::{Error, Result};
@@ -48,15 +49,27 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
     let plan = ScatterPlan::new(&dn, &operand_dims, &update_dims);
     let out_layout = kc.outputs[0].shape.layout_or_default();
     let operand_order = major_to_minor(&out_layout);
-    let split = plan.split_dimension(&dn, &operand_dims, &operand_order);
+    let in_place = n == 1 && output_is_operand(kc, operands[0]);
+    // Working in place while the updates or indices also read the operand (a fused gather of
+    // it, say): they must see its original values, so they read a staged copy, and the whole
+    // scatter runs as one task.
+    let read_elsewhere = in_place && kc.comp.users()[operands[0].index()].iter().any(|&u| u != kc.root);
+    let split = if read_elsewhere { None } else { plan.split_dimension(&dn, &operand_dims, &operand_order) };
 
     // This task's range of the split operand dimension.
     let mut copy_bounds: Vec<Bounds> = operand_dims.iter().map(|&d| Bounds::full(cg, d)).collect();
     if let Some(d) = split {
         copy_bounds[d] = Bounds::new(kc.begin, kc.end);
     }
-    let mut e = kc.elemental();
-    let in_place = n == 1 && output_is_operand(kc, operands[0]);
+    let staged = if read_elsewhere { Some(stage_operand(kc)?) } else { None };
+    let mut e = match &staged {
+        Some((copy, _)) => {
+            let mut bindings = kc.bindings.clone();
+            bindings.insert(operands[0], Input::Array(copy.clone()));
+            Elemental::with_bindings(cg, kc.module, kc.comp, bindings)
+        }
+        None => kc.elemental(),
+    };
     if !in_place {
         box_loop(cg, "scatter.copy", &copy_bounds, &operand_order, |i| {
             e.scoped(|e| {
@@ -99,7 +112,25 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
             })
         })
     })?;
+    if let Some((copy, bytes)) = staged {
+        let free = cg.external("hlojit_rt_free", cg.fn_type(None, &[cg.ptr().into(), cg.i64().into()]));
+        cg.call_void(free, &[copy.ptr.into(), cg.const_i64(bytes).into()])?;
+    }
     Ok(split.map(|d| operand_dims[d]).unwrap_or(1).max(1))
+}
+
+/// Copies the output buffer (which holds the operand, updated in place) into fresh memory;
+/// returns the copy and its size in bytes.
+fn stage_operand<'ctx>(kc: &KernelContext<'_, 'ctx>) -> Result<(IrArray<'ctx>, i64)> {
+    let cg = kc.cg;
+    let out = &kc.outputs[0];
+    let bytes = out.byte_size();
+    let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
+    let ptr = cg.call(alloc, &[cg.const_i64(bytes).into()])?.into_pointer_value();
+    if bytes > 0 {
+        cg.b.build_memcpy(ptr, 16, out.ptr, 16, cg.const_i64(bytes)).map_err(|e| Error::Llvm(e.to_string()))?;
+    }
+    Ok((IrArray::new(ptr, &out.shape)?, bytes))
 }
 
 /// Combines one window element `w` (an operand-space offset) of the update at scatter
