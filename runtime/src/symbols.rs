@@ -70,5 +70,11 @@ pub fn runtime_symbols() -> Vec<(&'static str, usize)> {
         ("hlojit_rt_sort_packed_keys", crate::kernels::sort::hlojit_rt_sort_packed_keys as *const () as usize),
         ("hlojit_rt_sort_wide_keys", crate::kernels::sort::hlojit_rt_sort_wide_keys as *const () as usize),
         ("hlojit_rt_sort_by_comparator", crate::kernels::sort::hlojit_rt_sort_by_comparator as *const () as usize),
+        ("hlojit_rt_ffi_call", crate::custom_call::call::hlojit_rt_ffi_call as *const () as usize),
+        ("hlojit_rt_custom_call_status", crate::custom_call::status::hlojit_rt_custom_call_status as *const () as usize),
+        ("XlaCustomCallStatusSetSuccess", crate::custom_call::status::XlaCustomCallStatusSetSuccess as *const () as usize),
+        ("XlaCustomCallStatusSetFailure", crate::custom_call::status::XlaCustomCallStatusSetFailure as *const () as usize),
+        ("hlojit_last_error", crate::custom_call::last_error::hlojit_last_error as *const () as usize),
+        ("XLA_FFI_GetApi", crate::custom_call::api::XLA_FFI_GetApi as *const () as usize),
     ]
 }

@@ -1,6 +1,7 @@
 //! Passes over HLO: one pass per file.
 
 pub mod buffer_assignment;
+pub mod dynamic_reduce;
 pub mod entry_layout;
 pub mod fusion;
 pub mod inline_calls;

@@ -11,6 +11,9 @@ mod scatter;
 mod sort;
 mod sort_key;
 mod topk;
+mod reduce;
+mod reduce_window;
+mod select_and_scatter;
 
 use super::kernel::KernelContext;
 use crate::error::{Error, Result};
@@ -22,6 +25,12 @@ pub fn has_root_emitter(op: Opcode) -> bool {
     matches!(op, Opcode::Gather | Opcode::DynamicUpdateSlice)
 }
 
+/// Custom calls XLA introduces for ops compiled here rather than called as targets
+/// (XLA:CPU's `TopK`).
+pub fn is_builtin_custom_call(inst: &crate::hlo::Instruction) -> bool {
+    topk::is_topk_custom_call(inst)
+}
+
 /// Emits the kernel whose hero op is `hero`.
 pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
     match hero {
@@ -30,7 +39,10 @@ pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
         Opcode::Scatter => scatter::emit(kc),
         Opcode::Sort => sort::emit(kc),
         Opcode::TopK => topk::emit(kc),
-        Opcode::CustomCall if topk::is_topk_custom_call(kc) => topk::emit(kc),
+        Opcode::CustomCall if topk::is_topk_custom_call(kc.comp.get(kc.root)) => topk::emit(kc),
+        Opcode::Reduce => reduce::emit(kc),
+        Opcode::ReduceWindow => reduce_window::emit(kc),
+        Opcode::SelectAndScatter => select_and_scatter::emit(kc),
         op => Err(Error::Unsupported(op.name().to_string())),
     }
 }

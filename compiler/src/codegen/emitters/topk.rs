@@ -8,12 +8,11 @@ use super::sort::{emit_sort, Order, SortJob, Source};
 use super::sort_key::{recognize, KeyKind, KeyOrder};
 use crate::codegen::kernel::KernelContext;
 use crate::error::{Error, Result};
-use crate::hlo::{ComparisonType, Opcode};
+use crate::hlo::{ComparisonType, Instruction, Opcode};
 
-/// Whether the kernel's root is a `TopK` custom call.
-pub fn is_topk_custom_call(kc: &KernelContext) -> bool {
-    let root = kc.comp.get(kc.root);
-    root.opcode == Opcode::CustomCall && root.attrs.custom_call_target.as_deref() == Some("TopK")
+/// Whether `inst` is a `TopK` custom call (compiled here, not called as a target).
+pub fn is_topk_custom_call(inst: &Instruction) -> bool {
+    inst.opcode == Opcode::CustomCall && inst.attrs.custom_call_target.as_deref() == Some("TopK")
 }
 
 pub fn emit(kc: &KernelContext) -> Result<i64> {
