@@ -49,6 +49,7 @@ const DELIVERED_GROUPS: &[&str] = &[
     "reshape", "rev", "select", "slice", "transpose",
     "reduce", "reduce_window",
     "dot", "conv",
+    "dus", "dynamic_slice", "gather", "scatter", "sort", "topk",
 ];
 
 #[test]

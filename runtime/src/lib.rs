@@ -7,6 +7,7 @@ pub mod element_type;
 pub mod float_bits;
 pub mod float_env;
 pub mod host;
+pub mod kernels;
 pub mod literal;
 pub mod npy;
 pub mod physical;

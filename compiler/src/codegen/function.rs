@@ -198,7 +198,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             While => self.lower_while(comp, id, fl),
             Conditional => self.lower_conditional(comp, id, fl),
             Call => self.lower_call(comp, id, fl),
-            CustomCall => self.lower_custom_call(comp, id, fl),
+            CustomCall if !super::emitters::is_builtin_custom_call(inst) => self.lower_custom_call(comp, id, fl),
             _ => {
                 self.kernel_count += 1;
                 let name = format!("k{}.{}", self.kernel_count, sanitize(&inst.name));

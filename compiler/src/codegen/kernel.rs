@@ -123,7 +123,7 @@ fn emit_root(kc: &KernelContext) -> Result<i64> {
     } else {
         root.opcode
     };
-    if is_elemental(hero) {
+    if is_elemental(hero) && !super::emitters::has_root_emitter(hero) {
         return emit_elemental_loop(kc);
     }
     super::emitters::emit(kc, hero)
@@ -147,6 +147,8 @@ pub fn is_elemental(op: Opcode) -> bool {
                 | Concatenate
                 | Pad
                 | DynamicSlice
+                | DynamicUpdateSlice
+                | Gather
                 | Tuple
                 | GetTupleElement
                 | OptimizationBarrier
@@ -155,7 +157,7 @@ pub fn is_elemental(op: Opcode) -> bool {
 
 /// The generic loop kernel: walks the output in its physical order and stores the generated
 /// element of each output (several for a multi-output fusion whose root is a tuple).
-fn emit_elemental_loop(kc: &KernelContext) -> Result<i64> {
+pub(crate) fn emit_elemental_loop(kc: &KernelContext) -> Result<i64> {
     let cg = kc.cg;
     let root = kc.comp.get(kc.root);
     let values: Vec<InstrId> = if root.opcode == Opcode::Tuple && kc.outputs.len() != 1 {

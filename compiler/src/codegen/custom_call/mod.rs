@@ -23,12 +23,13 @@ use hlojit_runtime::{ArrayShape, Shape};
 use inkwell::module::Linkage;
 use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
 
-/// The custom-call targets a module names, each once, in order of appearance.
+/// The custom-call targets a module names, each once, in order of appearance (not the ones
+/// compiled as ops, like XLA:CPU's `TopK`).
 pub fn custom_call_targets(module: &Module) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for comp in &module.computations {
         for inst in &comp.instructions {
-            if inst.opcode == Opcode::CustomCall {
+            if inst.opcode == Opcode::CustomCall && !crate::codegen::emitters::is_builtin_custom_call(inst) {
                 if let Some(t) = &inst.attrs.custom_call_target {
                     if !out.contains(t) {
                         out.push(t.clone());

@@ -39,6 +39,18 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
     /// A bitcast reinterprets the operand's buffer: the output element sits at the same
     /// physical offset in the output's layout as the operand element does in the operand's.
     pub(super) fn gen_bitcast(&mut self, id: InstrId, index: &Index<'ctx>) -> Result<Val<'ctx>> {
+        // XLA also writes same-width reinterpretations (bitcast-convert) as bitcast.
+        let from = self.element_type(self.comp.get(id).operands[0])?;
+        let to = self.element_type(id)?;
+        let v = self.gen_bitcast_elements(id, index)?;
+        if from == to {
+            return Ok(v);
+        }
+        let bits = self.to_bits(v.scalar()?, from)?;
+        Ok(Val::Scalar(self.from_bits(bits, to)?))
+    }
+
+    fn gen_bitcast_elements(&mut self, id: InstrId, index: &Index<'ctx>) -> Result<Val<'ctx>> {
         let cg = self.cg;
         let inst = self.comp.get(id);
         let operand = inst.operands[0];

@@ -10,8 +10,12 @@ mod compare;
 mod complex;
 mod convert;
 mod data_movement;
+mod dynamic_update_slice;
+pub(crate) mod gather;
+mod fops;
 mod math;
 mod reduce;
+mod vmath;
 
 use super::array::IrArray;
 use super::context::Codegen;
@@ -167,6 +171,8 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             Concatenate => self.gen_concatenate(id, index),
             Pad => self.gen_pad(id, index),
             DynamicSlice => self.gen_dynamic_slice(id, index),
+            DynamicUpdateSlice => self.gen_dynamic_update_slice(id, index),
+            Gather => self.gen_gather(id, index),
             Reduce => self.gen_reduce(id, index),
             ReduceWindow => self.gen_reduce_window(id, index),
             Select => self.gen_select(id, index),

@@ -6,6 +6,14 @@
 mod conv;
 mod dot;
 mod gemm;
+mod dynamic_update_slice;
+mod gather;
+mod in_place;
+mod ranges;
+mod scatter;
+mod sort;
+mod sort_key;
+mod topk;
 mod reduce;
 mod reduce_window;
 mod select_and_scatter;
@@ -14,11 +22,29 @@ use super::kernel::KernelContext;
 use crate::error::{Error, Result};
 use crate::hlo::Opcode;
 
+/// Elemental ops that have a better emitter when they are the root of a kernel: gather copies
+/// whole slices, dynamic-update-slice writes only the update region when it works in place.
+pub fn has_root_emitter(op: Opcode) -> bool {
+    matches!(op, Opcode::Gather | Opcode::DynamicUpdateSlice)
+}
+
+/// Custom calls XLA introduces for ops compiled here rather than called as targets
+/// (XLA:CPU's `TopK`).
+pub fn is_builtin_custom_call(inst: &crate::hlo::Instruction) -> bool {
+    topk::is_topk_custom_call(inst)
+}
+
 /// Emits the kernel whose hero op is `hero`.
 pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
     match hero {
         Opcode::Dot => dot::emit_dot(kc),
         Opcode::Convolution => conv::emit_convolution(kc),
+        Opcode::DynamicUpdateSlice => dynamic_update_slice::emit(kc),
+        Opcode::Gather => gather::emit(kc),
+        Opcode::Scatter => scatter::emit(kc),
+        Opcode::Sort => sort::emit(kc),
+        Opcode::TopK => topk::emit(kc),
+        Opcode::CustomCall if topk::is_topk_custom_call(kc.comp.get(kc.root)) => topk::emit(kc),
         Opcode::Reduce => reduce::emit(kc),
         Opcode::ReduceWindow => reduce_window::emit(kc),
         Opcode::SelectAndScatter => select_and_scatter::emit(kc),
