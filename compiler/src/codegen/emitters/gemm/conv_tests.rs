@@ -206,7 +206,7 @@ fn check(c: &Case, seed: u64) {
     let exe = Executable::compile(&module, &CompileOptions::default()).unwrap_or_else(|e| panic!("{e}\n{hlo}"));
     let t = ElementType::from_name(c.in_type).expect("type");
     let args: Vec<Literal> = [&x, &w].iter().map(|a| ArrayLiteral::from_f64s(t, &a.dims, &a.v).expect("literal").into()).collect();
-    let got = exe.run(&args).expect("runs");
+    let got = exe.run_literals(&args).expect("runs");
     let got = got.as_array().expect("array");
     assert_eq!(got.element_count(), want.len(), "{hlo}");
     for (i, want) in want.iter().enumerate() {

@@ -88,7 +88,7 @@ fn run(hlo: &str, inputs: &[(&Arr, ElementType)]) -> Vec<f64> {
         .iter()
         .map(|(a, t)| ArrayLiteral::from_f64s(*t, &a.dims, &a.v).expect("literal").into())
         .collect();
-    let out = exe.run(&args).expect("runs");
+    let out = exe.run_literals(&args).expect("runs");
     let out = out.as_array().expect("array result");
     (0..out.element_count()).map(|i| out.get_f64(i)).collect()
 }
