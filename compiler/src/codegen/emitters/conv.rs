@@ -80,6 +80,7 @@ fn emit_direct(kc: &KernelContext, lhs: InstrId, rhs: InstrId, d: &ConvDims) -> 
                 let mut valid = cg.const_bool(true);
                 let mut in_pos = Vec::with_capacity(n);
                 let mut k_pos = Vec::with_capacity(n);
+                #[allow(clippy::needless_range_loop)] // indexes several per-dimension lists
                 for s in 0..n {
                     let w = &d.window[s];
                     let p = index.dims[dn.output_spatial[s] as usize];

@@ -460,6 +460,7 @@ fn emit_task<'ctx>(
         let (c_line, ldc) = match (&p.out, line_scratch) {
             (Out::Direct { batch, spatial }, _) => {
                 let mut off = cg.b.build_int_nsw_add(cg.b.build_int_nsw_mul(ob, cg.const_i64(*batch), "")?, out_feature0, "")?;
+                #[allow(clippy::needless_range_loop)] // indexes several per-dimension lists
                 for s in 0..n - 1 {
                     off = cg.b.build_int_nsw_add(off, cg.b.build_int_nsw_mul(li.dims[s + 1], cg.const_i64(spatial[s]), "")?, "")?;
                 }

@@ -79,6 +79,7 @@ pub(super) fn emit_task<'ctx>(
         let ob = li.dims[0];
         let mut a_off = cg.b.build_int_nsw_mul(ob, cg.const_i64(p.pitches.batch), "")?;
         let mut c_off = cg.b.build_int_nsw_mul(ob, cg.const_i64(out_batch_stride), "")?;
+        #[allow(clippy::needless_range_loop)] // indexes several per-dimension lists
         for s in 0..n - 1 {
             let o = li.dims[s + 1];
             a_off = cg.b.build_int_nsw_add(a_off, cg.b.build_int_nsw_mul(o, cg.const_i64(d.window[s].stride * p.pitches.spatial[s]), "")?, "")?;
