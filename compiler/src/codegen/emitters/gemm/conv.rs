@@ -220,7 +220,7 @@ fn plan(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &ConvDims) ->
 fn emit<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, p: &Plan) -> Result<i64> {
     let cg = kc.cg;
     let base = cg.function().get_name().to_string_lossy().into_owned();
-    let al = ALayout { row: p.d.window[p.d.spatial_rank() - 1].stride * p.pitches.spatial[p.d.spatial_rank() - 1], depth: 1, taps: true };
+    let al = ALayout { row: p.d.window[p.d.spatial_rank() - 1].stride * p.pitches.spatial[p.d.spatial_rank() - 1], depth: 1, taps: true, pairs: false };
     let table = tap_table(cg, &format!("{base}.taps"), &p.tap_offsets);
     let es = p.conv.compute.byte_size() as i64;
     let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
@@ -438,7 +438,7 @@ fn emit_task<'ctx>(
                 let dst = cg.gep(elem, bp, cg.b.build_int_nsw_mul(first_col, cg.const_i64(depth), "")?)?;
                 let left = cg.b.build_int_nsw_sub(cg.const_i64(p.group_out), first_col, "")?;
                 let valid = cg.call_intrinsic("llvm.smin", &[cg.i64().into()], &[left.into(), cg.const_i64(nr).into()])?.into_int_value();
-                let strip = Strip { b: g, p0: first_col, valid, k0: cg.const_i64(0), depth: cg.const_i64(depth), w: nr };
+                let strip = Strip { b: g, p0: first_col, valid, k0: cg.const_i64(0), depth: cg.const_i64(depth), w: nr, pairs: false };
                 pack_strip(&env.ptrs, &mut env.e, &p.kernel, &p.conv, dst, &strip)
             })
         })?;

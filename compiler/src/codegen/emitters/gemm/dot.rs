@@ -11,6 +11,7 @@ use super::pack::Conversion;
 use crate::codegen::kernel::KernelContext;
 use crate::error::{Error, Result};
 use crate::hlo::InstrId;
+use hlojit_runtime::ElementType;
 
 /// Dots with fewer multiply-adds than this run the plain loop nest: packing and task setup
 /// would cost more than they save.
@@ -58,6 +59,12 @@ pub fn try_emit(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &DotD
         (false, _, _) => OutputMode::Staged { map },
         (true, _, _) => OutputMode::Staged { map: map.transposed() },
     };
+    // bf16 x bf16 runs as bf16 pairs where the target multiplies them natively.
+    let pairs = kc.cg.avx512_bf16
+        && kc.cg.simd_bytes == 64
+        && compute == ElementType::F32
+        && a.ty == ElementType::BF16
+        && b.ty == ElementType::BF16;
     let g = Gemm {
         batch: d.b,
         m,
@@ -68,6 +75,7 @@ pub fn try_emit(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &DotD
         out: out_mode,
         conv: Conversion { out: out_type, compute },
         blocking: Blocking::new(compute.byte_size() as i64, kc.cg.simd_bytes as i64, n),
+        pairs,
     };
     emit_gemm(kc, &caps, &g).map(Some)
 }

@@ -47,6 +47,8 @@ pub struct Gemm {
     pub out: OutputMode,
     pub conv: Conversion,
     pub blocking: Blocking,
+    /// bf16 operands multiplied as pairs with AVX512_BF16 (compute type f32).
+    pub pairs: bool,
 }
 
 /// Emits the GEMM into the current kernel; returns the kernel's parallel extent (1: the GEMM
@@ -54,7 +56,8 @@ pub struct Gemm {
 pub fn emit_gemm<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, g: &Gemm) -> Result<i64> {
     let cg = kc.cg;
     let base = cg.function().get_name().to_string_lossy().into_owned();
-    let uk = microkernel(cg, g.conv.compute, &g.blocking, ALayout::packed(g.blocking.mr))?;
+    let al = if g.pairs { ALayout::bf16_pairs(g.blocking.mr) } else { ALayout::packed(g.blocking.mr) };
+    let uk = microkernel(cg, g.conv.compute, &g.blocking, al)?;
     let task = emit_task(kc, caps, g, uk, &format!("{base}.task"))?;
     let strips = ceil_div(g.m, g.blocking.mr);
     let flops = 2.0 * g.batch as f64 * g.m as f64 * g.n as f64 * g.k as f64;
@@ -83,6 +86,10 @@ fn ceil_div(a: i64, b: i64) -> i64 {
     (a + b - 1) / b
 }
 
+fn round_up(a: i64, b: i64) -> i64 {
+    ceil_div(a, b) * b
+}
+
 fn min<'ctx>(cg: &Codegen<'ctx>, a: IntValue<'ctx>, b: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
     Ok(cg.call_intrinsic("llvm.smin", &[cg.i64().into()], &[a.into(), b.into()])?.into_int_value())
 }
@@ -104,9 +111,10 @@ fn emit_task<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, g: &Gemm
 
     let bl = g.blocking;
     let es = g.conv.compute.byte_size() as i64;
+    let (packed_es, depth) = if g.pairs { (2, round_up(bl.kc.min(g.k), 2)) } else { (es, bl.kc.min(g.k)) };
     let strips = ceil_div(g.m, bl.mr);
-    let ap_bytes = strips * bl.mr * bl.kc.min(g.k) * es;
-    let bp_bytes = ceil_div(bl.nc.min(g.n), bl.nr()) * bl.nr() * bl.kc.min(g.k) * es;
+    let ap_bytes = strips * bl.mr * depth * packed_es;
+    let bp_bytes = ceil_div(bl.nc.min(g.n), bl.nr()) * bl.nr() * depth * packed_es;
     let cs_bytes = match g.out {
         OutputMode::Staged { .. } => strips * bl.mr * g.n * es,
         OutputMode::Direct { .. } => 0,
@@ -168,6 +176,8 @@ fn emit_unit<'ctx>(
     let bl = g.blocking;
     let (mr, nr) = (bl.mr, bl.nr());
     let elem = cg.value_type(g.conv.compute);
+    // Packed panels hold the compute type, or bf16 pairs.
+    let pelem = if g.pairs { cg.llvm.bf16_type().into() } else { elem };
     let r0 = cg.b.build_int_nsw_mul(u.s0, cg.const_i64(mr), "r0")?;
     let r1 = min(cg, cg.b.build_int_nsw_mul(u.s1, cg.const_i64(mr), "")?, cg.const_i64(g.m))?;
     let rows = cg.b.build_int_nsw_sub(r1, r0, "rows")?;
@@ -194,11 +204,17 @@ fn emit_unit<'ctx>(
     for_loop(cg, "pc", cg.const_i64(0), cg.const_i64(k_blocks), |pcb| {
         let pc = cg.b.build_int_nsw_mul(pcb, cg.const_i64(bl.kc), "pc")?;
         let kcv = min(cg, cg.const_i64(bl.kc), cg.b.build_int_nsw_sub(cg.const_i64(g.k), pc, "")?)?;
+        // Panel rows are kcv deep, rounded up to whole pairs for the bf16 kernel.
+        let kstride = if g.pairs {
+            cg.b.build_and(cg.b.build_int_nsw_add(kcv, cg.const_i64(1), "")?, cg.const_i64(-2), "")?
+        } else {
+            kcv
+        };
         let accumulate = cg.b.build_int_compare(IntPredicate::SGT, pcb, cg.const_i64(0), "")?;
         // Pack this unit's A rows for the k block.
         for_loop(cg, "pack.a", cg.const_i64(0), nstrips, |is| {
             let first = cg.b.build_int_nsw_mul(is, cg.const_i64(mr), "")?;
-            let dst = cg.gep(elem, s.ap, cg.b.build_int_nsw_mul(first, kcv, "")?)?;
+            let dst = cg.gep(pelem, s.ap, cg.b.build_int_nsw_mul(first, kstride, "")?)?;
             let left = cg.b.build_int_nsw_sub(rows, first, "")?;
             let strip = Strip {
                 b: u.b,
@@ -207,6 +223,7 @@ fn emit_unit<'ctx>(
                 k0: pc,
                 depth: kcv,
                 w: mr,
+                pairs: g.pairs,
             };
             pack_strip(&env.ptrs, &mut env.e, &g.a, &g.conv, dst, &strip)
         })?;
@@ -216,7 +233,7 @@ fn emit_unit<'ctx>(
             let nbs = cg.b.build_int_signed_div(cg.b.build_int_nsw_add(ncv, cg.const_i64(nr - 1), "")?, cg.const_i64(nr), "")?;
             for_loop(cg, "pack.b", cg.const_i64(0), nbs, |js| {
                 let first = cg.b.build_int_nsw_mul(js, cg.const_i64(nr), "")?;
-                let dst = cg.gep(elem, s.bp, cg.b.build_int_nsw_mul(first, kcv, "")?)?;
+                let dst = cg.gep(pelem, s.bp, cg.b.build_int_nsw_mul(first, kstride, "")?)?;
                 let left = cg.b.build_int_nsw_sub(ncv, first, "")?;
                 let strip = Strip {
                     b: u.b,
@@ -225,18 +242,19 @@ fn emit_unit<'ctx>(
                     k0: pc,
                     depth: kcv,
                     w: nr,
+                    pairs: g.pairs,
                 };
                 pack_strip(&env.ptrs, &mut env.e, &bt, &g.conv, dst, &strip)
             })?;
             for_loop(cg, "ir", cg.const_i64(0), nstrips, |is| {
                 let first_row = cg.b.build_int_nsw_mul(is, cg.const_i64(mr), "")?;
-                let a_ptr = cg.gep(elem, s.ap, cg.b.build_int_nsw_mul(first_row, kcv, "")?)?;
+                let a_ptr = cg.gep(pelem, s.ap, cg.b.build_int_nsw_mul(first_row, kstride, "")?)?;
                 let rows_here = min(cg, cg.b.build_int_nsw_sub(rows, first_row, "")?, cg.const_i64(mr))?;
                 let m = cg.b.build_int_nsw_add(r0, first_row, "m")?;
                 let c_row = c_row_ptr(m)?;
                 for_loop(cg, "jr", cg.const_i64(0), nbs, |js| {
                     let first_col = cg.b.build_int_nsw_mul(js, cg.const_i64(nr), "")?;
-                    let b_ptr = cg.gep(elem, s.bp, cg.b.build_int_nsw_mul(first_col, kcv, "")?)?;
+                    let b_ptr = cg.gep(pelem, s.bp, cg.b.build_int_nsw_mul(first_col, kstride, "")?)?;
                     let cols_here = min(cg, cg.b.build_int_nsw_sub(ncv, first_col, "")?, cg.const_i64(nr))?;
                     let n = cg.b.build_int_nsw_add(jc, first_col, "")?;
                     let c_ptr = cg.gep(elem, c_row, n)?;

@@ -26,12 +26,20 @@ pub struct ALayout {
     /// usual parameters, and for tap `t` A starts at `a + taps[t]` and B at
     /// `b + t * kc * nr`, so one call sums over `ntaps * kc` values of k.
     pub taps: bool,
+    /// A and B are packed bf16 pairs (A `[kc/2][mr][2]`, B `[kc/2][nr][2]`) multiplied with
+    /// AVX512_BF16 dot products into f32 accumulators.
+    pub pairs: bool,
 }
 
 impl ALayout {
     /// A packed `[kc][mr]` strip.
     pub fn packed(mr: i64) -> ALayout {
-        ALayout { row: 1, depth: mr, taps: false }
+        ALayout { row: 1, depth: mr, taps: false, pairs: false }
+    }
+
+    /// A packed strip of bf16 pairs.
+    pub fn bf16_pairs(mr: i64) -> ALayout {
+        ALayout { row: 1, depth: mr, taps: false, pairs: true }
     }
 }
 
@@ -40,13 +48,14 @@ impl ALayout {
 /// (and not inlined), which keeps compile times low.
 pub fn microkernel<'ctx>(cg: &Codegen<'ctx>, compute: ElementType, bl: &Blocking, al: ALayout) -> Result<FunctionValue<'ctx>> {
     let name = format!(
-        "hlojit.ukernel.{compute}.{}x{}x{}.a{}_{}{}",
+        "hlojit.ukernel.{compute}.{}x{}x{}.a{}_{}{}{}",
         bl.mr,
         bl.nv,
         bl.lanes,
         al.row,
         al.depth,
-        if al.taps { ".taps" } else { "" }
+        if al.taps { ".taps" } else { "" },
+        if al.pairs { ".bf16pairs" } else { "" }
     );
     if let Some(f) = cg.module.get_function(&name) {
         return Ok(f);
@@ -115,6 +124,9 @@ fn emit_microkernel<'ctx>(
             }
             None => (a, b),
         };
+        if al.pairs {
+            return bf16_pair_steps(cg, a_t, b_t, kc, &slots, bl, vt);
+        }
         for_loop(cg, "k", cg.const_i64(0), kc, |k| {
             let b_row = cg.b.build_int_nsw_mul(k, cg.const_i64(nr), "")?;
             let mut bvec = Vec::with_capacity(nv);
@@ -172,6 +184,51 @@ fn emit_microkernel<'ctx>(
         cg.b.position_at_end(bb);
     }
     Ok(f)
+}
+
+/// The k loop of the bf16-pair kernel: per pair of k values, `nv` vectors of 16 column pairs
+/// of B and, per row, the row's pair of A broadcast to all lanes; `vdpbf16ps` adds both
+/// products of each lane's pair to the f32 accumulator.
+fn bf16_pair_steps<'ctx>(
+    cg: &Codegen<'ctx>,
+    a: PointerValue<'ctx>,
+    b: PointerValue<'ctx>,
+    kc: IntValue<'ctx>,
+    slots: &[PointerValue<'ctx>],
+    bl: &Blocking,
+    acc_t: VectorType<'ctx>,
+) -> Result<()> {
+    let (mr, nv, lanes) = (bl.mr, bl.nv as usize, bl.lanes);
+    let nr = bl.nr();
+    let bf16 = cg.llvm.bf16_type();
+    let pair_vec = bf16.vec_type(2 * lanes as u32);
+    let i32s = cg.i32().vec_type(lanes as u32);
+    let dp = cg.intrinsic("llvm.x86.avx512bf16.dpbf16ps.512", &[])?;
+    let pairs = cg.b.build_int_signed_div(cg.b.build_int_nsw_add(kc, cg.const_i64(1), "")?, cg.const_i64(2), "pairs")?;
+    for_loop(cg, "kp", cg.const_i64(0), pairs, |p| {
+        let b_row = cg.b.build_int_nsw_mul(p, cg.const_i64(2 * nr), "")?;
+        let mut bvec = Vec::with_capacity(nv);
+        for v in 0..nv {
+            let off = cg.b.build_int_nsw_add(b_row, cg.const_i64(v as i64 * 2 * lanes), "")?;
+            let load = cg.b.build_load(pair_vec, cg.gep(bf16.into(), b, off)?, "b")?;
+            set_align(load, 64);
+            bvec.push(load);
+        }
+        let a_row = cg.b.build_int_nsw_mul(p, cg.const_i64(mr), "")?;
+        for r in 0..mr as usize {
+            let off = cg.b.build_int_nsw_add(a_row, cg.const_i64(r as i64), "")?;
+            let pair = cg.b.build_load(cg.i32(), cg.gep(cg.i32().into(), a, off)?, "a")?;
+            let wide = splat(cg, i32s, pair)?;
+            let a_pairs = cg.b.build_bit_cast(wide, pair_vec, "")?;
+            for v in 0..nv {
+                let slot = slots[r * nv + v];
+                let acc = cg.b.build_load(acc_t, slot, "")?;
+                let x = cg.call(dp, &[acc.into(), a_pairs.into(), bvec[v].into()])?;
+                cg.b.build_store(slot, x)?;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// Lets the x86 back end use full-width vector registers in GEMM functions even where the

@@ -61,6 +61,9 @@ pub struct Strip<'ctx> {
     pub k0: IntValue<'ctx>,
     pub depth: IntValue<'ctx>,
     pub w: i64,
+    /// Pack bf16 pairs for the AVX512_BF16 micro-kernel: element `(i, k)` at
+    /// `((k / 2) * w + i) * 2 + k % 2`, kept as bf16 (an odd depth is padded with a zero).
+    pub pairs: bool,
 }
 
 /// Packs `strip` of `op` into `dst`. Strips of buffers are packed by a function shared by
@@ -87,7 +90,7 @@ pub fn pack_strip<'ctx>(
         } else {
             Contiguity::None
         };
-        let f = strided_packer(e, op.ty, conv, s.w, kind)?;
+        let f = strided_packer(e, op.ty, conv, s.w, kind, s.pairs)?;
         let args = [src.into(), cg.const_i64(row).into(), cg.const_i64(col).into(), dst.into(), s.valid.into(), s.depth.into()];
         return cg.call_void(f, &args);
     }
@@ -97,7 +100,7 @@ pub fn pack_strip<'ctx>(
         let col = cg.b.build_int_nsw_add(k0, k, "")?;
         op.load(ptrs, e, b, row, col)
     };
-    pack_loops(e, op.ty, conv, dst, s.valid, s.depth, s.w, false, &mut load)
+    pack_loops(e, op.ty, conv, dst, s.valid, s.depth, s.w, false, s.pairs, &mut load)
 }
 
 /// Which of a strided operand's strides is 1.
@@ -111,9 +114,16 @@ enum Contiguity {
 /// `void pack(ptr src, i64 row_stride, i64 col_stride, ptr dst, i64 valid, i64 depth)`:
 /// packs rows `0 .. w` (the first `valid` real) and columns `0 .. depth` of the strided matrix
 /// at `src`.
-fn strided_packer<'ctx>(e: &Elemental<'_, 'ctx>, ty: ElementType, conv: &Conversion, w: i64, kind: Contiguity) -> Result<FunctionValue<'ctx>> {
+fn strided_packer<'ctx>(
+    e: &Elemental<'_, 'ctx>,
+    ty: ElementType,
+    conv: &Conversion,
+    w: i64,
+    kind: Contiguity,
+    pairs: bool,
+) -> Result<FunctionValue<'ctx>> {
     let cg = e.cg;
-    let name = format!("hlojit.pack.{ty}.{}.{}.w{w}.{kind:?}", conv.out, conv.compute);
+    let name = format!("hlojit.pack.{ty}.{}.{}.w{w}.{kind:?}{}", conv.out, conv.compute, if pairs { ".pairs" } else { "" });
     if let Some(f) = cg.module.get_function(&name) {
         return Ok(f);
     }
@@ -137,7 +147,7 @@ fn strided_packer<'ctx>(e: &Elemental<'_, 'ctx>, ty: ElementType, conv: &Convers
         cg.load_element(ty, cg.gep(mem, src, off)?)
     };
     let mut scratch = Elemental::with_bindings(cg, e.module, e.comp, Default::default());
-    pack_loops(&mut scratch, ty, conv, dst, valid, depth, w, kind == Contiguity::Depth, &mut load)?;
+    pack_loops(&mut scratch, ty, conv, dst, valid, depth, w, kind == Contiguity::Depth, pairs, &mut load)?;
     cg.b.build_return(None)?;
     if let Some(bb) = saved {
         cg.b.position_at_end(bb);
@@ -160,18 +170,41 @@ fn pack_loops<'a, 'ctx>(
     depth: IntValue<'ctx>,
     w_size: i64,
     depth_contiguous: bool,
+    pairs: bool,
     load: &mut Loader<'_, 'a, 'ctx>,
 ) -> Result<()> {
     let cg = e.cg;
-    let elem = cg.value_type(conv.compute);
-    let zero = elem_zero(cg, conv.compute);
+    let stored = if pairs { ElementType::BF16 } else { conv.compute };
+    let elem = cg.value_type(stored);
+    let zero = elem_zero(cg, stored);
     let store = |cg: &Codegen<'ctx>, k: IntValue<'ctx>, i: IntValue<'ctx>, v: BasicValueEnum<'ctx>| -> Result<()> {
-        let row = cg.b.build_int_nsw_mul(k, cg.const_i64(w_size), "")?;
-        let off = cg.b.build_int_nsw_add(row, i, "")?;
+        let off = if pairs {
+            let pair = cg.b.build_right_shift(k, cg.const_i64(1), false, "")?;
+            let slot = cg.b.build_int_nsw_add(cg.b.build_int_nsw_mul(pair, cg.const_i64(w_size), "")?, i, "")?;
+            let odd = cg.b.build_and(k, cg.const_i64(1), "")?;
+            cg.b.build_int_nsw_add(cg.b.build_int_nsw_mul(slot, cg.const_i64(2), "")?, odd, "")?
+        } else {
+            cg.b.build_int_nsw_add(cg.b.build_int_nsw_mul(k, cg.const_i64(w_size), "")?, i, "")?
+        };
         cg.b.build_store(cg.gep(elem, dst, off)?, v)?;
         Ok(())
     };
+    let convert = |e: &Elemental<'a, 'ctx>, v: BasicValueEnum<'ctx>| -> Result<BasicValueEnum<'ctx>> {
+        if pairs {
+            e.convert_value(v, ty, ElementType::BF16)
+        } else {
+            conv.operand(e, v, ty)
+        }
+    };
     let w = cg.const_i64(w_size);
+    if pairs {
+        // An odd depth leaves half a pair: zero it (the micro-kernel reads whole pairs).
+        let odd = cg.b.build_and(depth, cg.const_i64(1), "")?;
+        let has_half = cg.b.build_int_compare(IntPredicate::NE, odd, cg.const_i64(0), "")?;
+        cg.if_then("pack.half", has_half, || {
+            for_loop(cg, "pack.hz", cg.const_i64(0), w, |i| store(cg, depth, i, zero))
+        })?;
+    }
     if depth_contiguous {
         return for_loop(cg, "pack.i", cg.const_i64(0), w, |i| {
             let live = cg.b.build_int_compare(IntPredicate::SLT, i, valid, "")?;
@@ -183,7 +216,7 @@ fn pack_loops<'a, 'ctx>(
             for_loop(cg, "pack.k", cg.const_i64(0), depth, |k| {
                 e.scoped(|e| {
                     let v = load(e, i, k)?;
-                    let v = conv.operand(e, v, ty)?;
+                    let v = convert(e, v)?;
                     store(cg, k, i, v)
                 })
             })?;
@@ -205,7 +238,7 @@ fn pack_loops<'a, 'ctx>(
         for_loop(cg, "pack.i", cg.const_i64(0), w, |i| {
             e.scoped(|e| {
                 let v = load(e, i, k)?;
-                let v = conv.operand(e, v, ty)?;
+                let v = convert(e, v)?;
                 store(cg, k, i, v)
             })
         })
@@ -220,7 +253,7 @@ fn pack_loops<'a, 'ctx>(
                 let live = cg.b.build_int_compare(IntPredicate::SLT, i, valid, "")?;
                 let clamped = cg.b.build_select(live, i, last, "")?.into_int_value();
                 let v = load(e, clamped, k)?;
-                let v = conv.operand(e, v, ty)?;
+                let v = convert(e, v)?;
                 let v = cg.b.build_select(live, v, zero, "")?;
                 store(cg, k, i, v)
             })
