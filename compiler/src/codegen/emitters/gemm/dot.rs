@@ -27,7 +27,7 @@ pub fn try_emit(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &DotD
     if d.k == 0 || macs < GEMM_MIN_MACS || (d.m == 1 && d.n == 1) {
         return Ok(None);
     }
-    let caps = Captures::new(kc, 1)?;
+    let caps = Captures::new(kc, 2)?;
     let a = operand(kc, &caps, lhs, &d.lhs_batch, &d.lhs_free, &d.lhs_contracting)?;
     let b = operand(kc, &caps, rhs, &d.rhs_batch, &d.rhs_contracting, &d.rhs_free)?;
 
