@@ -181,7 +181,24 @@ fn f64_and_integer_types() {
     let a = arr(&[20, 70], 13, -100, 100);
     let b = arr(&[70, 30], 14, -100, 100);
     let want = reference(&a, &b, &[], &[1], &[], &[0]);
-    for (t, out) in [("f64", "f64"), ("s8", "s32"), ("s32", "s32"), ("s16", "s64"), ("f32", "f64")] {
+    for (t, out) in [("f64", "f64"), ("s8", "s32"), ("s32", "s32"), ("s16", "s64"), ("f32", "f64"), ("s16", "f32")] {
+        let hlo = format!(
+            "HloModule t\nENTRY e {{ a = {t}[20,70] parameter(0) b = {t}[70,30] parameter(1)\n\
+             ROOT d = {out}[20,30] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}} }}"
+        );
+        let et = ElementType::from_name(t).expect("type");
+        check(&run(&hlo, &[(&a, et), (&b, et)]), &want);
+    }
+}
+
+#[test]
+fn unsigned_and_half_precision() {
+    // Sums of 70 products of values in 0..=3 stay exact in every result type used: below 2048
+    // (f16), and for these inputs below 256 (bf16; the comparison is exact, so it would catch it).
+    let a = arr(&[20, 70], 26, 0, 3);
+    let b = arr(&[70, 30], 27, 0, 3);
+    let want = reference(&a, &b, &[], &[1], &[], &[0]);
+    for (t, out) in [("u8", "u32"), ("u16", "u64"), ("f16", "f16"), ("f16", "f32"), ("bf16", "bf16")] {
         let hlo = format!(
             "HloModule t\nENTRY e {{ a = {t}[20,70] parameter(0) b = {t}[70,30] parameter(1)\n\
              ROOT d = {out}[20,30] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}} }}"
