@@ -21,6 +21,7 @@ use crate::codegen::array::IrArray;
 use crate::codegen::context::Codegen;
 use crate::codegen::index::{delinearize, Index};
 use crate::codegen::kernel::KernelContext;
+use super::loops::scalar_loop;
 use crate::codegen::loops::for_loop;
 use crate::error::{Error, Result};
 use crate::hlo::InstrId;
@@ -333,7 +334,7 @@ fn emit_fill<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, p: &Plan
     let rank = kc.comp.get(p.lhs).shape.rank();
     let mut line_sizes = vec![d.batch_in];
     line_sizes.extend_from_slice(&padded[..n - 1]);
-    for_loop(cg, "fill.line", l0, l1, |l| {
+    scalar_loop(cg, "fill.line", l0, l1, |l| {
         let idx = delinearize(cg, l, &line_sizes)?;
         let mut valid = cg.const_bool(true);
         let mut coords = vec![cg.const_i64(0); rank];
@@ -426,14 +427,14 @@ fn emit_task<'ctx>(
     let batch_group_size = if d.batch_groups > 1 { d.batch_in / d.batch_groups } else { 0 };
     let last_stride = d.window[n - 1].stride;
 
-    for_loop(cg, "unit", u0, u1, |u| {
+    scalar_loop(cg, "unit", u0, u1, |u| {
         let g = cg.b.build_int_signed_div(u, cg.const_i64(p.lines), "g")?;
         let line = cg.b.build_int_signed_rem(u, cg.const_i64(p.lines), "line")?;
         // Pack the group's kernel at the first unit of the range and of every group.
         let first = cg.b.build_int_compare(IntPredicate::EQ, u, u0, "")?;
         let new_group = cg.b.build_int_compare(IntPredicate::EQ, line, cg.const_i64(0), "")?;
         cg.if_then("pack", cg.b.build_or(first, new_group, "")?, || {
-            for_loop(cg, "pack.b", cg.const_i64(0), cg.const_i64(n_strips), |js| {
+            scalar_loop(cg, "pack.b", cg.const_i64(0), cg.const_i64(n_strips), |js| {
                 let first_col = cg.b.build_int_nsw_mul(js, cg.const_i64(nr), "")?;
                 let dst = cg.gep(elem, bp, cg.b.build_int_nsw_mul(first_col, cg.const_i64(depth), "")?)?;
                 let left = cg.b.build_int_nsw_sub(cg.const_i64(p.group_out), first_col, "")?;
@@ -470,14 +471,14 @@ fn emit_task<'ctx>(
             (Out::Staged, None) => return Err(Error::Internal("staged convolution without scratch".into())),
         };
         let strips = (p.width + bl.mr - 1) / bl.mr;
-        for_loop(cg, "ow", cg.const_i64(0), cg.const_i64(strips), |si| {
+        scalar_loop(cg, "ow", cg.const_i64(0), cg.const_i64(strips), |si| {
             // The last strip ends at the line's end (overlapping the one before), so every
             // strip has mr real pixels and reads only real image rows.
             let ow0 = cg.b.build_int_nsw_mul(si, cg.const_i64(bl.mr), "")?;
             let ow0 = cg.call_intrinsic("llvm.smin", &[cg.i64().into()], &[ow0.into(), cg.const_i64(p.width - bl.mr).into()])?.into_int_value();
             let a = cg.gep(elem, a_line, cg.b.build_int_nsw_mul(ow0, cg.const_i64(last_stride * p.pitches.spatial[n - 1]), "")?)?;
             let c = cg.gep(elem, c_line, cg.b.build_int_nsw_mul(ow0, cg.const_i64(ldc), "")?)?;
-            for_loop(cg, "jr", cg.const_i64(0), cg.const_i64(n_strips), |js| {
+            scalar_loop(cg, "jr", cg.const_i64(0), cg.const_i64(n_strips), |js| {
                 let first_col = cg.b.build_int_nsw_mul(js, cg.const_i64(nr), "")?;
                 let b_ptr = cg.gep(elem, bp, cg.b.build_int_nsw_mul(first_col, cg.const_i64(depth), "")?)?;
                 let cols = cg.call_intrinsic(

@@ -10,6 +10,7 @@ use super::operand::Captures;
 use crate::codegen::context::Codegen;
 use crate::codegen::index::delinearize;
 use crate::codegen::kernel::KernelContext;
+use super::loops::scalar_loop;
 use crate::codegen::loops::for_loop;
 use crate::error::{Error, Result};
 use inkwell::types::VectorType;
@@ -53,7 +54,7 @@ pub(super) fn emit_task<'ctx>(
     let free = cg.external("hlojit_rt_free", cg.fn_type(None, &[cg.ptr().into(), cg.i64().into()]));
     let w_bytes = p.taps * features * es;
     let wp = cg.call(alloc, &[cg.const_i64(w_bytes).into()])?.into_pointer_value();
-    for_loop(cg, "pack.t", cg.const_i64(0), cg.const_i64(p.taps), |t| {
+    scalar_loop(cg, "pack.t", cg.const_i64(0), cg.const_i64(p.taps), |t| {
         for_loop(cg, "pack.f", cg.const_i64(0), cg.const_i64(features), |fe| {
             env.e.scoped(|e| {
                 // Feature fe is group fe; the kernel matrix of a group is [taps][1].
@@ -74,7 +75,7 @@ pub(super) fn emit_task<'ctx>(
     let mut line_sizes = vec![p.out_batch];
     line_sizes.extend_from_slice(&d.out_spatial[..n - 1]);
     let align = cg.i32().const_int(es as u64, false);
-    for_loop(cg, "line", l0, l1, |line| {
+    scalar_loop(cg, "line", l0, l1, |line| {
         let li = delinearize(cg, line, &line_sizes)?;
         let ob = li.dims[0];
         let mut a_off = cg.b.build_int_nsw_mul(ob, cg.const_i64(p.pitches.batch), "")?;
@@ -87,13 +88,13 @@ pub(super) fn emit_task<'ctx>(
         }
         let a_line = cg.gep(elem, image, a_off)?;
         let c_line = cg.gep(elem, out_ptr, c_off)?;
-        for_loop(cg, "block", cg.const_i64(0), cg.const_i64(blocks), |blk| {
+        scalar_loop(cg, "block", cg.const_i64(0), cg.const_i64(blocks), |blk| {
             // The last block ends at the line's end, overlapping the one before.
             let ow0 = cg.b.build_int_nsw_mul(blk, cg.const_i64(pixels), "")?;
             let ow0 = cg.call_intrinsic("llvm.smin", &[cg.i64().into()], &[ow0.into(), cg.const_i64(p.width - pixels).into()])?.into_int_value();
             let a_blk = cg.gep(elem, a_line, cg.b.build_int_nsw_mul(ow0, cg.const_i64(x_step), "")?)?;
             let c_blk = cg.gep(elem, c_line, cg.b.build_int_nsw_mul(ow0, cg.const_i64(ldc), "")?)?;
-            for_loop(cg, "fv", cg.const_i64(0), cg.const_i64(vectors), |fv| {
+            scalar_loop(cg, "fv", cg.const_i64(0), cg.const_i64(vectors), |fv| {
                 let f0 = cg.b.build_int_nsw_mul(fv, cg.const_i64(lanes), "")?;
                 let mask = lane_mask(cg, lanes, cg.b.build_int_nsw_sub(cg.const_i64(features), f0, "")?)?;
                 let slots: Vec<PointerValue> = (0..pixels)

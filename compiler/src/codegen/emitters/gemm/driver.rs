@@ -15,6 +15,7 @@ use super::pack::{pack_strip, Conversion, Strip};
 use crate::codegen::array::IrArray;
 use crate::codegen::context::Codegen;
 use crate::codegen::kernel::KernelContext;
+use super::loops::scalar_loop;
 use crate::codegen::loops::for_loop;
 use crate::error::Result;
 use inkwell::types::BasicTypeEnum;
@@ -159,7 +160,7 @@ fn emit_pack_task<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, g: 
     let bp = cg.b.build_int_to_ptr(env.ints[1], cg.ptr(), "bp")?;
     let pelem = packed_type(cg, g);
     let bt = g.b.transposed();
-    for_loop(cg, "panel", u0, u1, |u| {
+    scalar_loop(cg, "panel", u0, u1, |u| {
         let per_batch = cg.const_i64(geo.k_blocks * geo.panels);
         let b = cg.b.build_int_signed_div(u, per_batch, "b")?;
         let rest = cg.b.build_int_signed_rem(u, per_batch, "")?;
@@ -233,7 +234,7 @@ fn emit_task<'ctx>(
     let ap = cg.call(alloc, &[cg.const_i64(ap_bytes).into()])?.into_pointer_value();
     let cs = if cs_bytes > 0 { Some(cg.call(alloc, &[cg.const_i64(cs_bytes).into()])?.into_pointer_value()) } else { None };
 
-    for_loop(cg, "unit", u0, u1, |u| {
+    scalar_loop(cg, "unit", u0, u1, |u| {
         let b = cg.b.build_int_signed_div(u, parts, "b")?;
         let p = cg.b.build_int_signed_rem(u, parts, "part")?;
         let strips_c = cg.const_i64(geo.strips);
@@ -310,7 +311,7 @@ fn emit_unit<'ctx>(
     };
     let k_blocks = ceil_div(g.k, bl.kc);
     let n_blocks = ceil_div(g.n, bl.nc);
-    for_loop(cg, "pc", cg.const_i64(0), cg.const_i64(k_blocks), |pcb| {
+    scalar_loop(cg, "pc", cg.const_i64(0), cg.const_i64(k_blocks), |pcb| {
         let pc = cg.b.build_int_nsw_mul(pcb, cg.const_i64(bl.kc), "pc")?;
         let kcv = min(cg, cg.const_i64(bl.kc), cg.b.build_int_nsw_sub(cg.const_i64(g.k), pc, "")?)?;
         // Panel rows are kcv deep, rounded up to whole pairs for the bf16 kernel.
@@ -321,7 +322,7 @@ fn emit_unit<'ctx>(
         };
         let accumulate = cg.b.build_int_compare(IntPredicate::SGT, pcb, cg.const_i64(0), "")?;
         // Pack this unit's A rows for the k block.
-        for_loop(cg, "pack.a", cg.const_i64(0), nstrips, |is| {
+        scalar_loop(cg, "pack.a", cg.const_i64(0), nstrips, |is| {
             let first = cg.b.build_int_nsw_mul(is, cg.const_i64(mr), "")?;
             let dst = cg.gep(pelem, s.ap, cg.b.build_int_nsw_mul(first, kstride, "")?)?;
             let left = cg.b.build_int_nsw_sub(rows, first, "")?;
@@ -336,7 +337,7 @@ fn emit_unit<'ctx>(
             };
             pack_strip(&env.ptrs, &mut env.e, &g.a, &g.conv, dst, &strip)
         })?;
-        for_loop(cg, "jc", cg.const_i64(0), cg.const_i64(n_blocks), |jcb| {
+        scalar_loop(cg, "jc", cg.const_i64(0), cg.const_i64(n_blocks), |jcb| {
             let jc = cg.b.build_int_nsw_mul(jcb, cg.const_i64(bl.nc), "jc")?;
             let ncv = min(cg, cg.const_i64(bl.nc), cg.b.build_int_nsw_sub(cg.const_i64(g.n), jc, "")?)?;
             let nbs = cg.b.build_int_signed_div(cg.b.build_int_nsw_add(ncv, cg.const_i64(nr - 1), "")?, cg.const_i64(nr), "")?;
@@ -347,13 +348,13 @@ fn emit_unit<'ctx>(
                 "",
             )?;
             let b_block = cg.gep(pelem, b_batch, cg.b.build_int_nsw_mul(panel0, cg.const_i64(geo.panel(g)), "")?)?;
-            for_loop(cg, "ir", cg.const_i64(0), nstrips, |is| {
+            scalar_loop(cg, "ir", cg.const_i64(0), nstrips, |is| {
                 let first_row = cg.b.build_int_nsw_mul(is, cg.const_i64(mr), "")?;
                 let a_ptr = cg.gep(pelem, s.ap, cg.b.build_int_nsw_mul(first_row, kstride, "")?)?;
                 let rows_here = min(cg, cg.b.build_int_nsw_sub(rows, first_row, "")?, cg.const_i64(mr))?;
                 let m = cg.b.build_int_nsw_add(r0, first_row, "m")?;
                 let c_row = c_row_ptr(m)?;
-                for_loop(cg, "jr", cg.const_i64(0), nbs, |js| {
+                scalar_loop(cg, "jr", cg.const_i64(0), nbs, |js| {
                     let first_col = cg.b.build_int_nsw_mul(js, cg.const_i64(nr), "")?;
                     let b_ptr = cg.gep(pelem, b_block, cg.b.build_int_nsw_mul(js, cg.const_i64(geo.panel(g)), "")?)?;
                     let cols_here = min(cg, cg.b.build_int_nsw_sub(ncv, first_col, "")?, cg.const_i64(nr))?;

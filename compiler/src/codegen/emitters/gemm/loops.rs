@@ -41,3 +41,65 @@ fn nest<'ctx>(
         r
     })
 }
+
+/// Emits `for (i = start; i < end; ++i) body(i)` marked neither to be vectorized nor unrolled:
+/// for transposing copies, which LLVM would otherwise turn into huge interleaved shuffle or
+/// scatter sequences that cost much compile time and run no faster than scalar moves.
+pub fn scalar_loop<'ctx>(
+    cg: &Codegen<'ctx>,
+    name: &str,
+    start: IntValue<'ctx>,
+    end: IntValue<'ctx>,
+    body: impl FnOnce(IntValue<'ctx>) -> Result<()>,
+) -> Result<()> {
+    let preheader = cg.b.get_insert_block().expect("positioned");
+    let header = cg.block(&format!("{name}.header"));
+    let body_bb = cg.block(&format!("{name}.body"));
+    let exit = cg.block(&format!("{name}.exit"));
+    cg.b.build_unconditional_branch(header)?;
+    cg.b.position_at_end(header);
+    let phi = cg.b.build_phi(cg.i64(), name)?;
+    phi.add_incoming(&[(&start, preheader)]);
+    let i = phi.as_basic_value().into_int_value();
+    let more = cg.b.build_int_compare(inkwell::IntPredicate::SLT, i, end, "")?;
+    cg.b.build_conditional_branch(more, body_bb, exit)?;
+    cg.b.position_at_end(body_bb);
+    body(i)?;
+    let next = cg.b.build_int_nsw_add(i, cg.const_i64(1), "")?;
+    let latch = cg.b.get_insert_block().expect("positioned");
+    let back = cg.b.build_unconditional_branch(header)?;
+    phi.add_incoming(&[(&next, latch)]);
+    disable_vectorization(cg, back);
+    cg.b.position_at_end(exit);
+    Ok(())
+}
+
+/// Attaches `!llvm.loop !{self, !{"llvm.loop.vectorize.enable", i1 false},
+/// !{"llvm.loop.unroll.disable"}}` to a loop's latch branch. The C API is needed for the
+/// self-referential (distinct) loop id node.
+fn disable_vectorization(cg: &Codegen<'_>, latch: inkwell::values::InstructionValue<'_>) {
+    use inkwell::context::AsContextRef;
+    use inkwell::values::AsValueRef;
+    use llvm_sys::core::*;
+    use llvm_sys::debuginfo::{LLVMMetadataReplaceAllUsesWith, LLVMTemporaryMDNode};
+    let ctx = cg.llvm.as_ctx_ref();
+    let key = "llvm.loop.vectorize.enable";
+    let kind = "llvm.loop";
+    // SAFETY: every reference passed belongs to `ctx` and outlives the calls; the temporary
+    // node is replaced (and so freed) before the loop id is used.
+    unsafe {
+        let name = LLVMMDStringInContext2(ctx, key.as_ptr().cast(), key.len());
+        let off = LLVMValueAsMetadata(cg.const_bool(false).as_value_ref());
+        let mut option = [name, off];
+        let option = LLVMMDNodeInContext2(ctx, option.as_mut_ptr(), option.len());
+        let unroll = "llvm.loop.unroll.disable";
+        let mut no_unroll = [LLVMMDStringInContext2(ctx, unroll.as_ptr().cast(), unroll.len())];
+        let no_unroll = LLVMMDNodeInContext2(ctx, no_unroll.as_mut_ptr(), 1);
+        let temp = LLVMTemporaryMDNode(ctx, std::ptr::null_mut(), 0);
+        let mut ops = [temp, option, no_unroll];
+        let id = LLVMMDNodeInContext2(ctx, ops.as_mut_ptr(), ops.len());
+        LLVMMetadataReplaceAllUsesWith(temp, id);
+        let kind_id = LLVMGetMDKindIDInContext(ctx, kind.as_ptr().cast(), kind.len() as u32);
+        LLVMSetMetadata(latch.as_value_ref(), kind_id, LLVMMetadataAsValue(ctx, id));
+    }
+}

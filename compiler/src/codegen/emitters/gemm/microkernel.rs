@@ -9,6 +9,7 @@
 
 use super::config::Blocking;
 use crate::codegen::context::Codegen;
+use super::loops::scalar_loop;
 use crate::codegen::loops::for_loop;
 use crate::error::Result;
 use hlojit_runtime::ElementType;
@@ -335,10 +336,10 @@ impl<'ctx> TileStore<'ctx> {
                 let _ = s.set_alignment(self.elem_bytes as u32);
             }
         }
-        for_loop(cg, "edge.r", cg.const_i64(0), rows, |r| {
+        scalar_loop(cg, "edge.r", cg.const_i64(0), rows, |r| {
             let src_row = cg.b.build_int_nsw_mul(r, cg.const_i64(nr), "")?;
             let dst_row = cg.b.build_int_nsw_mul(r, self.ldc, "")?;
-            for_loop(cg, "edge.c", cg.const_i64(0), cols, |c| {
+            scalar_loop(cg, "edge.c", cg.const_i64(0), cols, |c| {
                 let x = cg.b.build_load(self.elem, cg.gep(self.elem, buf, cg.b.build_int_nsw_add(src_row, c, "")?)?, "")?;
                 let p = cg.gep(self.elem, self.c, cg.b.build_int_nsw_add(dst_row, c, "")?)?;
                 let old = cg.b.build_load(self.elem, p, "")?;

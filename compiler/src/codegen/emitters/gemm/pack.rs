@@ -6,6 +6,7 @@
 use super::operand::{Operand, Source};
 use crate::codegen::context::Codegen;
 use crate::codegen::elemental::Elemental;
+use super::loops::scalar_loop;
 use crate::codegen::loops::for_loop;
 use crate::error::Result;
 use hlojit_runtime::ElementType;
@@ -206,14 +207,15 @@ fn pack_loops<'a, 'ctx>(
         })?;
     }
     if depth_contiguous {
-        return for_loop(cg, "pack.i", cg.const_i64(0), w, |i| {
+        // Reads run along k, stores jump by w: a transpose.
+        return scalar_loop(cg, "pack.i", cg.const_i64(0), w, |i| {
             let live = cg.b.build_int_compare(IntPredicate::SLT, i, valid, "")?;
             let then_bb = cg.block("pack.live");
             let else_bb = cg.block("pack.pad");
             let done = cg.block("pack.row.done");
             cg.b.build_conditional_branch(live, then_bb, else_bb)?;
             cg.b.position_at_end(then_bb);
-            for_loop(cg, "pack.k", cg.const_i64(0), depth, |k| {
+            scalar_loop(cg, "pack.k", cg.const_i64(0), depth, |k| {
                 e.scoped(|e| {
                     let v = load(e, i, k)?;
                     let v = convert(e, v)?;
@@ -222,7 +224,7 @@ fn pack_loops<'a, 'ctx>(
             })?;
             cg.b.build_unconditional_branch(done)?;
             cg.b.position_at_end(else_bb);
-            for_loop(cg, "pack.z", cg.const_i64(0), depth, |k| store(cg, k, i, zero))?;
+            scalar_loop(cg, "pack.z", cg.const_i64(0), depth, |k| store(cg, k, i, zero))?;
             cg.b.build_unconditional_branch(done)?;
             cg.b.position_at_end(done);
             Ok(())
