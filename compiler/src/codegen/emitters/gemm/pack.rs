@@ -101,7 +101,7 @@ pub fn pack_strip<'ctx>(
         let col = cg.b.build_int_nsw_add(k0, k, "")?;
         op.load(ptrs, e, b, row, col)
     };
-    pack_loops(e, op.ty, conv, dst, s.valid, s.depth, s.w, false, s.pairs, &mut load)
+    pack_loops(e, op.ty, conv, dst, s.valid, s.depth, s.w, false, true, s.pairs, &mut load)
 }
 
 /// Which of a strided operand's strides is 1.
@@ -148,7 +148,7 @@ fn strided_packer<'ctx>(
         cg.load_element(ty, cg.gep(mem, src, off)?)
     };
     let mut scratch = Elemental::with_bindings(cg, e.module, e.comp, Default::default());
-    pack_loops(&mut scratch, ty, conv, dst, valid, depth, w, kind == Contiguity::Depth, pairs, &mut load)?;
+    pack_loops(&mut scratch, ty, conv, dst, valid, depth, w, kind == Contiguity::Depth, kind == Contiguity::Rows, pairs, &mut load)?;
     cg.b.build_return(None)?;
     if let Some(bb) = saved {
         cg.b.position_at_end(bb);
@@ -171,6 +171,7 @@ fn pack_loops<'a, 'ctx>(
     depth: IntValue<'ctx>,
     w_size: i64,
     depth_contiguous: bool,
+    rows_contiguous: bool,
     pairs: bool,
     load: &mut Loader<'_, 'a, 'ctx>,
 ) -> Result<()> {
@@ -236,20 +237,26 @@ fn pack_loops<'a, 'ctx>(
     let done = cg.block("pack.done");
     cg.b.build_conditional_branch(full, full_bb, edge_bb)?;
     cg.b.position_at_end(full_bb);
-    for_loop(cg, "pack.k", cg.const_i64(0), depth, |k| {
-        for_loop(cg, "pack.i", cg.const_i64(0), w, |i| {
-            e.scoped(|e| {
-                let v = load(e, i, k)?;
-                let v = convert(e, v)?;
-                store(cg, k, i, v)
-            })
+    let mut row = |e: &mut Elemental<'a, 'ctx>, k: IntValue<'ctx>, i: IntValue<'ctx>| -> Result<()> {
+        e.scoped(|e| {
+            let v = load(e, i, k)?;
+            let v = convert(e, v)?;
+            store(cg, k, i, v)
         })
+    };
+    // Whole strips: the strip's rows are vectorized when they are contiguous in memory.
+    scalar_loop(cg, "pack.k", cg.const_i64(0), depth, |k| {
+        if rows_contiguous {
+            for_loop(cg, "pack.i", cg.const_i64(0), w, |i| row(e, k, i))
+        } else {
+            scalar_loop(cg, "pack.i", cg.const_i64(0), w, |i| row(e, k, i))
+        }
     })?;
     cg.b.build_unconditional_branch(done)?;
     cg.b.position_at_end(edge_bb);
     let last = cg.b.build_int_nsw_sub(valid, cg.const_i64(1), "")?;
-    for_loop(cg, "pack.k", cg.const_i64(0), depth, |k| {
-        for_loop(cg, "pack.i", cg.const_i64(0), w, |i| {
+    scalar_loop(cg, "pack.k", cg.const_i64(0), depth, |k| {
+        scalar_loop(cg, "pack.i", cg.const_i64(0), w, |i| {
             e.scoped(|e| {
                 // Rows past the edge read the last real row (always in bounds) and store zero.
                 let live = cg.b.build_int_compare(IntPredicate::SLT, i, valid, "")?;
