@@ -5,6 +5,7 @@ pub mod buffer;
 pub mod element_type;
 pub mod float_bits;
 pub mod float_env;
+pub mod kernels;
 pub mod literal;
 pub mod npy;
 pub mod physical;

@@ -3,6 +3,9 @@
 //! whole computation of the outputs, returning the extent of its parallel dimension (1 when
 //! the kernel cannot be split). One op family per file.
 
+mod fft;
+mod staging;
+
 use super::kernel::KernelContext;
 use crate::error::{Error, Result};
 use crate::hlo::Opcode;
@@ -10,6 +13,7 @@ use crate::hlo::Opcode;
 /// Emits the kernel whose hero op is `hero`.
 pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
     match hero {
+        Opcode::Fft => fft::emit_fft(kc),
         op => Err(Error::Unsupported(op.name().to_string())),
     }
 }

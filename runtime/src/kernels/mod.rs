@@ -1,0 +1,3 @@
+//! Runtime kernels: heavy ops generated code calls instead of emitting them inline.
+
+pub mod fft;
