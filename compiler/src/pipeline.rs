@@ -21,6 +21,7 @@ pub fn prepare(module: &Module) -> Result<Module> {
     let mut m = module.clone();
     passes::entry_layout::apply_entry_layout(&mut m)?;
     passes::inline_calls::inline_calls(&mut m)?;
+    passes::fusion::fuse(&mut m)?;
     Ok(m)
 }
 
@@ -40,6 +41,9 @@ pub fn compile_to(module: &Module, entry_name: &str, options: &CompileOptions, o
     cg.module.set_data_layout(&machine.get_target_data().get_data_layout());
     lower(&cg, module, entry_name)?;
     optimize(&cg.module, &machine)?;
+    if let Ok(path) = std::env::var("HLOJIT_DUMP_IR") {
+        let _ = cg.module.print_to_file(path);
+    }
     match output {
         OutputKind::LlvmIr => Ok(cg.module.print_to_string().to_bytes().to_vec()),
         OutputKind::Assembly => emit_object(&cg.module, &machine, FileType::Assembly),

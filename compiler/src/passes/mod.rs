@@ -2,4 +2,5 @@
 
 pub mod buffer_assignment;
 pub mod entry_layout;
+pub mod fusion;
 pub mod inline_calls;

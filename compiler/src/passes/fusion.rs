@@ -1,0 +1,204 @@
+//! Producer-consumer fusion, as XLA does it: an elemental consumer (or a reduce) absorbs the
+//! elemental producers of its operands into one `fusion` instruction, so that the intermediate
+//! arrays are never materialized — each fused op becomes a generator composed into the
+//! consumer's loop.
+//!
+//! A producer is absorbed when every user of it is already in the fusion (so nothing else
+//! needs it in memory), or when it is cheap enough to recompute in each fusion that wants it
+//! (constants, iotas, broadcasts and other pure index remappings). Expensive producers are not
+//! pulled through an expanding broadcast, which would recompute each of their elements many
+//! times. Instructions this pass leaves alone (dot, convolution, sort, control flow, ...) get
+//! kernels of their own.
+
+use crate::codegen::kernel::is_elemental;
+use crate::error::Result;
+use crate::hlo::{CompId, Computation, FusionKind, InstrId, Instruction, Module, Opcode};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// Fuses every computation that runs as a sequence of kernels (the entry and the bodies of
+/// control flow), leaving reducers, comparators and existing fused computations alone.
+pub fn fuse(module: &mut Module) -> Result<()> {
+    let mut counter = 0usize;
+    for c in sequenced_computations(module) {
+        fuse_computation(module, c, &mut counter)?;
+    }
+    Ok(())
+}
+
+/// The entry and every computation reached from it through while, conditional and call.
+pub fn sequenced_computations(module: &Module) -> Vec<CompId> {
+    let mut seen = HashSet::new();
+    let mut stack = vec![module.entry];
+    let mut out = Vec::new();
+    while let Some(c) = stack.pop() {
+        if !seen.insert(c) {
+            continue;
+        }
+        out.push(c);
+        for inst in &module.computation(c).instructions {
+            if matches!(inst.opcode, Opcode::While | Opcode::Conditional | Opcode::Call) {
+                stack.extend(inst.called.iter().copied());
+            }
+        }
+    }
+    out
+}
+
+/// Ops that may be the root of a fusion.
+fn can_root(inst: &Instruction) -> bool {
+    inst.shape.is_array() && (is_elemental(inst.opcode) || inst.opcode == Opcode::Reduce) && !is_passthrough(inst.opcode)
+}
+
+/// Ops that may be fused into a consumer (computed per element where they are used).
+fn can_fuse_producer(inst: &Instruction) -> bool {
+    inst.shape.is_array() && is_elemental(inst.opcode) && !is_passthrough(inst.opcode)
+}
+
+/// Instructions that do no work of their own (their buffers alias their operands').
+fn is_passthrough(op: Opcode) -> bool {
+    matches!(op, Opcode::Parameter | Opcode::Tuple | Opcode::GetTupleElement | Opcode::Bitcast | Opcode::OptimizationBarrier)
+}
+
+/// Cheap to recompute wherever it is used: no arithmetic beyond index remapping.
+fn is_cheap(inst: &Instruction) -> bool {
+    use Opcode::*;
+    matches!(inst.opcode, Constant | Iota | Broadcast | Reshape | Transpose | Slice | Reverse)
+}
+
+/// Costly per element: not worth recomputing for every element of a broadcast.
+fn is_expensive(inst: &Instruction) -> bool {
+    use Opcode::*;
+    let floating = inst.shape.element_type().is_some_and(|t| t.is_floating());
+    matches!(
+        inst.opcode,
+        Exp | Expm1 | Log | Log1p | Logistic | Tanh | Sine | Cosine | Tan | Power | Atan2 | Erf | Cbrt | Sqrt | Rsqrt
+    ) || (floating && matches!(inst.opcode, Divide | Remainder))
+        || matches!(inst.opcode, Reduce | Concatenate | Pad)
+}
+
+/// How many times a consumer reads each element of its operand, roughly.
+fn reuse_factor(comp: &Computation, consumer: &Instruction, operand: InstrId) -> i64 {
+    let out: i64 = consumer.shape.dims().iter().product::<i64>().max(1);
+    let inp: i64 = comp.get(operand).shape.dims().iter().product::<i64>().max(1);
+    match consumer.opcode {
+        Opcode::Broadcast => out / inp,
+        _ => 1,
+    }
+}
+
+fn fuse_computation(module: &mut Module, c: CompId, counter: &mut usize) -> Result<()> {
+    let comp = module.computation(c);
+    let order = comp.post_order();
+    let position: HashMap<InstrId, usize> = order.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+    let users = comp.users();
+    let mut owner: HashMap<InstrId, usize> = HashMap::new(); // instruction -> group (for non-clones)
+    let mut groups: Vec<BTreeSet<usize>> = Vec::new(); // members by post-order position
+    let mut roots: Vec<InstrId> = Vec::new();
+
+    for &id in order.iter().rev() {
+        let inst = comp.get(id);
+        if owner.contains_key(&id) || !can_root(inst) || id == comp.root && inst.opcode == Opcode::Tuple {
+            continue;
+        }
+        let g = groups.len();
+        let mut members = BTreeSet::new();
+        members.insert(position[&id]);
+        owner.insert(id, g);
+        // Grow from the root toward the parameters, users before producers.
+        let mut frontier: BTreeSet<usize> = BTreeSet::new();
+        frontier.insert(position[&id]);
+        while let Some(&pos) = frontier.iter().next_back() {
+            frontier.remove(&pos);
+            let consumer_id = order[pos];
+            let consumer = comp.get(consumer_id);
+            for &p in &consumer.operands {
+                let producer = comp.get(p);
+                if members.contains(&position[&p]) || !can_fuse_producer(producer) {
+                    continue;
+                }
+                if is_expensive(producer) && reuse_factor(comp, consumer, p) > 1 {
+                    continue;
+                }
+                let all_users_inside = users[p.index()].iter().all(|u| members.contains(&position[u]));
+                let free = !owner.contains_key(&p);
+                if (all_users_inside && free) || is_cheap(producer) {
+                    if all_users_inside && free {
+                        owner.insert(p, g);
+                    }
+                    members.insert(position[&p]);
+                    frontier.insert(position[&p]);
+                }
+            }
+        }
+        groups.push(members);
+        roots.push(id);
+    }
+
+    let mut replacements: Vec<(InstrId, Instruction, Computation)> = Vec::new();
+    for (g, members) in groups.iter().enumerate() {
+        if members.len() < 2 {
+            continue;
+        }
+        let root = roots[g];
+        *counter += 1;
+        let (fusion, fused) = build_fusion(comp, root, members, &order, *counter, module);
+        replacements.push((root, fusion, fused));
+    }
+    for (root, fusion, fused) in replacements {
+        let fused_id = module.add_computation(fused);
+        let comp = module.computation_mut(c);
+        let mut fusion = fusion;
+        fusion.called = vec![fused_id];
+        let new = comp.add(fusion);
+        comp.replace_all_uses(root, new);
+    }
+    module.computation_mut(c).compact();
+    Ok(())
+}
+
+/// The fusion instruction replacing `root` and its fused computation.
+fn build_fusion(
+    comp: &Computation,
+    root: InstrId,
+    members: &BTreeSet<usize>,
+    order: &[InstrId],
+    n: usize,
+    module: &Module,
+) -> (Instruction, Computation) {
+    let member_ids: Vec<InstrId> = members.iter().map(|&p| order[p]).collect();
+    let inside: HashSet<InstrId> = member_ids.iter().copied().collect();
+    let mut fused = Computation::new(unique_computation_name(module, n));
+    let mut map: HashMap<InstrId, InstrId> = HashMap::new();
+    let mut operands: Vec<InstrId> = Vec::new();
+    for &id in &member_ids {
+        for &o in &comp.get(id).operands {
+            if !inside.contains(&o) && !map.contains_key(&o) {
+                let mut param = Instruction::new(format!("param_{}", operands.len()), Opcode::Parameter, comp.get(o).shape.clone(), vec![]);
+                param.attrs.parameter_number = Some(operands.len() as i64);
+                let pid = fused.add(param);
+                map.insert(o, pid);
+                operands.push(o);
+            }
+        }
+        let mut copy = comp.get(id).clone();
+        copy.operands = copy.operands.iter().map(|o| map[o]).collect();
+        copy.control_predecessors.clear();
+        let new = fused.add(copy);
+        map.insert(id, new);
+    }
+    fused.root = map[&root];
+    let root_inst = comp.get(root);
+    let kind = if root_inst.opcode == Opcode::Reduce { FusionKind::Input } else { FusionKind::Loop };
+    let mut fusion = Instruction::new(format!("{}.fusion{n}", root_inst.name), Opcode::Fusion, root_inst.shape.clone(), operands);
+    fusion.attrs.fusion_kind = Some(kind);
+    fusion.control_predecessors = root_inst.control_predecessors.clone();
+    (fusion, fused)
+}
+
+fn unique_computation_name(module: &Module, n: usize) -> String {
+    let mut name = format!("fused_computation.hlojit.{n}");
+    while module.find_computation(&name).is_some() {
+        name.push('_');
+    }
+    name
+}
