@@ -4,6 +4,7 @@
 //! the kernel cannot be split). One op family per file.
 
 mod fft;
+mod rng;
 mod staging;
 
 use super::kernel::KernelContext;
@@ -14,6 +15,7 @@ use crate::hlo::Opcode;
 pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
     match hero {
         Opcode::Fft => fft::emit_fft(kc),
+        Opcode::RngBitGenerator => rng::emit_rng_bit_generator(kc),
         op => Err(Error::Unsupported(op.name().to_string())),
     }
 }
