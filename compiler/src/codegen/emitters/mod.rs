@@ -4,6 +4,7 @@
 //! the kernel cannot be split). One op family per file.
 
 mod fft;
+mod linalg;
 mod rng;
 mod staging;
 
@@ -15,6 +16,8 @@ use crate::hlo::Opcode;
 pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
     match hero {
         Opcode::Fft => fft::emit_fft(kc),
+        Opcode::Cholesky => linalg::emit_cholesky(kc),
+        Opcode::TriangularSolve => linalg::emit_triangular_solve(kc),
         Opcode::RngBitGenerator => rng::emit_rng_bit_generator(kc),
         op => Err(Error::Unsupported(op.name().to_string())),
     }
