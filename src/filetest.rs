@@ -115,7 +115,7 @@ pub fn run_file(path: &Path) -> Result<(), String> {
     }
     let exe = compiled?;
     let args = Literal::group_leaves(exe.parameter_shapes(), test.inputs)?;
-    let result = exe.run(&args).map_err(|e| e.to_string())?;
+    let result = exe.run_literals(&args).map_err(|e| e.to_string())?;
     let got = result.leaves();
     if got.len() != test.expected.len() {
         return Err(format!("{} results, {} expected", got.len(), test.expected.len()));

@@ -5,13 +5,14 @@
 //! use hlojit::{parse_module, CompileOptions, Executable, ArrayLiteral};
 //! let module = parse_module("HloModule m\nENTRY e { x = f32[4] parameter(0)\n ROOT y = f32[4] add(x, x) }")?;
 //! let exe = Executable::compile(&module, &CompileOptions::default())?;
-//! let out = exe.run(&[ArrayLiteral::from_slice(&[4], &[1.0f32, 2.0, 3.0, 4.0])?.into()])?;
+//! let out = exe.run_literals(&[ArrayLiteral::from_slice(&[4], &[1.0f32, 2.0, 3.0, 4.0])?.into()])?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod bench;
 pub mod conformance;
 pub mod filetest;
 
 pub use hlojit_compiler::hlo::text::{parse_module, print_module};
-pub use hlojit_compiler::{hlo, CompileOptions, Error, Executable};
-pub use hlojit_runtime::{npy, ArrayLiteral, ArrayShape, ElementType, Layout, Literal, Shape};
+pub use hlojit_compiler::{hlo, Argument, Client, CompileOptions, Error, Executable};
+pub use hlojit_runtime::{npy, ArrayLiteral, ArrayShape, ArrayView, ElementType, HostBuffer, Layout, Literal, Shape};

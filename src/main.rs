@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use hlojit::conformance::{self, ModuleFile};
-use hlojit::{npy, parse_module, ArrayLiteral, CompileOptions, Executable, Literal};
+use hlojit::{npy, parse_module, Argument, ArrayLiteral, CompileOptions, Executable, HostBuffer};
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -29,6 +29,26 @@ enum Command {
         /// Write the results as out0.npy, out1.npy, ... (tuples flattened).
         #[arg(long)]
         output_dir: Option<PathBuf>,
+        /// Donate parameter INDEX: outputs aliased with it are computed in its memory.
+        #[arg(long = "donate", value_name = "INDEX")]
+        donate: Vec<usize>,
+    },
+    /// Time perf workloads (folders with module.hlo and perf.json) like xla_reference.py does.
+    Bench {
+        /// Workload folders, or names under --root; all workloads of --root if none.
+        workloads: Vec<String>,
+        #[arg(long, default_value = "../shared/perf")]
+        root: PathBuf,
+        #[arg(long, default_value_t = 10)]
+        runs: usize,
+        #[arg(long, default_value_t = 2)]
+        warmup: usize,
+        /// Read inputs from DIR/<name>/in<i>.npy.
+        #[arg(long)]
+        inputs_dir: Option<PathBuf>,
+        /// Compare outputs with DIR/<name>/out<i>.npy (as xla_reference.py --save-outputs writes).
+        #[arg(long)]
+        check_dir: Option<PathBuf>,
     },
     /// Run conformance corpus cases and compare with XLA's outputs.
     Conformance {
@@ -54,7 +74,12 @@ enum Which {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { module, inputs, random_inputs, output_dir } => run(&module, &inputs, random_inputs, output_dir.as_deref()),
+        Command::Run { module, inputs, random_inputs, output_dir, donate } => {
+            run(&module, &inputs, random_inputs, output_dir.as_deref(), &donate)
+        }
+        Command::Bench { workloads, root, runs, warmup, inputs_dir, check_dir } => {
+            bench(&workloads, &root, hlojit::bench::BenchOptions { runs, warmup, inputs_dir, check_dir })
+        }
         Command::Conformance { dirs, module, filter, report } => conformance_cmd(&dirs, module, filter.as_deref(), report.as_deref()),
     };
     match result {
@@ -66,13 +91,12 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(path: &Path, inputs: &[PathBuf], seed: Option<u64>, output_dir: Option<&Path>) -> Result<ExitCode, String> {
+fn run(path: &Path, inputs: &[PathBuf], seed: Option<u64>, output_dir: Option<&Path>, donate: &[usize]) -> Result<ExitCode, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let module = parse_module(&text).map_err(|e| format!("{}:{e}", path.display()))?;
     let exe = Executable::compile(&module, &CompileOptions::default()).map_err(|e| e.to_string())?;
     println!("compiled {} in {:.1} ms", module.name, exe.compile_time().as_secs_f64() * 1e3);
-    let shapes = exe.parameter_shapes().to_vec();
-    let leaves: Vec<&hlojit::ArrayShape> = shapes.iter().flat_map(|s| s.array_leaves()).collect();
+    let leaves: Vec<hlojit::ArrayShape> = exe.argument_shapes().into_iter().cloned().collect();
     let arrays: Vec<ArrayLiteral> = match seed {
         Some(seed) => {
             let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
@@ -85,22 +109,53 @@ fn run(path: &Path, inputs: &[PathBuf], seed: Option<u64>, output_dir: Option<&P
             inputs
                 .iter()
                 .zip(&leaves)
-                .map(|(p, s)| npy::read(p, Some(s.element_type)).map_err(|e| e.to_string()))
+                .map(|(p, s)| npy::read(p, Some(s.element_type)).map_err(|e| format!("{}: {e}", p.display())))
                 .collect::<Result<_, _>>()?
         }
     };
-    let args = Literal::group_leaves(&shapes, arrays)?;
+    // Arguments in the entry layouts; donated parameters are passed by value.
+    let donated_leaves = parameter_leaves(exe.parameter_shapes(), donate)?;
+    let mut buffers = Vec::new();
+    for (array, shape) in arrays.into_iter().zip(&leaves) {
+        let b = HostBuffer::from_literal(array);
+        buffers.push(if b.layout() == &shape.layout_or_default() { b } else { b.relayout(shape.layout_or_default()).map_err(|e| e.to_string())? });
+    }
+    let donated_ptrs: Vec<(usize, *const u8)> = donated_leaves.iter().map(|&j| (j, buffers[j].as_ptr())).collect();
+    let (donated, kept): (Vec<_>, Vec<_>) = buffers.into_iter().enumerate().partition(|(j, _)| donated_leaves.contains(j));
+    let mut args: Vec<(usize, Argument)> = kept.iter().map(|(j, b)| (*j, Argument::from(b))).collect();
+    args.extend(donated.into_iter().map(|(j, b)| (j, Argument::Donated(b))));
+    args.sort_by_key(|(j, _)| *j);
+    let args = args.into_iter().map(|(_, a)| a);
     let start = Instant::now();
-    let result = exe.run(&args).map_err(|e| e.to_string())?;
+    let outputs = exe.run(args).map_err(|e| e.to_string())?;
     println!("ran in {:.3} ms", start.elapsed().as_secs_f64() * 1e3);
-    for (i, out) in result.leaves().into_iter().enumerate() {
-        println!("out{i}: {}", summarize(out));
+    for (i, out) in outputs.iter().enumerate() {
+        let reused = donated_ptrs.iter().find(|(_, p)| *p == out.as_ptr()).map(|(j, _)| format!(" (in the memory of donated argument {j})")).unwrap_or_default();
+        let literal = out.to_literal();
+        println!("out{i}: {}{reused}", summarize(&literal));
         if let Some(dir) = output_dir {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-            npy::write(&dir.join(format!("out{i}.npy")), out).map_err(|e| e.to_string())?;
+            npy::write(&dir.join(format!("out{i}.npy")), &literal).map_err(|e| e.to_string())?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The argument (leaf) indices of the given parameters.
+fn parameter_leaves(shapes: &[hlojit::Shape], params: &[usize]) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    let mut base = 0;
+    for (i, s) in shapes.iter().enumerate() {
+        let n = s.array_leaves().len();
+        if params.contains(&i) {
+            out.extend(base..base + n);
+        }
+        base += n;
+    }
+    if let Some(bad) = params.iter().find(|&&p| p >= shapes.len()) {
+        return Err(format!("--donate {bad}: the module has {} parameters", shapes.len()));
+    }
+    Ok(out)
 }
 
 fn random_array(rng: &mut impl Rng, shape: &hlojit::ArrayShape) -> ArrayLiteral {
@@ -132,6 +187,23 @@ fn summarize(a: &ArrayLiteral) -> String {
         s.push_str(&format!(" min {min:.6} max {max:.6} mean {mean:.6}"));
     }
     s
+}
+
+fn bench(workloads: &[String], root: &Path, options: hlojit::bench::BenchOptions) -> Result<ExitCode, String> {
+    let mut failed = false;
+    for dir in hlojit::bench::workload_dirs(workloads, root)? {
+        match hlojit::bench::bench_workload(&dir, &options) {
+            Ok(m) => {
+                failed |= matches!(m.check, Some(Err(_)));
+                println!("{m}");
+            }
+            Err(e) => {
+                failed = true;
+                println!("{} failed: {e}", dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+            }
+        }
+    }
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 fn conformance_cmd(dirs: &[PathBuf], which: Which, filter: Option<&str>, report: Option<&Path>) -> Result<ExitCode, String> {

@@ -1,6 +1,9 @@
 //! The integration harness: one test binary (it links LLVM) for the file tests under
 //! `tests/filetests` and the conformance corpus under `tests/conformance`.
 
+#[path = "harness/aliasing.rs"]
+mod aliasing;
+
 use hlojit::conformance::{self, ModuleFile};
 use std::path::{Path, PathBuf};
 

@@ -5,8 +5,10 @@ use crate::backend::jit::Jit;
 use crate::error::{Error, Result};
 use crate::hlo::Module;
 use crate::pipeline::{compile_to, prepare, CompileOptions, OutputKind};
-use hlojit_runtime::physical::{logical_to_physical, physical_to_logical, PhysicalLayout};
-use hlojit_runtime::{AlignedBuffer, ArrayLiteral, ArrayShape, Literal, Shape};
+use crate::hlo::AliasKind;
+use hlojit_runtime::physical::PhysicalLayout;
+use hlojit_runtime::{ArrayLiteral, ArrayShape, ArrayView, HostBuffer, Literal, Shape};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 type EntryFn = unsafe extern "C" fn(*const *const u8, *const *mut u8) -> i32;
@@ -18,6 +20,10 @@ pub struct Executable {
     entry: EntryFn,
     parameter_shapes: Vec<Shape>,
     result_shape: Shape,
+    /// For each argument (parameter leaf), how errors name it.
+    argument_names: Vec<String>,
+    /// (result leaf, parameter leaf, kind) of `input_output_alias`.
+    aliases: Vec<(usize, usize, AliasKind)>,
     compile_time: Duration,
 }
 
@@ -46,11 +52,24 @@ impl Executable {
         let address = jit.lookup(ENTRY_SYMBOL)?;
         // SAFETY: the symbol is the entry function we generated with this signature.
         let entry: EntryFn = unsafe { std::mem::transmute::<usize, EntryFn>(address) };
+        let entry_comp = prepared.entry_computation();
+        let mut argument_names = Vec::new();
+        for (i, p) in entry_comp.parameters().into_iter().enumerate() {
+            let inst = entry_comp.get(p);
+            let leaves = inst.shape.array_leaves().len();
+            for l in 0..leaves {
+                let leaf = if leaves > 1 || inst.shape.is_tuple() { format!(", leaf {l}") } else { String::new() };
+                argument_names.push(format!("parameter {i} ({}{leaf})", inst.name));
+            }
+        }
+        let aliases = prepared.alias_leaf_pairs();
         Ok(Executable {
             _jit: jit,
             entry,
             parameter_shapes: prepared.entry_parameter_shapes(),
             result_shape: prepared.entry_result_shape(),
+            argument_names,
+            aliases,
             compile_time: start.elapsed(),
         })
     }
@@ -68,9 +87,130 @@ impl Executable {
         self.compile_time
     }
 
-    /// Runs the computation. Arguments are logical (row-major) host arrays, one per parameter
-    /// (tuple parameters as tuple literals); the result is returned the same way.
-    pub fn run(&self, args: &[Literal]) -> Result<Literal> {
+    /// The parameter leaves as `run` takes them (tuple parameters flattened depth-first).
+    pub fn argument_shapes(&self) -> Vec<&ArrayShape> {
+        self.parameter_shapes.iter().flat_map(Shape::array_leaves).collect()
+    }
+
+    /// The result leaves as `run` returns them.
+    pub fn output_shapes(&self) -> Vec<&ArrayShape> {
+        self.result_shape.array_leaves()
+    }
+
+    /// Runs the computation on host arrays, one per parameter leaf (tuple parameters
+    /// flattened depth-first), each in its parameter's layout; returns one buffer per result
+    /// leaf.
+    ///
+    /// An argument passed by value ([`Argument::Donated`], or a `HostBuffer`) is donated: an
+    /// output the module aliases with it (`input_output_alias`) is computed in its memory and
+    /// returned in it. An argument passed by reference is never modified: an aliased output
+    /// gets a copy of it to work in. A `must-alias` parameter must be donated.
+    pub fn run<'a, A: Into<Argument<'a>>>(&self, args: impl IntoIterator<Item = A>) -> Result<Vec<HostBuffer>> {
+        let args: Vec<Argument<'a>> = args.into_iter().map(Into::into).collect();
+        let params = self.argument_shapes();
+        if args.len() != params.len() {
+            return Err(Error::InvalidArgument(format!(
+                "the computation takes {} arguments, {} given",
+                params.len(),
+                args.len()
+            )));
+        }
+        for (j, (arg, want)) in args.iter().zip(&params).enumerate() {
+            self.check_argument(j, arg.shape(), want)?;
+        }
+        // Memory of aliased parameters: the donated buffer, or a private copy.
+        let mut owned: Vec<Option<HostBuffer>> = Vec::with_capacity(args.len());
+        let mut views: Vec<Option<ArrayView<'a>>> = Vec::with_capacity(args.len());
+        let aliased_param: HashMap<usize, (usize, AliasKind)> = self.aliases.iter().map(|&(k, j, kind)| (j, (k, kind))).collect();
+        for (j, arg) in args.into_iter().enumerate() {
+            match (arg, aliased_param.get(&j)) {
+                (Argument::Donated(b), _) => {
+                    owned.push(Some(b));
+                    views.push(None);
+                }
+                (Argument::Borrowed(v), Some(&(k, AliasKind::MustAlias))) => {
+                    let _ = v;
+                    return Err(Error::InvalidArgument(format!(
+                        "{} must be donated: the module makes output {k} must-alias it",
+                        self.argument_names[j]
+                    )));
+                }
+                (Argument::Borrowed(v), Some(_)) => {
+                    owned.push(Some(v.to_buffer()));
+                    views.push(None);
+                }
+                (Argument::Borrowed(v), None) => {
+                    owned.push(None);
+                    views.push(Some(v));
+                }
+            }
+        }
+        let aliased_output: HashMap<usize, usize> = self.aliases.iter().map(|&(k, j, _)| (k, j)).collect();
+        let mut outputs: Vec<Option<HostBuffer>> = Vec::new();
+        for (k, shape) in self.output_shapes().into_iter().enumerate() {
+            outputs.push(match aliased_output.get(&k) {
+                Some(_) => None,
+                None => Some(HostBuffer::zeros(shape).map_err(|e| Error::Internal(e.to_string()))?),
+            });
+        }
+        let arg_ptrs: Vec<*const u8> = owned
+            .iter_mut()
+            .zip(&views)
+            .map(|(o, v)| match (o, v) {
+                (Some(b), _) => b.as_mut_ptr() as *const u8,
+                (None, Some(v)) => v.bytes().as_ptr(),
+                (None, None) => std::ptr::null(),
+            })
+            .collect();
+        let mut result_ptrs: Vec<*mut u8> = outputs
+            .iter_mut()
+            .enumerate()
+            .map(|(k, o)| match o {
+                Some(b) => b.as_mut_ptr(),
+                None => arg_ptrs[aliased_output[&k]] as *mut u8,
+            })
+            .collect();
+        // SAFETY: every pointer is a live buffer of the size and layout the code expects;
+        // aliased outputs point at memory this call owns.
+        let status = unsafe { (self.entry)(arg_ptrs.as_ptr(), result_ptrs.as_mut_ptr()) };
+        if status != 0 {
+            return Err(Error::Execution(format!("the computation failed with status {status}")));
+        }
+        let mut results = Vec::with_capacity(outputs.len());
+        for (k, o) in outputs.into_iter().enumerate() {
+            results.push(match o {
+                Some(b) => b,
+                None => owned[aliased_output[&k]].take().ok_or_else(|| {
+                    Error::Internal(format!("output {k} and another output alias the same parameter"))
+                })?,
+            });
+        }
+        Ok(results)
+    }
+
+    fn check_argument(&self, j: usize, got: &ArrayShape, want: &ArrayShape) -> Result<()> {
+        let name = &self.argument_names[j];
+        if got.element_type != want.element_type || got.dims != want.dims {
+            return Err(Error::InvalidArgument(format!(
+                "argument {j} for {name} is {}, the parameter is {}",
+                ArrayShape { layout: None, ..got.clone() },
+                ArrayShape { layout: None, ..want.clone() }
+            )));
+        }
+        if got.layout_or_default() != want.layout_or_default() {
+            return Err(Error::InvalidArgument(format!(
+                "argument {j} for {name} is laid out {}, the parameter expects {} (HostBuffer::relayout converts)",
+                got.layout_or_default(),
+                want.layout_or_default()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Runs the computation on logical (row-major) literals, one per parameter (tuples as
+    /// tuple literals), converting to and from the entry layouts; returns the result the same
+    /// way.
+    pub fn run_literals(&self, args: &[Literal]) -> Result<Literal> {
         if args.len() != self.parameter_shapes.len() {
             return Err(Error::InvalidArgument(format!(
                 "the computation takes {} arguments, {} given",
@@ -78,7 +218,8 @@ impl Executable {
                 args.len()
             )));
         }
-        let mut inputs: Vec<Staged> = Vec::new();
+        let mut staged: Vec<HostBuffer> = Vec::new();
+        let mut leaves: Vec<&ArrayLiteral> = Vec::new();
         for (i, (arg, shape)) in args.iter().zip(&self.parameter_shapes).enumerate() {
             if !arg.shape().compatible(shape) {
                 return Err(Error::InvalidArgument(format!(
@@ -87,64 +228,66 @@ impl Executable {
                     shape.to_text(false)
                 )));
             }
-            for (leaf, leaf_shape) in arg.leaves().into_iter().zip(shape.array_leaves()) {
-                inputs.push(Staged::input(leaf, leaf_shape)?);
+            leaves.extend(arg.leaves());
+        }
+        let params = self.argument_shapes();
+        let mut needs_copy = Vec::new();
+        for (leaf, shape) in leaves.iter().zip(&params) {
+            let layout = shape.layout_or_default();
+            let row_major = PhysicalLayout::for_layout(&shape.dims, &layout).is_ok_and(|p| p.is_row_major_dense());
+            needs_copy.push(!row_major);
+            if !row_major {
+                staged.push(HostBuffer::from_literal_with_layout(leaf, layout).map_err(|e| Error::Unsupported(e.to_string()))?);
             }
         }
-        let mut outputs: Vec<(AlignedBuffer, ArrayShape, PhysicalLayout)> = Vec::new();
-        for leaf in self.result_shape.array_leaves() {
-            let physical = PhysicalLayout::new(leaf).map_err(|e| Error::Unsupported(e.to_string()))?;
-            let bytes = physical.storage_elements as usize * leaf.element_type.byte_size();
-            outputs.push((AlignedBuffer::zeroed(bytes), leaf.clone(), physical));
-        }
-        let arg_ptrs: Vec<*const u8> = inputs.iter().map(Staged::ptr).collect();
-        let mut result_ptrs: Vec<*mut u8> = outputs.iter_mut().map(|(b, _, _)| b.as_mut_ptr()).collect();
-        // SAFETY: every pointer is a live buffer of the size and layout the code expects.
-        let status = unsafe { (self.entry)(arg_ptrs.as_ptr(), result_ptrs.as_mut_ptr()) };
-        if status != 0 {
-            return Err(Error::Execution(format!("the computation failed with status {status}")));
-        }
-        let mut leaves = outputs.into_iter().map(|(buffer, shape, physical)| {
-            let mut out = ArrayLiteral::zeros(shape.element_type, &shape.dims);
-            let elem = shape.element_type.byte_size();
-            physical_to_logical(buffer.as_slice(), out.bytes_mut(), &shape.dims, &physical, elem);
-            out
-        });
-        Ok(rebuild(&self.result_shape, &mut leaves))
+        let mut staged_iter = staged.iter();
+        let views: Vec<ArrayView> = leaves
+            .iter()
+            .zip(&needs_copy)
+            .map(|(leaf, &copy)| if copy { staged_iter.next().expect("staged").view() } else { ArrayView::from_literal(leaf) })
+            .collect();
+        let outputs = self.run(views)?;
+        let mut it = outputs.into_iter().map(HostBuffer::into_literal);
+        Literal::from_leaves(&self.result_shape, &mut it).ok_or_else(|| Error::Internal("result leaves missing".into()))
     }
 }
 
-/// An argument leaf in the layout the code expects: the literal itself when that layout is
-/// row-major, a converted copy otherwise.
-enum Staged<'a> {
-    Borrowed(&'a ArrayLiteral),
-    Converted(AlignedBuffer),
+/// An argument of [`Executable::run`]: borrowed (never modified) or donated.
+#[derive(Debug)]
+pub enum Argument<'a> {
+    Borrowed(ArrayView<'a>),
+    Donated(HostBuffer),
 }
 
-impl<'a> Staged<'a> {
-    fn input(leaf: &'a ArrayLiteral, shape: &ArrayShape) -> Result<Staged<'a>> {
-        let physical = PhysicalLayout::new(shape).map_err(|e| Error::Unsupported(e.to_string()))?;
-        if physical.is_row_major_dense() {
-            return Ok(Staged::Borrowed(leaf));
-        }
-        let elem = shape.element_type.byte_size();
-        let mut buffer = AlignedBuffer::zeroed(physical.storage_elements as usize * elem);
-        logical_to_physical(leaf.bytes(), buffer.as_mut_slice(), &shape.dims, &physical, elem);
-        Ok(Staged::Converted(buffer))
-    }
-
-    fn ptr(&self) -> *const u8 {
+impl Argument<'_> {
+    pub fn shape(&self) -> &ArrayShape {
         match self {
-            Staged::Borrowed(l) => l.bytes().as_ptr(),
-            Staged::Converted(b) => b.as_ptr(),
+            Argument::Borrowed(v) => v.shape(),
+            Argument::Donated(b) => b.shape(),
         }
     }
 }
 
-fn rebuild(shape: &Shape, leaves: &mut impl Iterator<Item = ArrayLiteral>) -> Literal {
-    match shape {
-        Shape::Array(_) => Literal::Array(leaves.next().expect("one literal per leaf")),
-        Shape::Tuple(elements) => Literal::Tuple(elements.iter().map(|e| rebuild(e, leaves)).collect()),
-        Shape::Token | Shape::Opaque => Literal::Token,
+impl<'a> From<ArrayView<'a>> for Argument<'a> {
+    fn from(v: ArrayView<'a>) -> Argument<'a> {
+        Argument::Borrowed(v)
+    }
+}
+
+impl<'a> From<&'a HostBuffer> for Argument<'a> {
+    fn from(b: &'a HostBuffer) -> Argument<'a> {
+        Argument::Borrowed(b.view())
+    }
+}
+
+impl<'a> From<&'a ArrayLiteral> for Argument<'a> {
+    fn from(l: &'a ArrayLiteral) -> Argument<'a> {
+        Argument::Borrowed(ArrayView::from_literal(l))
+    }
+}
+
+impl From<HostBuffer> for Argument<'_> {
+    fn from(b: HostBuffer) -> Self {
+        Argument::Donated(b)
     }
 }

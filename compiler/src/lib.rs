@@ -4,11 +4,13 @@
 pub mod error;
 pub mod executable;
 pub mod backend;
+pub mod client;
 pub mod codegen;
 pub mod hlo;
 pub mod passes;
 pub mod pipeline;
 
 pub use error::{Error, Result};
-pub use executable::Executable;
+pub use executable::{Argument, Executable};
 pub use pipeline::CompileOptions;
+pub use client::Client;

@@ -28,7 +28,7 @@ fn add_and_broadcast() {
     let xs: Vec<f32> = (0..100_000).map(|i| i as f32 * 0.00001).collect();
     let ys: Vec<f32> = (0..100_000).map(|i| 1.0 - i as f32 * 0.0001).collect();
     let out = exe
-        .run(&[ArrayLiteral::from_slice(&[100_000], &xs).unwrap().into(), ArrayLiteral::from_slice(&[100_000], &ys).unwrap().into()])
+        .run_literals(&[ArrayLiteral::from_slice(&[100_000], &xs).unwrap().into(), ArrayLiteral::from_slice(&[100_000], &ys).unwrap().into()])
         .unwrap();
     let leaves = out.leaves();
     let r = leaves[0].as_slice::<f32>().unwrap();

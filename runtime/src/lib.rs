@@ -5,6 +5,7 @@ pub mod buffer;
 pub mod element_type;
 pub mod float_bits;
 pub mod float_env;
+pub mod host;
 pub mod kernels;
 pub mod literal;
 pub mod npy;
@@ -14,5 +15,6 @@ pub mod symbols;
 
 pub use buffer::AlignedBuffer;
 pub use element_type::ElementType;
+pub use host::{ArrayView, HostBuffer, HostError};
 pub use literal::{ArrayLiteral, Literal, NativeType};
 pub use shape::{ArrayShape, Layout, Shape, Tile};

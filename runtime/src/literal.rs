@@ -83,6 +83,11 @@ impl ArrayLiteral {
         Ok(ArrayLiteral { element_type, dims: dims.to_vec(), data: AlignedBuffer::from_bytes(bytes) })
     }
 
+    /// Takes an aligned buffer of exactly `element_count * byte_size` bytes.
+    pub(crate) fn from_buffer(element_type: ElementType, dims: &[i64], data: AlignedBuffer) -> ArrayLiteral {
+        ArrayLiteral { element_type, dims: dims.to_vec(), data }
+    }
+
     pub fn from_slice<T: NativeType>(dims: &[i64], values: &[T]) -> Result<ArrayLiteral, LiteralError> {
         // SAFETY: NativeType types are plain data without padding.
         let bytes = unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, std::mem::size_of_val(values)) };

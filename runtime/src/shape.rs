@@ -234,6 +234,19 @@ impl Shape {
         }
     }
 
+    /// The position, among [`Shape::array_leaves`], of the first leaf under tuple index `path`.
+    pub fn leaf_offset(&self, path: &[i64]) -> Option<usize> {
+        match path.split_first() {
+            None => Some(0),
+            Some((&i, rest)) => {
+                let elements = self.tuple_elements()?;
+                let i = usize::try_from(i).ok()?;
+                let before: usize = elements.get(..i)?.iter().map(|e| e.array_leaves().len()).sum();
+                Some(before + elements.get(i)?.leaf_offset(rest)?)
+            }
+        }
+    }
+
     /// Array leaves in depth-first order (tokens and opaque leaves excluded).
     pub fn array_leaves(&self) -> Vec<&ArrayShape> {
         let mut out = Vec::new();

@@ -94,7 +94,7 @@ fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result
     outcome.compile_ms = start.elapsed().as_secs_f64() * 1e3;
     let leaves: Vec<ArrayLiteral> = case.inputs.iter().map(|a| case.read_array(a)).collect::<Result<_, _>>()?;
     let args = Literal::group_leaves(exe.parameter_shapes(), leaves)?;
-    let result = exe.run(&args).map_err(|e| e.to_string())?;
+    let result = exe.run_literals(&args).map_err(|e| e.to_string())?;
     let got: Vec<&ArrayLiteral> = result.leaves();
     if got.len() != case.outputs.len() {
         return Err(format!("{} results, expected {}", got.len(), case.outputs.len()));

@@ -120,14 +120,101 @@ fn demo(args: &[String]) -> Result<(), String> {
     run(cargo().args(["run", "--release", "--quiet", "--bin", "hlojit", "--", "run", &module, "--random-inputs", "0"]))
 }
 
+/// The test suite, then every example program (they check their own results).
 fn test(args: &[String]) -> Result<(), String> {
-    run(cargo().args(["test", "--release", "--workspace"]).args(args))
+    run(cargo().args(["test", "--release", "--workspace"]).args(args))?;
+    for example in examples()? {
+        eprintln!("xtask: running example {example}");
+        run(cargo().args(["run", "--release", "--quiet", "--example", &example]))?;
+    }
+    Ok(())
+}
+
+/// The root package's example programs (examples/*.rs).
+fn examples() -> Result<Vec<String>, String> {
+    let dir = root().join("examples");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    names.sort();
+    Ok(names)
 }
 
 fn conformance(args: &[String]) -> Result<(), String> {
     run(cargo().args(["run", "--release", "--quiet", "--bin", "hlojit", "--", "conformance", "tests/conformance", "--module", "both"]).args(args))
 }
 
+/// Times the perf workloads on XLA:CPU (jaxlib, through `xla_reference.py`) and on hlojit in
+/// the same run, with the same inputs, checks that the outputs agree and prints the ratios.
+/// Arguments are workload names (all by default).
 fn bench(args: &[String]) -> Result<(), String> {
-    run(cargo().args(["bench", "--workspace"]).args(args))
+    let perf = root().join("../shared/perf");
+    if !perf.join("xla_reference.py").exists() {
+        return Err(format!("{} not found: the perf workloads live there", perf.display()));
+    }
+    ensure_jax()?;
+    let work = root().join("target/bench");
+    let inputs = work.join("inputs");
+    let xla_out = work.join("xla");
+    std::fs::create_dir_all(&inputs).map_err(|e| e.to_string())?;
+    // The workloads' own input recipe, from xla_reference.py itself.
+    let script = format!(
+        "import sys, os, json, numpy as np\nsys.path.insert(0, {perf:?})\nimport xla_reference as x\n\
+         for d in x.find_workloads(sys.argv[1:]):\n    meta = json.load(open(os.path.join(d, 'perf.json')))\n\
+         \x20   out = os.path.join({inputs:?}, meta['name']); os.makedirs(out, exist_ok=True)\n\
+         \x20   for i, a in enumerate(x.make_inputs(meta)):\n\
+         \x20       np.save(os.path.join(out, f'in{{i}}.npy'), a.view(x.RAW[a.dtype]) if a.dtype in x.RAW else a)\n",
+        perf = perf.display().to_string(),
+        inputs = inputs.display().to_string()
+    );
+    run(Command::new("python3").arg("-c").arg(&script).args(args))?;
+    let xla = Command::new("python3")
+        .arg(perf.join("xla_reference.py"))
+        .args(["--save-outputs", &xla_out.display().to_string()])
+        .args(args)
+        .output()
+        .map_err(|e| format!("xla_reference.py: {e}"))?;
+    let xla_lines = String::from_utf8_lossy(&xla.stdout).into_owned();
+    run(cargo().args(["build", "--release", "--quiet", "--bin", "hlojit"]))?;
+    let ours = Command::new(root().join("target/release/hlojit"))
+        .current_dir(root())
+        .args(["bench", "--root", &perf.display().to_string()])
+        .args(["--inputs-dir", &inputs.display().to_string(), "--check-dir", &xla_out.display().to_string()])
+        .args(args)
+        .output()
+        .map_err(|e| format!("hlojit bench: {e}"))?;
+    let our_lines = String::from_utf8_lossy(&ours.stdout).into_owned();
+    println!("{:<36} {:>12} {:>12} {:>9} {:>12} {:>12}", "workload", "XLA run ms", "hlojit ms", "speedup", "XLA comp ms", "hlojit comp");
+    for line in xla_lines.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 3 {
+            continue;
+        }
+        let ours = our_lines.lines().find(|l| l.split_whitespace().next() == Some(f[0]));
+        let o: Vec<&str> = ours.map(|l| l.split_whitespace().collect()).unwrap_or_default();
+        let (xr, xc) = (f[2].parse::<f64>().unwrap_or(f64::NAN), f[1].parse::<f64>().unwrap_or(f64::NAN));
+        let (hr, hc) = match o.as_slice() {
+            [_, c, r, ..] => (r.parse::<f64>().unwrap_or(f64::NAN), c.parse::<f64>().unwrap_or(f64::NAN)),
+            _ => (f64::NAN, f64::NAN),
+        };
+        let note = ours.and_then(|l| l.find('(').map(|i| l[i..].to_string())).unwrap_or_else(|| "(hlojit failed)".into());
+        println!("{:<36} {:>12.3} {:>12.3} {:>8.2}x {:>12.1} {:>12.1} {note}", f[0], xr, hr, xr / hr, xc, hc);
+    }
+    if !ours.status.success() {
+        eprint!("{}", String::from_utf8_lossy(&ours.stderr));
+    }
+    Ok(())
+}
+
+/// Installs jax (for XLA:CPU reference timings) when python3 lacks it.
+fn ensure_jax() -> Result<(), String> {
+    let have = Command::new("python3").args(["-c", "import jax, ml_dtypes"]).output().map(|o| o.status.success()).unwrap_or(false);
+    if !have {
+        eprintln!("xtask: installing jax for XLA:CPU reference timings");
+        run(Command::new("python3").args(["-m", "pip", "install", "--quiet", "jax"]))?;
+    }
+    Ok(())
 }

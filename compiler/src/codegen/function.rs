@@ -57,7 +57,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             }
         }
         let name = format!("comp.{}", sanitize(&comp.name));
-        let f = self.lower(comp, &name, false, comp.result_shape())?;
+        let f = self.lower(comp, &name, false, comp.result_shape(), &[])?;
         self.functions.insert(c, f);
         Ok(f)
     }
@@ -73,13 +73,21 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                 }
             }
         }
-        self.lower(entry, name, true, result_shape)
+        let aliases: Vec<(usize, usize)> = self.module.alias_leaf_pairs().into_iter().map(|(k, j, _)| (k, j)).collect();
+        self.lower(entry, name, true, result_shape, &aliases)
     }
 
-    fn lower(&mut self, comp: &Computation, name: &str, exported: bool, result_shape: &Shape) -> Result<FunctionValue<'ctx>> {
+    fn lower(
+        &mut self,
+        comp: &Computation,
+        name: &str,
+        exported: bool,
+        result_shape: &Shape,
+        aliases: &[(usize, usize)],
+    ) -> Result<FunctionValue<'ctx>> {
         let cg = self.cg;
         let schedule = comp.post_order();
-        let assignment = assign_buffers(self.module, comp, &schedule, result_shape)?;
+        let assignment = assign_buffers(self.module, comp, &schedule, result_shape, aliases)?;
         let fn_type = cg.fn_type(Some(cg.i32().into()), &[cg.ptr().into(), cg.ptr().into()]);
         let function = cg.add_function(name, fn_type, exported);
         let entry = cg.llvm.append_basic_block(function, "entry");

@@ -94,9 +94,9 @@ pub fn emit_kernel<'ctx>(
         .iter()
         .map(|&s| IrArray::new(slot_ptr(s)?, &assignment.slots[s].shape))
         .collect::<Result<Vec<_>>>()?;
-    let out_owners: Vec<usize> = assignment.leaf_slots(id).iter().map(|&s| assignment.owner(s)).collect();
+    let out_owners: Vec<usize> = assignment.leaf_slots(id).iter().map(|&s| assignment.memory_id(s)).collect();
     let in_place_operand = inst.operands.iter().position(|&o| {
-        let owners: Vec<usize> = assignment.leaf_slots(o).iter().map(|&s| assignment.owner(s)).collect();
+        let owners: Vec<usize> = assignment.leaf_slots(o).iter().map(|&s| assignment.memory_id(s)).collect();
         owners.len() == 1 && out_owners.len() == 1 && owners[0] == out_owners[0]
     });
     let kc = KernelContext { cg, module, comp: body_comp, root, bindings, outputs, begin, end, in_place_operand };

@@ -105,6 +105,30 @@ impl Module {
         .with_default_layouts()
     }
 
+    /// `input_output_alias` as (result leaf, parameter leaf, kind) over the flattened entry
+    /// result and parameters.
+    pub fn alias_leaf_pairs(&self) -> Vec<(usize, usize, AliasKind)> {
+        let result = self.entry_result_shape();
+        let params = self.entry_parameter_shapes();
+        let param_base: Vec<usize> = params
+            .iter()
+            .scan(0usize, |acc, p| {
+                let base = *acc;
+                *acc += p.array_leaves().len();
+                Some(base)
+            })
+            .collect();
+        self.input_output_alias
+            .iter()
+            .filter_map(|a| {
+                let k = result.leaf_offset(&a.output_index)?;
+                let p = usize::try_from(a.parameter).ok()?;
+                let j = param_base.get(p)? + params.get(p)?.leaf_offset(&a.parameter_index)?;
+                Some((k, j, a.kind))
+            })
+            .collect()
+    }
+
     /// Computations in an order where every computation comes after the ones it calls; the
     /// entry last. Computations nothing reaches are left out.
     pub fn computation_post_order(&self) -> Vec<CompId> {

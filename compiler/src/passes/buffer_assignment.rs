@@ -43,6 +43,8 @@ pub struct BufferAssignment {
     /// The result's leaf shapes in the layouts the caller's buffers have.
     pub result_shapes: Vec<ArrayShape>,
     pub arena_bytes: i64,
+    /// Result leaf -> parameter leaf sharing its memory.
+    pub aliases: HashMap<usize, usize>,
 }
 
 impl BufferAssignment {
@@ -53,6 +55,19 @@ impl BufferAssignment {
 
     pub fn leaf_slots(&self, id: InstrId) -> &[usize] {
         self.leaves.get(&id).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// An identity for the memory slot `s` lives in: slots with equal ids are the same bytes.
+    pub fn memory_id(&self, s: usize) -> usize {
+        let o = self.owner(s);
+        if let Allocation::Result(k) = self.slots[o].allocation {
+            if let Some(&j) = self.aliases.get(&k) {
+                if let Some(p) = self.slots.iter().position(|sl| sl.allocation == Allocation::Parameter(j)) {
+                    return p;
+                }
+            }
+        }
+        o
     }
 
     /// The single slot of an array-shaped instruction.
@@ -72,7 +87,15 @@ fn aliases_operands(opcode: Opcode) -> bool {
 
 /// Assigns buffers for `comp` run in `schedule` order. `parameter_shapes` and `result_shape`
 /// are the layouts of the caller's buffers.
-pub fn assign_buffers(module: &Module, comp: &Computation, schedule: &[InstrId], result_shape: &Shape) -> Result<BufferAssignment> {
+/// `aliases` pairs result leaves with the parameter leaves whose memory they share (the
+/// entry's `input_output_alias`).
+pub fn assign_buffers(
+    module: &Module,
+    comp: &Computation,
+    schedule: &[InstrId],
+    result_shape: &Shape,
+    aliases: &[(usize, usize)],
+) -> Result<BufferAssignment> {
     let users = comp.users();
     let mut slots: Vec<Slot> = Vec::new();
     let mut leaves: HashMap<InstrId, Vec<usize>> = HashMap::new();
@@ -136,35 +159,7 @@ pub fn assign_buffers(module: &Module, comp: &Computation, schedule: &[InstrId],
         leaves.insert(id, ids);
     }
 
-    // Results: computed in place when the value is a temp of this computation used once as a
-    // result and laid out as the caller wants; copied otherwise.
-    let result_leaves = leaves.get(&comp.root).cloned().unwrap_or_default();
-    let result_shapes: Vec<ArrayShape> = result_shape
-        .array_leaves()
-        .into_iter()
-        .map(|a| ArrayShape { layout: Some(a.layout_or_default()), ..a.clone() })
-        .collect();
-    if result_shapes.len() != result_leaves.len() {
-        return Err(Error::Internal(format!("{}: result has {} leaves, caller expects {}", comp.name, result_leaves.len(), result_shapes.len())));
-    }
-    let mut result_copies = Vec::new();
-    let mut taken = std::collections::HashSet::new();
-    let mut in_place: HashMap<usize, usize> = HashMap::new(); // temp slot -> result leaf
-    for (k, &s) in result_leaves.iter().enumerate() {
-        let slot = &slots[s];
-        let same_layout = slot.shape.layout_or_default() == result_shapes[k].layout_or_default();
-        let is_own_temp = matches!(slot.allocation, Allocation::Temp { .. });
-        if is_own_temp && same_layout && taken.insert(s) {
-            in_place.insert(s, k);
-        } else {
-            result_copies.push((k, s));
-        }
-    }
-    for (s, k) in &in_place {
-        slots[*s].allocation = Allocation::Result(*k);
-    }
-
-    // Liveness of temps: from definition to last use (by any alias of the slot).
+    // Liveness: from definition to last use (by any alias of the slot); results live to the end.
     let position: HashMap<InstrId, usize> = schedule.iter().enumerate().map(|(i, &id)| (id, i)).collect();
     let mut last_use: HashMap<usize, usize> = HashMap::new();
     for &id in schedule {
@@ -177,11 +172,136 @@ pub fn assign_buffers(module: &Module, comp: &Computation, schedule: &[InstrId],
             }
         }
     }
+    let result_leaves = leaves.get(&comp.root).cloned().unwrap_or_default();
     for &s in &result_leaves {
         last_use.insert(owner(&slots, s), schedule.len());
     }
+
+    // Results: computed in place when the value is a temp of this computation used once as a
+    // result and laid out as the caller wants; copied otherwise. A result aliased with a
+    // parameter is that parameter's memory: it is computed there only once the parameter is
+    // dead (or read only at the very element being written).
+    let result_shapes: Vec<ArrayShape> = result_shape
+        .array_leaves()
+        .into_iter()
+        .map(|a| ArrayShape { layout: Some(a.layout_or_default()), ..a.clone() })
+        .collect();
+    if result_shapes.len() != result_leaves.len() {
+        return Err(Error::Internal(format!("{}: result has {} leaves, caller expects {}", comp.name, result_leaves.len(), result_shapes.len())));
+    }
+    let alias_of: HashMap<usize, usize> = aliases.iter().copied().collect();
+    let param_slot = |j: usize| slots.iter().position(|sl| sl.allocation == Allocation::Parameter(j));
+    // The instruction that writes each slot: the first in the schedule holding it (later ones,
+    // tuples and get-tuple-elements, only pass it on).
+    let mut definer: HashMap<usize, InstrId> = HashMap::new();
+    for &id in schedule {
+        for &s in leaves.get(&id).into_iter().flatten() {
+            definer.entry(s).or_insert(id);
+        }
+    }
+    let mut result_copies = Vec::new();
+    let mut taken = std::collections::HashSet::new();
+    let mut in_place: HashMap<usize, usize> = HashMap::new(); // temp slot -> result leaf
+    for (k, &s) in result_leaves.iter().enumerate() {
+        let slot = &slots[s];
+        if let Some(&j) = alias_of.get(&k) {
+            if slot.allocation == Allocation::Parameter(j) && slot.shape.layout_or_default() == result_shapes[k].layout_or_default() {
+                continue; // the output is the parameter, untouched: nothing to do
+            }
+        }
+        let same_layout = slot.shape.layout_or_default() == result_shapes[k].layout_or_default();
+        let is_own_temp = matches!(slot.allocation, Allocation::Temp { .. });
+        let param_dead = match alias_of.get(&k) {
+            None => true,
+            Some(&j) => match (param_slot(j), definer.get(&s)) {
+                (Some(p), Some(&d)) => {
+                    let dead_after = last_use.get(&p).copied().unwrap_or(0);
+                    dead_after < position[&d] || (dead_after == position[&d] && reads_param_in_step(module, comp, d, p, &leaves))
+                }
+                _ => true,
+            },
+        };
+        if is_own_temp && same_layout && param_dead && taken.insert(s) {
+            in_place.insert(s, k);
+        } else {
+            result_copies.push((k, s));
+        }
+    }
+    for (s, k) in &in_place {
+        slots[*s].allocation = Allocation::Result(*k);
+    }
+    // Copies that read parameters go first: a later copy may write an aliased parameter.
+    result_copies.sort_by_key(|&(_, s)| !matches!(slots[owner(&slots, s)].allocation, Allocation::Parameter(_)));
+
     let arena_bytes = pack_temps(&mut slots, &defined_temps, &last_use)?;
-    Ok(BufferAssignment { slots, leaves, result_copies, result_shapes, arena_bytes })
+    Ok(BufferAssignment { slots, leaves, result_copies, result_shapes, arena_bytes, aliases: alias_of })
+}
+
+/// Whether instruction `d`, the last reader of parameter slot `p`, reads it only at the index
+/// it writes (an elementwise kernel over equal shapes and layouts), or only as the operand a
+/// dynamic-update-slice or scatter updates — so writing its output over the parameter is safe.
+fn reads_param_in_step(module: &Module, comp: &Computation, d: InstrId, p: usize, leaves: &HashMap<InstrId, Vec<usize>>) -> bool {
+    let inst = comp.get(d);
+    let reads_p = |o: &InstrId| leaves.get(o).is_some_and(|l| l.contains(&p));
+    let positions: Vec<usize> = inst.operands.iter().enumerate().filter(|(_, o)| reads_p(o)).map(|(i, _)| i).collect();
+    if positions.is_empty() {
+        return true;
+    }
+    let (body, root, params): (&Computation, InstrId, Vec<InstrId>) = match inst.fused_computation() {
+        Some(f) => {
+            let fused = module.computation(f);
+            let ps = fused.parameters();
+            (fused, fused.root, positions.iter().filter_map(|&i| ps.get(i).copied()).collect())
+        }
+        None => (comp, d, positions.iter().map(|&i| inst.operands[i]).collect()),
+    };
+    let root_inst = body.get(root);
+    if matches!(root_inst.opcode, Opcode::DynamicUpdateSlice | Opcode::Scatter) {
+        // Only as the updated operand, and nowhere else.
+        let users = body.users();
+        return params.iter().all(|&q| root_inst.operands[0] == q && users[q.index()].len() == 1);
+    }
+    same_index_only(body, root, &params)
+}
+
+/// Whether every path from `params` to `root` goes through elementwise ops on equal shapes.
+fn same_index_only(body: &Computation, root: InstrId, params: &[InstrId]) -> bool {
+    let root_shape = &body.get(root).shape;
+    let mut stack = vec![root];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) || params.contains(&id) {
+            continue;
+        }
+        let inst = body.get(id);
+        let depends = |o: &InstrId| depends_on(body, *o, params);
+        if inst.operands.iter().any(depends) {
+            let elementwise = inst.opcode.is_elementwise() && inst.shape.dims() == root_shape.dims();
+            let same_layout = inst.operands.iter().filter(|o| depends(o)).all(|&o| {
+                body.get(o).shape.dims() == root_shape.dims()
+                    && body.get(o).shape.as_array().map(|a| a.layout_or_default()) == root_shape.as_array().map(|a| a.layout_or_default())
+            });
+            if !elementwise || !same_layout {
+                return false;
+            }
+            stack.extend(inst.operands.iter().copied());
+        }
+    }
+    true
+}
+
+fn depends_on(body: &Computation, id: InstrId, params: &[InstrId]) -> bool {
+    let mut stack = vec![id];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(x) = stack.pop() {
+        if params.contains(&x) {
+            return true;
+        }
+        if seen.insert(x) {
+            stack.extend(body.get(x).operands.iter().copied());
+        }
+    }
+    false
 }
 
 /// Whether instruction `id` (a dynamic-update-slice or scatter, alone or as the root of a

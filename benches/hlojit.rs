@@ -1,0 +1,52 @@
+//! Criterion benchmarks: compile latency on corpus models and run time of perf workloads.
+//! (`cargo xtask bench` compares with XLA:CPU on the full perf suite in one run.)
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use hlojit::Client;
+use std::path::PathBuf;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Parse + verify + optimize + LLVM + JIT load of whole modules.
+fn compile_latency(c: &mut Criterion) {
+    let mut group = c.benchmark_group("compile");
+    group.sample_size(10);
+    for case in ["elementwise_chain_f32", "model_mlp_grad", "model_attention", "while_fori_loop"] {
+        for file in ["module.hlo", "optimized.hlo"] {
+            let path = repo().join("tests/conformance/cases").join(case).join(file);
+            let Ok(text) = std::fs::read_to_string(&path) else { continue };
+            group.bench_function(format!("{case}/{file}"), |b| b.iter(|| Client::new().compile_text(&text)));
+        }
+    }
+    group.finish();
+}
+
+/// Run time of the perf workloads that fit a criterion run.
+fn workloads(c: &mut Criterion) {
+    let perf = repo().join("../shared/perf");
+    let mut group = c.benchmark_group("run");
+    group.sample_size(10);
+    for name in ["gelu_16m_f32", "softmax_4096x4096_f32", "matmul_1024_f32", "layernorm_8192x1024_f32"] {
+        let dir = perf.join(name);
+        if !dir.exists() {
+            continue;
+        }
+        let text = match std::fs::read_to_string(dir.join("module.hlo")) {
+            Ok(t) => t,
+            Err(_) => continue,
+        };
+        let Ok(exe) = Client::new().compile_text(&text) else { continue };
+        let inputs: Vec<hlojit::HostBuffer> = exe
+            .argument_shapes()
+            .into_iter()
+            .map(|s| hlojit::HostBuffer::zeros(s).expect("valid shape"))
+            .collect();
+        group.bench_function(name, |b| b.iter(|| exe.run(&inputs).expect("runs")));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, compile_latency, workloads);
+criterion_main!(benches);

@@ -1,0 +1,236 @@
+//! Host arrays as executables take and return them: an owned [`HostBuffer`] or a borrowed
+//! [`ArrayView`], each with its element type, dimensions and layout. Data is in the layout's
+//! physical order (row-major unless a layout says otherwise).
+
+use crate::buffer::AlignedBuffer;
+use crate::element_type::ElementType;
+use crate::literal::{ArrayLiteral, NativeType};
+use crate::npy;
+use crate::physical::{logical_to_physical, physical_to_logical, LayoutError, PhysicalLayout};
+use crate::shape::{ArrayShape, Layout};
+use std::path::Path;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum HostError {
+    #[error("{shape} needs {expected} bytes, {got} given")]
+    Size { shape: String, expected: usize, got: usize },
+    #[error("{0}")]
+    Layout(#[from] LayoutError),
+    #[error("element type mismatch: the array holds {actual}, {requested} requested")]
+    Type { actual: ElementType, requested: ElementType },
+    #[error("{0}")]
+    Npy(#[from] npy::NpyError),
+}
+
+fn with_layout(shape: &ArrayShape, layout: Option<Layout>) -> ArrayShape {
+    let layout = layout.unwrap_or_else(|| shape.layout_or_default());
+    ArrayShape { layout: Some(layout), ..shape.clone() }
+}
+
+fn storage_bytes(shape: &ArrayShape) -> Result<usize, HostError> {
+    let physical = PhysicalLayout::new(shape)?;
+    Ok(physical.storage_elements as usize * shape.element_type.byte_size())
+}
+
+fn as_bytes<T: NativeType>(values: &[T]) -> &[u8] {
+    // SAFETY: NativeType types are plain data without padding.
+    unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, std::mem::size_of_val(values)) }
+}
+
+/// A borrowed host array: no copy is made when a computation reads it.
+#[derive(Clone, Debug)]
+pub struct ArrayView<'a> {
+    shape: ArrayShape,
+    data: &'a [u8],
+}
+
+/// An owned host array, 64-byte aligned.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostBuffer {
+    shape: ArrayShape,
+    data: AlignedBuffer,
+}
+
+impl HostBuffer {
+    /// Zeros of `shape` (row-major unless the shape has a layout).
+    pub fn zeros(shape: &ArrayShape) -> Result<HostBuffer, HostError> {
+        let shape = with_layout(shape, None);
+        let bytes = storage_bytes(&shape)?;
+        Ok(HostBuffer { shape, data: AlignedBuffer::zeroed(bytes) })
+    }
+
+    /// A row-major array from a slice of values.
+    pub fn from_slice<T: NativeType>(dims: &[i64], values: &[T]) -> Result<HostBuffer, HostError> {
+        Self::from_bytes(&ArrayShape::new(T::TYPE, dims.to_vec()), as_bytes(values))
+    }
+
+    /// An array from raw bytes in the physical order of the shape's layout (row-major when
+    /// the shape has none).
+    pub fn from_bytes(shape: &ArrayShape, bytes: &[u8]) -> Result<HostBuffer, HostError> {
+        let shape = with_layout(shape, None);
+        let expected = storage_bytes(&shape)?;
+        if bytes.len() != expected {
+            return Err(HostError::Size { shape: shape.to_string(), expected, got: bytes.len() });
+        }
+        Ok(HostBuffer { shape, data: AlignedBuffer::from_bytes(bytes) })
+    }
+
+    /// Takes a literal's memory without copying (a literal is row-major).
+    pub fn from_literal(literal: ArrayLiteral) -> HostBuffer {
+        let shape = with_layout(&literal.shape(), None);
+        HostBuffer { shape, data: literal.into_buffer() }
+    }
+
+    /// A copy of a logical array laid out as `layout` says.
+    pub fn from_literal_with_layout(literal: &ArrayLiteral, layout: Layout) -> Result<HostBuffer, HostError> {
+        let shape = with_layout(&literal.shape(), Some(layout));
+        let physical = PhysicalLayout::new(&shape)?;
+        let elem = shape.element_type.byte_size();
+        let mut data = AlignedBuffer::zeroed(physical.storage_elements as usize * elem);
+        logical_to_physical(literal.bytes(), data.as_mut_slice(), &shape.dims, &physical, elem);
+        Ok(HostBuffer { shape, data })
+    }
+
+    /// Reads a `.npy` file as a row-major array of `element_type` (raw-bits storage for types
+    /// NumPy lacks, as in [`npy`]).
+    pub fn read_npy(path: &Path, element_type: Option<ElementType>) -> Result<HostBuffer, HostError> {
+        Ok(Self::from_literal(npy::read(path, element_type)?))
+    }
+
+    /// Writes the array as `.npy` (in logical order, whatever its layout).
+    pub fn write_npy(&self, path: &Path) -> Result<(), HostError> {
+        Ok(npy::write(path, &self.to_literal())?)
+    }
+
+    /// The same data in another layout.
+    pub fn relayout(&self, layout: Layout) -> Result<HostBuffer, HostError> {
+        Self::from_literal_with_layout(&self.to_literal(), layout)
+    }
+
+    pub fn shape(&self) -> &ArrayShape {
+        &self.shape
+    }
+
+    pub fn element_type(&self) -> ElementType {
+        self.shape.element_type
+    }
+
+    pub fn dims(&self) -> &[i64] {
+        &self.shape.dims
+    }
+
+    pub fn layout(&self) -> &Layout {
+        self.shape.layout.as_ref().expect("host buffers always have a layout")
+    }
+
+    /// The raw bytes in physical order.
+    pub fn bytes(&self) -> &[u8] {
+        self.data.as_slice()
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.data.as_mut_slice()
+    }
+
+    /// The address of the data (stable while the buffer lives; a donated buffer's address is
+    /// that of the output that reuses it).
+    pub fn as_ptr(&self) -> *const u8 {
+        self.data.as_ptr()
+    }
+
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.data.as_mut_ptr()
+    }
+
+    /// The elements in physical order as `T`.
+    pub fn as_slice<T: NativeType>(&self) -> Result<&[T], HostError> {
+        if T::TYPE != self.element_type() {
+            return Err(HostError::Type { actual: self.element_type(), requested: T::TYPE });
+        }
+        let n = self.data.len() / std::mem::size_of::<T>();
+        // SAFETY: the buffer is 64-byte aligned and holds n values of T.
+        Ok(unsafe { std::slice::from_raw_parts(self.data.as_ptr() as *const T, n) })
+    }
+
+    /// The array in logical row-major order.
+    pub fn to_literal(&self) -> ArrayLiteral {
+        self.view().to_literal()
+    }
+
+    /// The array in logical row-major order, without copying when it already is.
+    pub fn into_literal(self) -> ArrayLiteral {
+        let dense = PhysicalLayout::new(&self.shape).is_ok_and(|p| p.is_row_major_dense());
+        let count = self.shape.element_count() as usize * self.shape.element_type.byte_size();
+        if dense && self.data.len() == count {
+            return ArrayLiteral::from_buffer(self.shape.element_type, &self.shape.dims, self.data);
+        }
+        self.to_literal()
+    }
+
+    pub fn view(&self) -> ArrayView<'_> {
+        ArrayView { shape: self.shape.clone(), data: self.data.as_slice() }
+    }
+}
+
+impl<'a> ArrayView<'a> {
+    /// A row-major view of a slice of values.
+    pub fn from_slice<T: NativeType>(values: &'a [T], dims: &[i64]) -> Result<ArrayView<'a>, HostError> {
+        Self::from_bytes(&ArrayShape::new(T::TYPE, dims.to_vec()), as_bytes(values))
+    }
+
+    /// A view of raw bytes in the physical order of the shape's layout (row-major when the
+    /// shape has none).
+    pub fn from_bytes(shape: &ArrayShape, data: &'a [u8]) -> Result<ArrayView<'a>, HostError> {
+        let shape = with_layout(shape, None);
+        let expected = storage_bytes(&shape)?;
+        if data.len() != expected {
+            return Err(HostError::Size { shape: shape.to_string(), expected, got: data.len() });
+        }
+        Ok(ArrayView { shape, data })
+    }
+
+    /// A view of a literal (row-major).
+    pub fn from_literal(literal: &'a ArrayLiteral) -> ArrayView<'a> {
+        ArrayView { shape: with_layout(&literal.shape(), None), data: literal.bytes() }
+    }
+
+    /// The same bytes taken to be laid out as `layout` says (say, column-major data).
+    pub fn with_layout(self, layout: Layout) -> Result<ArrayView<'a>, HostError> {
+        Self::from_bytes(&ArrayShape { layout: Some(layout), ..self.shape }, self.data)
+    }
+
+    pub fn shape(&self) -> &ArrayShape {
+        &self.shape
+    }
+
+    pub fn bytes(&self) -> &'a [u8] {
+        self.data
+    }
+
+    /// The array in logical row-major order.
+    pub fn to_literal(&self) -> ArrayLiteral {
+        let mut out = ArrayLiteral::zeros(self.shape.element_type, &self.shape.dims);
+        let physical = PhysicalLayout::new(&self.shape).expect("checked when the view was made");
+        let elem = self.shape.element_type.byte_size();
+        physical_to_logical(self.data, out.bytes_mut(), &self.shape.dims, &physical, elem);
+        out
+    }
+
+    /// An owned copy.
+    pub fn to_buffer(&self) -> HostBuffer {
+        HostBuffer { shape: self.shape.clone(), data: AlignedBuffer::from_bytes(self.data) }
+    }
+}
+
+impl<'a> From<&'a ArrayLiteral> for ArrayView<'a> {
+    fn from(literal: &'a ArrayLiteral) -> ArrayView<'a> {
+        ArrayView::from_literal(literal)
+    }
+}
+
+impl<'a> From<&'a HostBuffer> for ArrayView<'a> {
+    fn from(buffer: &'a HostBuffer) -> ArrayView<'a> {
+        buffer.view()
+    }
+}

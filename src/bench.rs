@@ -1,0 +1,140 @@
+//! `hlojit bench`: times the perf workloads (a folder with `module.hlo` and `perf.json`) the
+//! way `xla_reference.py` times XLA:CPU — compile once, warm up, then the median of timed
+//! runs — and prints the same line format, `name compile_ms run_ms_median throughput`, so the
+//! two can be compared side by side.
+
+use crate::conformance::compare::compare;
+use crate::{npy, Client, ElementType, HostBuffer};
+use rand::{Rng, SeedableRng};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// One workload's measurements.
+#[derive(Clone, Debug)]
+pub struct Measurement {
+    pub name: String,
+    pub compile_ms: f64,
+    pub run_ms_median: f64,
+    /// "12.3GFLOP/s", "4.56GB/s" or "-".
+    pub throughput: String,
+    /// `Some(Ok)` when outputs were checked against reference outputs and agree.
+    pub check: Option<Result<(), String>>,
+}
+
+impl std::fmt::Display for Measurement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {:.1} {:.3} {}", self.name, self.compile_ms, self.run_ms_median, self.throughput)?;
+        match &self.check {
+            Some(Ok(())) => write!(f, " (outputs match XLA)"),
+            Some(Err(e)) => write!(f, " (OUTPUTS DIFFER: {e})"),
+            None => Ok(()),
+        }
+    }
+}
+
+pub struct BenchOptions {
+    pub runs: usize,
+    pub warmup: usize,
+    /// Read inputs from `DIR/<name>/in<i>.npy` instead of generating them.
+    pub inputs_dir: Option<PathBuf>,
+    /// Compare outputs with `DIR/<name>/out<i>.npy`.
+    pub check_dir: Option<PathBuf>,
+}
+
+/// Benchmarks one workload folder.
+pub fn bench_workload(dir: &Path, options: &BenchOptions) -> Result<Measurement, String> {
+    let meta_path = dir.join("perf.json");
+    let meta: Value = serde_json::from_str(&std::fs::read_to_string(&meta_path).map_err(|e| format!("{}: {e}", meta_path.display()))?)
+        .map_err(|e| format!("{}: {e}", meta_path.display()))?;
+    let name = meta["name"].as_str().unwrap_or("workload").to_string();
+    let text = std::fs::read_to_string(dir.join("module.hlo")).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let start = Instant::now();
+    let exe = Client::new().compile_text(&text).map_err(|e| format!("{name}: {e}"))?;
+    let compile_ms = start.elapsed().as_secs_f64() * 1e3;
+
+    let mut inputs = Vec::new();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    for (i, shape) in exe.argument_shapes().into_iter().enumerate() {
+        let literal = match &options.inputs_dir {
+            Some(d) => npy::read(&d.join(&name).join(format!("in{i}.npy")), Some(shape.element_type)).map_err(|e| e.to_string())?,
+            None => generate(&mut rng, shape, &meta["inputs"][i]),
+        };
+        let buffer = HostBuffer::from_literal(literal).relayout(shape.layout_or_default()).map_err(|e| e.to_string())?;
+        inputs.push(buffer);
+    }
+    let mut outputs = Vec::new();
+    for _ in 0..options.warmup.max(1) {
+        outputs = exe.run(&inputs).map_err(|e| format!("{name}: {e}"))?;
+    }
+    let mut times = Vec::with_capacity(options.runs);
+    for _ in 0..options.runs.max(1) {
+        let t = Instant::now();
+        outputs = exe.run(&inputs).map_err(|e| format!("{name}: {e}"))?;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    let throughput = if let Some(flops) = meta["flops"].as_f64() {
+        format!("{:.1}GFLOP/s", flops / median / 1e9)
+    } else if let Some(bytes) = meta["bytes"].as_f64() {
+        format!("{:.2}GB/s", bytes / median / 1e9)
+    } else {
+        "-".into()
+    };
+    let check = options.check_dir.as_ref().map(|d| {
+        for (i, out) in outputs.iter().enumerate() {
+            let got = out.to_literal();
+            let want = npy::read(&d.join(&name).join(format!("out{i}.npy")), Some(got.element_type())).map_err(|e| e.to_string())?;
+            // Workloads reorder float sums differently from XLA; compare loosely.
+            if let Some(diff) = compare(&got, &want, false, 2e-3, 2e-3) {
+                return Err(format!("output {i}: {diff}"));
+            }
+        }
+        Ok(())
+    });
+    Ok(Measurement { name, compile_ms, run_ms_median: median * 1e3, throughput, check })
+}
+
+/// Inputs following the workload recipe's distributions (not its exact numbers; pass
+/// `inputs_dir` for those): uniform in [-1, 1) for floats, the `randint` range for integers.
+fn generate(rng: &mut impl Rng, shape: &crate::ArrayShape, spec: &Value) -> crate::ArrayLiteral {
+    let mut lit = crate::ArrayLiteral::zeros(shape.element_type, &shape.dims);
+    let gen = &spec["gen"];
+    let (low, high) = (gen["low"].as_i64().unwrap_or(0), gen["high"].as_i64().unwrap_or(2));
+    for i in 0..lit.element_count() {
+        if shape.element_type.is_floating() {
+            lit.set_f64(i, rng.gen_range(-1.0..1.0));
+        } else if shape.element_type != ElementType::Pred || gen.is_object() {
+            lit.set_i64(i, rng.gen_range(low..high));
+        } else {
+            lit.set_i64(i, rng.gen_range(0..2));
+        }
+    }
+    lit
+}
+
+/// Workload folders: each argument is a folder or a name under `default_root`; none means all.
+pub fn workload_dirs(items: &[String], default_root: &Path) -> Result<Vec<PathBuf>, String> {
+    if items.is_empty() {
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(default_root)
+            .map_err(|e| format!("{}: {e}", default_root.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.join("perf.json").exists())
+            .collect();
+        dirs.sort();
+        return Ok(dirs);
+    }
+    items
+        .iter()
+        .map(|it| {
+            let p = PathBuf::from(it);
+            let d = if p.join("perf.json").exists() { p } else { default_root.join(it) };
+            if d.join("perf.json").exists() {
+                Ok(d)
+            } else {
+                Err(format!("not a workload folder: {it}"))
+            }
+        })
+        .collect()
+}
