@@ -68,5 +68,6 @@ pub fn runtime_symbols() -> Vec<(&'static str, usize)> {
         ("hlojit_rt_free", hlojit_rt_free as *const () as usize),
         ("hlojit_rt_parallel_for", hlojit_rt_parallel_for as *const () as usize),
         ("hlojit_rt_fft", crate::kernels::fft::hlojit_rt_fft as *const () as usize),
+        ("hlojit_rt_rng_get_and_update_state", crate::kernels::rng::hlojit_rt_rng_get_and_update_state as *const () as usize),
     ]
 }

@@ -7,3 +7,4 @@ pub mod entry_layout;
 pub mod expand_util;
 pub mod fusion;
 pub mod inline_calls;
+pub mod rng_expander;

@@ -1,3 +1,4 @@
 //! Runtime kernels: heavy ops generated code calls instead of emitting them inline.
 
 pub mod fft;
+pub mod rng;

@@ -5,7 +5,7 @@
 
 mod fft;
 mod linalg;
-mod rng;
+pub mod rng;
 mod staging;
 
 use super::kernel::KernelContext;
@@ -19,6 +19,7 @@ pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
         Opcode::Cholesky => linalg::emit_cholesky(kc),
         Opcode::TriangularSolve => linalg::emit_triangular_solve(kc),
         Opcode::RngBitGenerator => rng::emit_rng_bit_generator(kc),
+        Opcode::RngGetAndUpdateState => rng::emit_rng_get_and_update_state(kc),
         op => Err(Error::Unsupported(op.name().to_string())),
     }
 }

@@ -95,6 +95,25 @@ pub fn emit_rng_bit_generator(kc: &KernelContext) -> Result<i64> {
     Ok(calls.max(1))
 }
 
+/// Emits `rng-get-and-update-state`: the runtime's 128-bit counter as `u64[2]` (low word
+/// first), advanced by the instruction's `delta`.
+pub fn emit_rng_get_and_update_state(kc: &KernelContext) -> Result<i64> {
+    let cg = kc.cg;
+    let inst = kc.comp.get(kc.root);
+    let delta: i64 = inst
+        .attrs
+        .raw("delta")
+        .and_then(|d| d.trim().parse().ok())
+        .ok_or_else(|| Error::Unsupported(format!("{}: rng-get-and-update-state without a numeric delta", inst.name)))?;
+    let out = kc.outputs.first().ok_or_else(|| Error::Internal(format!("{}: no output buffer", inst.name)))?;
+    if out.element_type() != ElementType::U64 || out.shape.dims != [2] || !out.physical.is_row_major_dense() {
+        return Err(Error::Unsupported(format!("{}: rng-get-and-update-state into {}", inst.name, out.shape)));
+    }
+    let f = cg.external("hlojit_rt_rng_get_and_update_state", cg.fn_type(None, &[cg.i64().into(), cg.ptr().into()]));
+    cg.call_void(f, &[cg.const_i64(delta).into(), out.ptr.into()])?;
+    Ok(1)
+}
+
 struct Gen<'a, 'ctx> {
     cg: &'a Codegen<'ctx>,
     data: &'a IrArray<'ctx>,
