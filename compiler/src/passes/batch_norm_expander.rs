@@ -22,7 +22,10 @@ pub fn expand_batch_norm(module: &mut Module) -> Result<()> {
             let comp = module.computation(c);
             comp.ids()
                 .filter(|&id| {
-                    matches!(comp.get(id).opcode, Opcode::BatchNormTraining | Opcode::BatchNormInference | Opcode::BatchNormGrad)
+                    matches!(
+                        comp.get(id).opcode,
+                        Opcode::BatchNormTraining | Opcode::BatchNormInference | Opcode::BatchNormGrad
+                    )
                 })
                 .collect()
         };

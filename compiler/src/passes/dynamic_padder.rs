@@ -13,7 +13,7 @@
 
 use super::expand_util::Builder;
 use crate::error::{Error, Result};
-use crate::hlo::{ComparisonDirection, CompId, InstrId, Instruction, Module, Opcode};
+use crate::hlo::{CompId, ComparisonDirection, InstrId, Instruction, Module, Opcode};
 use hlojit_runtime::{ElementType, Shape};
 use std::collections::HashMap;
 
@@ -81,8 +81,11 @@ fn pad_computation(module: &mut Module, c: CompId) -> Result<()> {
         comp.replace_all_uses(old, new);
     }
     // set-dimension-size is now its operand.
-    let sets: Vec<(InstrId, InstrId)> =
-        comp.ids().filter(|&id| comp.get(id).opcode == Opcode::SetDimensionSize).map(|id| (id, comp.get(id).operands[0])).collect();
+    let sets: Vec<(InstrId, InstrId)> = comp
+        .ids()
+        .filter(|&id| comp.get(id).opcode == Opcode::SetDimensionSize)
+        .map(|id| (id, comp.get(id).operands[0]))
+        .collect();
     for (old, new) in sets {
         comp.replace_all_uses(old, new);
     }
@@ -95,7 +98,8 @@ fn pad_computation(module: &mut Module, c: CompId) -> Result<()> {
 
 /// Dynamic sizes of `from` carry over to `to` (same dimensions, elementwise).
 fn inherit(sizes: &mut HashMap<(InstrId, i64), InstrId>, from: InstrId, to: InstrId) {
-    let found: Vec<(i64, InstrId)> = sizes.iter().filter(|((i, _), _)| *i == from).map(|((_, d), &n)| (*d, n)).collect();
+    let found: Vec<(i64, InstrId)> =
+        sizes.iter().filter(|((i, _), _)| *i == from).map(|((_, d), &n)| (*d, n)).collect();
     for (d, n) in found {
         sizes.entry((to, d)).or_insert(n);
     }
@@ -110,13 +114,20 @@ fn single_dimension(inst: &Instruction) -> Option<i64> {
 
 /// Replaces each operand of reduce `id` that is dynamic along a reduced dimension by the
 /// operand with the elements past the dynamic size set to the reduce's init value.
-fn mask_reduce(module: &mut Module, c: CompId, inst: &Instruction, id: InstrId, sizes: &HashMap<(InstrId, i64), InstrId>) -> Result<()> {
+fn mask_reduce(
+    module: &mut Module,
+    c: CompId,
+    inst: &Instruction,
+    id: InstrId,
+    sizes: &HashMap<(InstrId, i64), InstrId>,
+) -> Result<()> {
     let reduced = inst.attrs.dimensions.clone().unwrap_or_default();
     let half = inst.operands.len() / 2;
     let mut new_operands = inst.operands.clone();
-    for k in 0..half {
+    for (k, slot) in new_operands.iter_mut().enumerate().take(half) {
         let (x, init) = (inst.operands[k], inst.operands[half + k]);
-        let dynamic: Vec<(i64, InstrId)> = reduced.iter().filter_map(|&d| sizes.get(&(x, d)).map(|&n| (d, n))).collect();
+        let dynamic: Vec<(i64, InstrId)> =
+            reduced.iter().filter_map(|&d| sizes.get(&(x, d)).map(|&n| (d, n))).collect();
         if dynamic.is_empty() {
             continue;
         }
@@ -128,14 +139,15 @@ fn mask_reduce(module: &mut Module, c: CompId, inst: &Instruction, id: InstrId, 
             iota.attrs.iota_dimension = Some(d);
             let iota = b.add(iota);
             let bound = b.broadcast(n, &dims, vec![])?;
-            let mut lt = Instruction::new("", Opcode::Compare, Shape::array(ElementType::Pred, dims.clone()), vec![iota, bound]);
+            let mut lt =
+                Instruction::new("", Opcode::Compare, Shape::array(ElementType::Pred, dims.clone()), vec![iota, bound]);
             lt.attrs.direction = Some(ComparisonDirection::Lt);
             let inside = b.add(lt);
             let fill = b.broadcast(init, &dims, vec![])?;
             let t = b.element_type(x)?;
             masked = b.op(Opcode::Select, Shape::array(t, dims.clone()), vec![inside, masked, fill]);
         }
-        new_operands[k] = masked;
+        *slot = masked;
     }
     module.computation_mut(c).get_mut(id).operands = new_operands;
     Ok(())

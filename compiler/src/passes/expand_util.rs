@@ -29,7 +29,9 @@ impl<'m> Builder<'m> {
 
     pub fn array(&self, id: InstrId) -> Result<&ArrayShape> {
         let inst = self.module.computation(self.comp).get(id);
-        inst.shape.as_array().ok_or_else(|| Error::Unsupported(format!("{}: expected an array, found {}", inst.name, inst.shape)))
+        inst.shape
+            .as_array()
+            .ok_or_else(|| Error::Unsupported(format!("{}: expected an array, found {}", inst.name, inst.shape)))
     }
 
     pub fn element_type(&self, id: InstrId) -> Result<ElementType> {
@@ -92,9 +94,16 @@ impl<'m> Builder<'m> {
     }
 
     /// `reduce(operand, init)` over `dimensions` with the scalar computation `reducer`.
-    pub fn reduce(&mut self, operand: InstrId, init: InstrId, dimensions: Vec<i64>, reducer: CompId) -> Result<InstrId> {
+    pub fn reduce(
+        &mut self,
+        operand: InstrId,
+        init: InstrId,
+        dimensions: Vec<i64>,
+        reducer: CompId,
+    ) -> Result<InstrId> {
         let a = self.array(operand)?;
-        let dims: Vec<i64> = a.dims.iter().enumerate().filter(|(i, _)| !dimensions.contains(&(*i as i64))).map(|(_, &d)| d).collect();
+        let dims: Vec<i64> =
+            a.dims.iter().enumerate().filter(|(i, _)| !dimensions.contains(&(*i as i64))).map(|(_, &d)| d).collect();
         let mut inst = Instruction::new("", Opcode::Reduce, Shape::array(a.element_type, dims), vec![operand, init]);
         inst.attrs.dimensions = Some(dimensions);
         inst.called = vec![reducer];

@@ -70,7 +70,9 @@ fn expand_one(module: &mut Module, c: CompId, id: InstrId, serial: u64) -> Resul
             bld.convert(v, t)
         }
         (_, ElementType::F32 | ElementType::F64) => g.float(&mut bld, distribution, a, b, t, &dims),
-        (RngDistribution::Uniform, _) if t.is_int() && matches!(t.bit_width(), 32 | 64) => g.uniform_int(&mut bld, a, b, t, &dims),
+        (RngDistribution::Uniform, _) if t.is_int() && matches!(t.bit_width(), 32 | 64) => {
+            g.uniform_int(&mut bld, a, b, t, &dims)
+        }
         _ => Err(fail(format!("{} on {t}", distribution.name()))),
     }
 }
@@ -94,7 +96,8 @@ impl Gen {
         let mut get = Instruction::new("", Opcode::RngGetAndUpdateState, state_shape, Vec::new());
         get.attrs.set_raw("delta", words.to_string());
         let counter = b.add(get);
-        let mut concat = Instruction::new("", Opcode::Concatenate, Shape::array(ElementType::U64, vec![3]), vec![key, counter]);
+        let mut concat =
+            Instruction::new("", Opcode::Concatenate, Shape::array(ElementType::U64, vec![3]), vec![key, counter]);
         concat.attrs.dimensions = Some(vec![0]);
         let state = b.add(concat);
         let data = Shape::array(u, dims.to_vec());
@@ -124,7 +127,15 @@ impl Gen {
         b.binary(Opcode::Multiply, v, ulp)
     }
 
-    fn float(&self, b: &mut Builder, d: RngDistribution, lo: InstrId, hi: InstrId, t: ElementType, dims: &[i64]) -> Result<InstrId> {
+    fn float(
+        &self,
+        b: &mut Builder,
+        d: RngDistribution,
+        lo: InstrId,
+        hi: InstrId,
+        t: ElementType,
+        dims: &[i64],
+    ) -> Result<InstrId> {
         match d {
             RngDistribution::Uniform => {
                 let u = self.unit(b, t, dims)?;
@@ -160,7 +171,13 @@ impl Gen {
             let slice: Vec<SliceDim> = pairs
                 .iter()
                 .enumerate()
-                .map(|(i, &n)| if i == split + 1 { SliceDim { start: k, limit: k + 1, stride: 1 } } else { SliceDim { start: 0, limit: n, stride: 1 } })
+                .map(|(i, &n)| {
+                    if i == split + 1 {
+                        SliceDim { start: k, limit: k + 1, stride: 1 }
+                    } else {
+                        SliceDim { start: 0, limit: n, stride: 1 }
+                    }
+                })
                 .collect();
             let mut s = Instruction::new("", Opcode::Slice, Shape::array(t, half_dims.clone()), vec![u]);
             s.attrs.slice = Some(slice);

@@ -49,11 +49,11 @@ pub unsafe extern "C" fn hlojit_rt_fft(
         return 1;
     }
     // SAFETY: the caller passes `rank` lengths.
-    let lengths: Vec<usize> = unsafe { std::slice::from_raw_parts(lengths, rank as usize) }
-        .iter()
-        .map(|&l| l.max(0) as usize)
-        .collect();
-    let Ok(spec) = Spec::new(fft_type, batch as usize, lengths) else { return 1 };
+    let lengths: Vec<usize> =
+        unsafe { std::slice::from_raw_parts(lengths, rank as usize) }.iter().map(|&l| l.max(0) as usize).collect();
+    let Ok(spec) = Spec::new(fft_type, batch as usize, lengths) else {
+        return 1;
+    };
     if spec.is_empty() {
         return 0;
     }
@@ -84,7 +84,7 @@ impl Spec {
     }
 
     fn is_empty(&self) -> bool {
-        self.batch == 0 || self.lengths.iter().any(|&l| l == 0)
+        self.batch == 0 || self.lengths.contains(&0)
     }
 
     /// Dimensions of the complex half-spectrum of a real transform: the innermost length
@@ -108,7 +108,7 @@ unsafe fn run<T: FftNum>(spec: &Spec, input: *const u8, output: *mut u8) {
         FFT | IFFT => {
             let n = batch * full;
             let out = unsafe { std::slice::from_raw_parts_mut(output as *mut Complex<T>, n) };
-            if input != output as *const u8 {
+            if !std::ptr::eq(input, output) {
                 let inp = unsafe { std::slice::from_raw_parts(input as *const Complex<T>, n) };
                 out.copy_from_slice(inp);
             }
@@ -325,12 +325,15 @@ mod tests {
         for n in [1usize, 2, 3, 7, 12, 17, 20] {
             let x = signal(n * 2, n as f64);
             let mut out = vec![Complex::new(0.0, 0.0); n * 2];
-            unsafe { hlojit_rt_fft(x.as_ptr() as *const u8, out.as_mut_ptr() as *mut u8, FFT, 1, 2, 1, [n as i64].as_ptr()) };
+            unsafe {
+                hlojit_rt_fft(x.as_ptr() as *const u8, out.as_mut_ptr() as *mut u8, FFT, 1, 2, 1, [n as i64].as_ptr())
+            };
             let want: Vec<_> = x.chunks(n).flat_map(|r| naive_dft(r, false)).collect();
             close(&out, &want, 1e-9);
-            unsafe { hlojit_rt_fft(x.as_ptr() as *const u8, out.as_mut_ptr() as *mut u8, IFFT, 1, 2, 1, [n as i64].as_ptr()) };
-            let want: Vec<_> =
-                x.chunks(n).flat_map(|r| naive_dft(r, true)).map(|c| c / n as f64).collect();
+            unsafe {
+                hlojit_rt_fft(x.as_ptr() as *const u8, out.as_mut_ptr() as *mut u8, IFFT, 1, 2, 1, [n as i64].as_ptr())
+            };
+            let want: Vec<_> = x.chunks(n).flat_map(|r| naive_dft(r, true)).map(|c| c / n as f64).collect();
             close(&out, &want, 1e-9);
         }
     }
@@ -340,7 +343,17 @@ mod tests {
         let (r, c) = (3usize, 5usize);
         let x = signal(r * c, 0.3);
         let mut out = vec![Complex::new(0.0, 0.0); r * c];
-        unsafe { hlojit_rt_fft(x.as_ptr() as *const u8, out.as_mut_ptr() as *mut u8, FFT, 1, 1, 2, [r as i64, c as i64].as_ptr()) };
+        unsafe {
+            hlojit_rt_fft(
+                x.as_ptr() as *const u8,
+                out.as_mut_ptr() as *mut u8,
+                FFT,
+                1,
+                1,
+                2,
+                [r as i64, c as i64].as_ptr(),
+            )
+        };
         let rows: Vec<Complex<f64>> = x.chunks(c).flat_map(|row| naive_dft(row, false)).collect();
         let mut want = rows.clone();
         for j in 0..c {

@@ -54,7 +54,15 @@ pub fn emit_fft(kc: &KernelContext) -> Result<i64> {
         "hlojit_rt_fft",
         cg.fn_type(
             Some(i32t.into()),
-            &[cg.ptr().into(), cg.ptr().into(), i32t.into(), i32t.into(), cg.i64().into(), cg.i64().into(), cg.ptr().into()],
+            &[
+                cg.ptr().into(),
+                cg.ptr().into(),
+                i32t.into(),
+                i32t.into(),
+                cg.i64().into(),
+                cg.i64().into(),
+                cg.ptr().into(),
+            ],
         ),
     );
     cg.call(

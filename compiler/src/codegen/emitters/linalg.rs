@@ -27,7 +27,8 @@ use inkwell::values::{BasicValueEnum, FloatValue, IntValue};
 pub fn emit_cholesky<'ctx>(kc: &KernelContext<'_, 'ctx>) -> Result<i64> {
     let cg = kc.cg;
     let inst = kc.comp.get(kc.root);
-    let a = *inst.operands.first().ok_or_else(|| Error::Internal(format!("{}: cholesky without operand", inst.name)))?;
+    let a =
+        *inst.operands.first().ok_or_else(|| Error::Internal(format!("{}: cholesky without operand", inst.name)))?;
     let lower = inst.attrs.lower.unwrap_or(false);
     let out = kc.outputs.first().ok_or_else(|| Error::Internal(format!("{}: no output buffer", inst.name)))?;
     let f = Field::new(cg, out.element_type())?;
@@ -47,10 +48,11 @@ pub fn emit_cholesky<'ctx>(kc: &KernelContext<'_, 'ctx>) -> Result<i64> {
         let m = Matrix { cg, batch: delinearize(cg, b, &batch_dims)?.dims };
         // A(i, j) of the lower triangle (i >= j): from A itself, or the conjugate mirror of the
         // upper triangle.
-        let a_at = |e: &mut Elemental<'_, 'ctx>, i: IntValue<'ctx>, j: IntValue<'ctx>| -> Result<BasicValueEnum<'ctx>> {
-            let v = if lower { m.gen(e, a, i, j)? } else { f.conj(m.gen(e, a, j, i)?)? };
-            Ok(v)
-        };
+        let a_at =
+            |e: &mut Elemental<'_, 'ctx>, i: IntValue<'ctx>, j: IntValue<'ctx>| -> Result<BasicValueEnum<'ctx>> {
+                let v = if lower { m.gen(e, a, i, j)? } else { f.conj(m.gen(e, a, j, i)?)? };
+                Ok(v)
+            };
         // L(i, j) lives at (i, j) of the output, or conjugated at (j, i) for U = L^H.
         let l_load = |i: IntValue<'ctx>, j: IntValue<'ctx>| -> Result<BasicValueEnum<'ctx>> {
             if lower {
@@ -74,7 +76,7 @@ pub fn emit_cholesky<'ctx>(kc: &KernelContext<'_, 'ctx>) -> Result<i64> {
             })?
             .into_float_value();
             let ljj = cg.call_intrinsic("llvm.sqrt", &[d.get_type().into()], &[d.into()])?.into_float_value();
-            l_store(j, j, f.from_real(ljj)?)?;
+            l_store(j, j, f.real_to_element(ljj)?)?;
             let j1 = cg.b.build_int_nsw_add(j, cg.const_i64(1), "")?;
             for_loop(cg, "chol.i", j1, cg.const_i64(n), |i| {
                 let aij = a_at(&mut e, i, j)?;
@@ -122,13 +124,14 @@ pub fn emit_triangular_solve<'ctx>(kc: &KernelContext<'_, 'ctx>) -> Result<i64> 
     let mut e = kc.elemental();
     for_loop(cg, "trsm.batch", kc.begin, kc.end, |bi| {
         let mx = Matrix { cg, batch: delinearize(cg, bi, &batch_dims)?.dims };
-        let t_at = |e: &mut Elemental<'_, 'ctx>, i: IntValue<'ctx>, k: IntValue<'ctx>| -> Result<BasicValueEnum<'ctx>> {
-            match op {
-                Transpose::NoTranspose => mx.gen(e, a, i, k),
-                Transpose::Transpose => mx.gen(e, a, k, i),
-                Transpose::Adjoint => f.conj(mx.gen(e, a, k, i)?),
-            }
-        };
+        let t_at =
+            |e: &mut Elemental<'_, 'ctx>, i: IntValue<'ctx>, k: IntValue<'ctx>| -> Result<BasicValueEnum<'ctx>> {
+                match op {
+                    Transpose::NoTranspose => mx.gen(e, a, i, k),
+                    Transpose::Transpose => mx.gen(e, a, k, i),
+                    Transpose::Adjoint => f.conj(mx.gen(e, a, k, i)?),
+                }
+            };
         // X starts as B.
         for_loop(cg, "trsm.copy.r", cg.const_i64(0), cg.const_i64(rows), |r| {
             for_loop(cg, "trsm.copy.c", cg.const_i64(0), cg.const_i64(cols), |c| {
@@ -200,7 +203,13 @@ impl<'a, 'ctx> Matrix<'a, 'ctx> {
 
     /// Element (i, j) of operand `id`, generated in a cache scope of its own: the loops
     /// around each use differ, so nothing generated here may be reused elsewhere.
-    fn gen(&self, e: &mut Elemental<'_, 'ctx>, id: InstrId, i: IntValue<'ctx>, j: IntValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    fn gen(
+        &self,
+        e: &mut Elemental<'_, 'ctx>,
+        id: InstrId,
+        i: IntValue<'ctx>,
+        j: IntValue<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
         let index = self.index(i, j);
         e.scoped(|e| e.gen_scalar(id, &index))
     }
@@ -265,7 +274,7 @@ impl<'a, 'ctx> Field<'a, 'ctx> {
         Ok(if self.complex() { self.parts(v)?.0 } else { v.into_float_value() })
     }
 
-    fn from_real(&self, re: FloatValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    fn real_to_element(&self, re: FloatValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {
         if self.complex() {
             self.cg.make_complex(self.t, re, re.get_type().const_zero())
         } else {

@@ -65,7 +65,11 @@ pub fn emit_rng_bit_generator(kc: &KernelContext) -> Result<i64> {
         RngAlgorithm::ThreeFry => {
             let key = state[0];
             let counter = state[1];
-            let calls = if bits == 64 { g.threefry64(kc, key, counter, &dims)? } else { g.threefry32(kc, key, counter, &dims)? };
+            let calls = if bits == 64 {
+                g.threefry64(kc, key, counter, &dims)?
+            } else {
+                g.threefry32(kc, key, counter, &dims)?
+            };
             let mut s = state.clone();
             s[1] = cg.b.build_int_add(counter, cg.i64().const_int(calls as u64, false), "")?;
             (calls, s)
@@ -100,11 +104,9 @@ pub fn emit_rng_bit_generator(kc: &KernelContext) -> Result<i64> {
 pub fn emit_rng_get_and_update_state(kc: &KernelContext) -> Result<i64> {
     let cg = kc.cg;
     let inst = kc.comp.get(kc.root);
-    let delta: i64 = inst
-        .attrs
-        .raw("delta")
-        .and_then(|d| d.trim().parse().ok())
-        .ok_or_else(|| Error::Unsupported(format!("{}: rng-get-and-update-state without a numeric delta", inst.name)))?;
+    let delta: i64 = inst.attrs.raw("delta").and_then(|d| d.trim().parse().ok()).ok_or_else(|| {
+        Error::Unsupported(format!("{}: rng-get-and-update-state without a numeric delta", inst.name))
+    })?;
     let out = kc.outputs.first().ok_or_else(|| Error::Internal(format!("{}: no output buffer", inst.name)))?;
     if out.element_type() != ElementType::U64 || out.shape.dims != [2] || !out.physical.is_row_major_dense() {
         return Err(Error::Unsupported(format!("{}: rng-get-and-update-state into {}", inst.name, out.shape)));
@@ -147,7 +149,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok((kc.begin, end.into_int_value()))
     }
 
-    fn threefry64(&self, kc: &KernelContext<'_, 'ctx>, key: IntValue<'ctx>, counter: IntValue<'ctx>, dims: &[i64]) -> Result<i64> {
+    fn threefry64(
+        &self,
+        kc: &KernelContext<'_, 'ctx>,
+        key: IntValue<'ctx>,
+        counter: IntValue<'ctx>,
+        dims: &[i64],
+    ) -> Result<i64> {
         let cg = self.cg;
         let calls: i64 = dims.iter().product();
         let (k0, k1) = split_u64(cg, key)?;
@@ -161,7 +169,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(calls)
     }
 
-    fn threefry32(&self, kc: &KernelContext<'_, 'ctx>, key: IntValue<'ctx>, counter: IntValue<'ctx>, dims: &[i64]) -> Result<i64> {
+    fn threefry32(
+        &self,
+        kc: &KernelContext<'_, 'ctx>,
+        key: IntValue<'ctx>,
+        counter: IntValue<'ctx>,
+        dims: &[i64],
+    ) -> Result<i64> {
         let cg = self.cg;
         let (k0, k1) = split_u64(cg, key)?;
         if dims.is_empty() {
@@ -306,7 +320,8 @@ fn threefry2x32<'ctx>(
     for block in 0..5usize {
         for &r in &ROTATIONS[block % 2] {
             x[0] = b.build_int_add(x[0], x[1], "")?;
-            let rot = cg.call_intrinsic("llvm.fshl", &[cg.i32().into()], &[x[1].into(), x[1].into(), c32(cg, r).into()])?;
+            let rot =
+                cg.call_intrinsic("llvm.fshl", &[cg.i32().into()], &[x[1].into(), x[1].into(), c32(cg, r).into()])?;
             x[1] = b.build_xor(x[0], rot.into_int_value(), "")?;
         }
         // Key injection s = block + 1: x0 += ks[s % 3], x1 += ks[(s + 1) % 3] + s.
@@ -319,7 +334,12 @@ fn threefry2x32<'ctx>(
 }
 
 /// Philox-4x32 with 10 rounds (Salmon et al., SC 2011), as XLA's prng library computes it.
-fn philox4x32<'ctx>(cg: &Codegen<'ctx>, k0: IntValue<'ctx>, k1: IntValue<'ctx>, x: [IntValue<'ctx>; 4]) -> Result<[IntValue<'ctx>; 4]> {
+fn philox4x32<'ctx>(
+    cg: &Codegen<'ctx>,
+    k0: IntValue<'ctx>,
+    k1: IntValue<'ctx>,
+    x: [IntValue<'ctx>; 4],
+) -> Result<[IntValue<'ctx>; 4]> {
     const W_A: u32 = 0x9E37_79B9;
     const W_B: u32 = 0xBB67_AE85;
     const M_A: u32 = 0xD251_1F53;
