@@ -11,8 +11,12 @@
 
 pub mod bench;
 pub mod conformance;
+/// The C ABI for custom-call plugins (XLA FFI types, legacy status, Rust handler helpers).
+pub use hlojit_ffi as ffi;
 pub mod filetest;
 
 pub use hlojit_compiler::hlo::text::{parse_module, print_module};
-pub use hlojit_compiler::{hlo, Argument, Client, CompileOptions, Error, Executable};
+pub use hlojit_compiler::hlo::builder::{Builder, CustomCallOptions, Op, SubComputation};
+pub use hlojit_compiler::backend::target::TargetOptions;
+pub use hlojit_compiler::{compile_aot, hlo, Argument, AotOutput, Client, CompileOptions, CustomCallRegistry, Error, Executable, OutputKind};
 pub use hlojit_runtime::{npy, ArrayLiteral, ArrayShape, ArrayView, ElementType, HostBuffer, Layout, Literal, Shape};

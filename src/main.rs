@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use hlojit::conformance::{self, ModuleFile};
-use hlojit::{npy, parse_module, Argument, ArrayLiteral, CompileOptions, Executable, HostBuffer};
+use hlojit::{compile_aot, npy, parse_module, Argument, ArrayLiteral, CompileOptions, CustomCallRegistry, Executable, HostBuffer, OutputKind, TargetOptions};
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -32,6 +32,33 @@ enum Command {
         /// Donate parameter INDEX: outputs aliased with it are computed in its memory.
         #[arg(long = "donate", value_name = "INDEX")]
         donate: Vec<usize>,
+        /// Load custom-call targets from this shared library (repeatable).
+        #[arg(long = "plugin")]
+        plugins: Vec<PathBuf>,
+    },
+    /// Compile a module ahead of time: an object file (or assembly, or LLVM IR) and a C header.
+    Compile {
+        module: PathBuf,
+        #[arg(long, value_enum, default_value = "obj")]
+        emit: Emit,
+        /// The output file.
+        #[arg(short = 'o', long)]
+        output: PathBuf,
+        /// Also write the C header declaring the function.
+        #[arg(long)]
+        header: Option<PathBuf>,
+        /// The exported function's name (default: the module file's name).
+        #[arg(long)]
+        name: Option<String>,
+        /// Target triple (default: this machine).
+        #[arg(long)]
+        target: Option<String>,
+        /// Target CPU (default: this machine's, or "generic" with --target).
+        #[arg(long)]
+        cpu: Option<String>,
+        /// Target features, e.g. "+avx2,-avx512f".
+        #[arg(long)]
+        features: Option<String>,
     },
     /// Time perf workloads (folders with module.hlo and perf.json) like xla_reference.py does.
     Bench {
@@ -61,7 +88,17 @@ enum Command {
         /// Write a JSON report.
         #[arg(long)]
         report: Option<PathBuf>,
+        /// Load custom-call targets from this shared library (repeatable).
+        #[arg(long = "plugin")]
+        plugins: Vec<PathBuf>,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Emit {
+    Obj,
+    Asm,
+    LlvmIr,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -74,13 +111,19 @@ enum Which {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { module, inputs, random_inputs, output_dir, donate } => {
-            run(&module, &inputs, random_inputs, output_dir.as_deref(), &donate)
+        Command::Run { module, inputs, random_inputs, output_dir, donate, plugins } => {
+            load_plugins(&plugins).and_then(|_| run(&module, &inputs, random_inputs, output_dir.as_deref(), &donate))
+        }
+        Command::Compile { module, emit, output, header, name, target, cpu, features } => {
+            let target = TargetOptions { triple: target, cpu, features };
+            compile(&module, emit, &output, header.as_deref(), name, target)
         }
         Command::Bench { workloads, root, runs, warmup, inputs_dir, check_dir } => {
             bench(&workloads, &root, hlojit::bench::BenchOptions { runs, warmup, inputs_dir, check_dir })
         }
-        Command::Conformance { dirs, module, filter, report } => conformance_cmd(&dirs, module, filter.as_deref(), report.as_deref()),
+        Command::Conformance { dirs, module, filter, report, plugins } => {
+            load_plugins(&plugins).and_then(|_| conformance_cmd(&dirs, module, filter.as_deref(), report.as_deref()))
+        }
     };
     match result {
         Ok(code) => code,
@@ -89,6 +132,42 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Loads plugins into the process-wide registry every compilation consults.
+fn load_plugins(paths: &[PathBuf]) -> Result<(), String> {
+    for p in paths {
+        CustomCallRegistry::global().load_plugin(p).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn compile(path: &Path, emit: Emit, output: &Path, header: Option<&Path>, name: Option<String>, target: TargetOptions) -> Result<ExitCode, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let module = parse_module(&text).map_err(|e| format!("{}:{e}", path.display()))?;
+    let name = name.unwrap_or_else(|| c_name(path));
+    let kind = match emit {
+        Emit::Obj => OutputKind::Object,
+        Emit::Asm => OutputKind::Assembly,
+        Emit::LlvmIr => OutputKind::LlvmIr,
+    };
+    let options = CompileOptions { target, ..CompileOptions::default() };
+    let out = compile_aot(&module, &name, &options, kind).map_err(|e| e.to_string())?;
+    std::fs::write(output, &out.code).map_err(|e| format!("{}: {e}", output.display()))?;
+    if let Some(h) = header {
+        std::fs::write(h, &out.header).map_err(|e| format!("{}: {e}", h.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A C identifier from a file name: `my-model.hlo` -> `my_model`.
+fn c_name(path: &Path) -> String {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut name: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        name.insert(0, '_');
+    }
+    name
 }
 
 fn run(path: &Path, inputs: &[PathBuf], seed: Option<u64>, output_dir: Option<&Path>, donate: &[usize]) -> Result<ExitCode, String> {

@@ -1,8 +1,14 @@
 //! The integration harness: one test binary (it links LLVM) for the file tests under
-//! `tests/filetests` and the conformance corpus under `tests/conformance`.
+//! `tests/filetests`, the conformance corpus under `tests/conformance` and the builder's
+//! end-to-end tests (`harness/builder.rs`).
+
+#[path = "harness/builder.rs"]
+mod builder;
 
 #[path = "harness/aliasing.rs"]
 mod aliasing;
+#[path = "harness/custom_calls/mod.rs"]
+mod custom_calls;
 
 use hlojit::conformance::{self, ModuleFile};
 use std::path::{Path, PathBuf};
@@ -41,6 +47,7 @@ fn filetests() {
 const DELIVERED_GROUPS: &[&str] = &[
     "bitcast", "broadcast", "clamp", "compare", "concat", "convert", "elementwise", "fft", "iota", "pad", "reduce_precision",
     "reshape", "rev", "select", "slice", "transpose",
+    "reduce", "reduce_window",
 ];
 
 #[test]

@@ -1,7 +1,8 @@
 //! The entry point for programs that compile computations: a `Client` holds the target and
 //! compilation settings and turns modules (built or parsed) into executables.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use hlojit_runtime::custom_call::CustomCallRegistry;
 use crate::executable::Executable;
 use crate::hlo::text::parse_module;
 use crate::hlo::Module;
@@ -41,5 +42,18 @@ impl Client {
     /// Parses HLO text (as XLA and JAX print it) and compiles it.
     pub fn compile_text(&self, text: &str) -> Result<Executable> {
         self.compile(&parse_module(text)?)
+    }
+
+    /// The client's custom-call registry: targets registered here are found first (then the
+    /// process-wide registry's, then the process's exported symbols). Register a Rust or C
+    /// function with `client.custom_calls().register_ffi_handler(name, handler)` and friends.
+    pub fn custom_calls(&self) -> &CustomCallRegistry {
+        &self.options.custom_calls
+    }
+
+    /// Loads a shared library whose exported symbols become custom-call targets of the
+    /// modules this client compiles (after registered functions).
+    pub fn load_plugin(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        self.options.custom_calls.load_plugin(path).map_err(|e| Error::InvalidArgument(e.to_string()))
     }
 }

@@ -11,6 +11,10 @@ pub enum Error {
     /// A module that parses but is not valid HLO.
     #[error("in {computation}, instruction {instruction}: {message}")]
     Verify { computation: String, instruction: String, message: String },
+    /// A builder call that cannot make a valid instruction (wrong rank, mismatched dimensions,
+    /// bad dimension numbers, ...): the Rust call site and what is wrong, starting with the op.
+    #[error("{location}: {message}")]
+    Build { location: String, message: String },
     /// Valid HLO that hlojit cannot compile (yet).
     #[error("unsupported: {0}")]
     Unsupported(String),

@@ -2,21 +2,27 @@
 //! threads as you like.
 
 use crate::backend::jit::Jit;
+use crate::codegen::custom_call::custom_call_targets;
 use crate::error::{Error, Result};
 use crate::hlo::Module;
 use crate::pipeline::{compile_to, prepare, CompileOptions, OutputKind};
 use crate::hlo::AliasKind;
+use hlojit_runtime::custom_call::{clear_last_error, resolve_target, take_last_error, CustomCallRegistry, Plugin};
 use hlojit_runtime::physical::PhysicalLayout;
 use hlojit_runtime::{ArrayLiteral, ArrayShape, ArrayView, HostBuffer, Literal, Shape};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 type EntryFn = unsafe extern "C" fn(*const *const u8, *const *mut u8) -> i32;
 
 const ENTRY_SYMBOL: &str = "hlojit_entry";
 
+/// A compiled computation, loaded and ready to run.
 pub struct Executable {
     _jit: Jit,
+    /// Plugins holding custom-call targets of this code; unloaded only after the code is.
+    _plugins: Vec<Arc<Plugin>>,
     entry: EntryFn,
     parameter_shapes: Vec<Shape>,
     result_shape: Shape,
@@ -37,16 +43,30 @@ impl std::fmt::Debug for Executable {
 }
 
 impl Executable {
-    /// Compiles and loads a module for this machine.
+    /// Compiles and loads a module for this machine. Custom-call targets are resolved now:
+    /// from `options.custom_calls`, then the process-wide registry (functions, then plugins),
+    /// then the process's exported symbols; a target found nowhere is an error naming it.
     pub fn compile(module: &Module, options: &CompileOptions) -> Result<Executable> {
         let start = Instant::now();
         if !options.target.is_host() {
             return Err(Error::Unsupported("JIT compilation for a target other than the host".into()));
         }
         let prepared = prepare(module)?;
-        let object = compile_to(&prepared, ENTRY_SYMBOL, options, OutputKind::Object, true)?;
-        let symbols: Vec<(String, usize)> =
+        let mut symbols: Vec<(String, usize)> =
             hlojit_runtime::symbols::runtime_symbols().into_iter().map(|(n, a)| (n.to_string(), a)).collect();
+        let mut plugins: Vec<Arc<Plugin>> = Vec::new();
+        let registries = [&options.custom_calls, CustomCallRegistry::global()];
+        for target in custom_call_targets(&prepared) {
+            let resolved = resolve_target(&registries, &target).ok_or_else(|| Error::MissingCustomCallTarget(target.clone()))?;
+            if let Some(p) = resolved.plugin {
+                if !plugins.iter().any(|q| Arc::ptr_eq(q, &p)) {
+                    plugins.push(p);
+                }
+            }
+            symbols.retain(|(n, _)| *n != target);
+            symbols.push((target, resolved.address));
+        }
+        let object = compile_to(&prepared, ENTRY_SYMBOL, options, OutputKind::Object, true)?;
         let jit = Jit::new(&symbols)?;
         jit.add_object(&object)?;
         let address = jit.lookup(ENTRY_SYMBOL)?;
@@ -65,6 +85,7 @@ impl Executable {
         let aliases = prepared.alias_leaf_pairs();
         Ok(Executable {
             _jit: jit,
+            _plugins: plugins,
             entry,
             parameter_shapes: prepared.entry_parameter_shapes(),
             result_shape: prepared.entry_result_shape(),
@@ -170,11 +191,14 @@ impl Executable {
                 None => arg_ptrs[aliased_output[&k]] as *mut u8,
             })
             .collect();
+        clear_last_error();
         // SAFETY: every pointer is a live buffer of the size and layout the code expects;
         // aliased outputs point at memory this call owns.
         let status = unsafe { (self.entry)(arg_ptrs.as_ptr(), result_ptrs.as_mut_ptr()) };
         if status != 0 {
-            return Err(Error::Execution(format!("the computation failed with status {status}")));
+            // A failed custom call left its message on this thread.
+            let message = take_last_error().unwrap_or_else(|| format!("the computation failed with status {status}"));
+            return Err(Error::Execution(message));
         }
         let mut results = Vec::with_capacity(outputs.len());
         for (k, o) in outputs.into_iter().enumerate() {

@@ -11,6 +11,8 @@ pub mod passes;
 pub mod pipeline;
 
 pub use error::{Error, Result};
-pub use executable::{Argument, Executable};
-pub use pipeline::CompileOptions;
+pub use backend::aot::{compile_aot, AotOutput};
 pub use client::Client;
+pub use executable::{Argument, Executable};
+pub use hlojit_runtime::custom_call::CustomCallRegistry;
+pub use pipeline::{CompileOptions, OutputKind};

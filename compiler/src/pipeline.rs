@@ -6,6 +6,7 @@ use crate::codegen::function::ModuleLowering;
 use crate::error::{Error, Result};
 use crate::hlo::Module;
 use crate::passes;
+use hlojit_runtime::custom_call::CustomCallRegistry;
 use inkwell::context::Context;
 use inkwell::targets::FileType;
 
@@ -13,6 +14,10 @@ use inkwell::targets::FileType;
 #[derive(Clone, Debug, Default)]
 pub struct CompileOptions {
     pub target: TargetOptions,
+    /// Where custom-call targets are looked up first (then the process-wide registry, then
+    /// the process's exported symbols). Ignored for AOT output, whose targets the linker
+    /// resolves.
+    pub custom_calls: CustomCallRegistry,
 }
 
 /// Runs the HLO passes that prepare a module for code generation.
@@ -24,6 +29,7 @@ pub fn prepare(module: &Module) -> Result<Module> {
     passes::dynamic_padder::pad_dynamic_dimensions(&mut m)?;
     passes::batch_norm_expander::expand_batch_norm(&mut m)?;
     passes::rng_expander::expand_rng(&mut m)?;
+    passes::dynamic_reduce::pad_dynamic_reductions(&mut m)?;
     passes::fusion::fuse(&mut m)?;
     Ok(m)
 }

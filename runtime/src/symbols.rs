@@ -69,5 +69,11 @@ pub fn runtime_symbols() -> Vec<(&'static str, usize)> {
         ("hlojit_rt_parallel_for", hlojit_rt_parallel_for as *const () as usize),
         ("hlojit_rt_fft", crate::kernels::fft::hlojit_rt_fft as *const () as usize),
         ("hlojit_rt_rng_get_and_update_state", crate::kernels::rng::hlojit_rt_rng_get_and_update_state as *const () as usize),
+        ("hlojit_rt_ffi_call", crate::custom_call::call::hlojit_rt_ffi_call as *const () as usize),
+        ("hlojit_rt_custom_call_status", crate::custom_call::status::hlojit_rt_custom_call_status as *const () as usize),
+        ("XlaCustomCallStatusSetSuccess", crate::custom_call::status::XlaCustomCallStatusSetSuccess as *const () as usize),
+        ("XlaCustomCallStatusSetFailure", crate::custom_call::status::XlaCustomCallStatusSetFailure as *const () as usize),
+        ("hlojit_last_error", crate::custom_call::last_error::hlojit_last_error as *const () as usize),
+        ("XLA_FFI_GetApi", crate::custom_call::api::XLA_FFI_GetApi as *const () as usize),
     ]
 }

@@ -21,7 +21,7 @@ fn main() -> ExitCode {
         "conformance" => setup().and_then(|_| conformance(&rest)),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\n  setup        install what a fresh machine lacks (LLVM 19), refresh the test corpus\n  demo         compile and run the bundled example module\n  test         run the whole test suite, conformance corpus included\n  bench        run the benchmarks (hlojit vs XLA:CPU on the perf workloads)\n  conformance  run the conformance corpus and print failures"
+                "usage: cargo xtask <task>\n\n  setup        install what a fresh machine lacks (LLVM 19, jax for the FFI tests), refresh the test corpus\n  demo         compile and run the bundled example module\n  test         run the whole test suite, conformance corpus included\n  bench        run the benchmarks (hlojit vs XLA:CPU on the perf workloads)\n  conformance  run the conformance corpus and print failures"
             );
             return if task == "help" { ExitCode::SUCCESS } else { ExitCode::FAILURE };
         }
@@ -79,7 +79,23 @@ fn setup() -> Result<(), String> {
         install.extend_from_slice(DEBIAN_PACKAGES);
         apt(&install)?;
     }
+    python_packages()?;
     refresh_corpus()
+}
+
+/// The custom-call tests compile handlers against XLA's FFI headers from the jaxlib wheel and
+/// run jaxlib's LAPACK handlers (which take LAPACK from SciPy): install jax when python3 is
+/// there but jax is not.
+fn python_packages() -> Result<(), String> {
+    let have = |code: &str| Command::new("python3").args(["-c", code]).output().map(|o| o.status.success());
+    match have("import jax, scipy") {
+        Ok(true) => Ok(()),
+        Ok(false) => {
+            eprintln!("xtask: installing jax and scipy (pip)");
+            run(Command::new("python3").args(["-m", "pip", "install", "--quiet", "jax", "scipy"]))
+        }
+        Err(_) => Ok(()), // no python3: the tests that need it say so
+    }
 }
 
 fn is_root() -> bool {

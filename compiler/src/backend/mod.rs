@@ -1,4 +1,5 @@
 //! Back ends: the target machine, the in-process JIT and AOT object output.
 
+pub mod aot;
 pub mod jit;
 pub mod target;

@@ -198,6 +198,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             While => self.lower_while(comp, id, fl),
             Conditional => self.lower_conditional(comp, id, fl),
             Call => self.lower_call(comp, id, fl),
+            CustomCall => self.lower_custom_call(comp, id, fl),
             _ => {
                 self.kernel_count += 1;
                 let name = format!("k{}.{}", self.kernel_count, sanitize(&inst.name));
@@ -362,19 +363,19 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
 }
 
 /// State of the function being lowered.
-struct FunctionLowering<'b, 'ctx> {
-    assignment: &'b BufferAssignment,
+pub(crate) struct FunctionLowering<'b, 'ctx> {
+    pub(crate) assignment: &'b BufferAssignment,
     table: PointerValue<'ctx>,
-    slot_ptrs: Vec<PointerValue<'ctx>>,
+    pub(crate) slot_ptrs: Vec<PointerValue<'ctx>>,
     fail: BasicBlock<'ctx>,
     status_phi: inkwell::values::PhiValue<'ctx>,
     /// Scratch memory to free if a step fails now.
-    cleanups: Vec<(PointerValue<'ctx>, i64)>,
+    pub(crate) cleanups: Vec<(PointerValue<'ctx>, i64)>,
 }
 
 impl<'b, 'ctx> FunctionLowering<'b, 'ctx> {
     /// Continues if `status` is 0; otherwise frees pending scratch and leaves with it.
-    fn check(&mut self, cg: &Codegen<'ctx>, status: IntValue<'ctx>) -> Result<()> {
+    pub(crate) fn check(&mut self, cg: &Codegen<'ctx>, status: IntValue<'ctx>) -> Result<()> {
         let ok = cg.b.build_int_compare(IntPredicate::EQ, status, cg.i32().const_zero(), "")?;
         let cont = cg.block("ok");
         let cleanup = cg.block("failed");
@@ -417,7 +418,7 @@ fn load_ptr_at<'ctx>(cg: &Codegen<'ctx>, array: PointerValue<'ctx>, i: usize) ->
 }
 
 /// A stack array holding `ptrs`.
-fn pointer_array<'ctx>(cg: &Codegen<'ctx>, ptrs: &[PointerValue<'ctx>], name: &str) -> Result<PointerValue<'ctx>> {
+pub(crate) fn pointer_array<'ctx>(cg: &Codegen<'ctx>, ptrs: &[PointerValue<'ctx>], name: &str) -> Result<PointerValue<'ctx>> {
     let ty = cg.ptr().array_type(ptrs.len().max(1) as u32);
     let a = cg.entry_alloca(ty.into(), name)?;
     for (i, p) in ptrs.iter().enumerate() {

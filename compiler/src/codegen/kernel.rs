@@ -38,6 +38,9 @@ pub struct KernelContext<'a, 'ctx> {
     /// The operand (of the fusion, or of the unfused op) whose buffer is also the output's:
     /// the kernel then updates that buffer in place instead of copying it first.
     pub in_place_operand: Option<usize>,
+    /// Elements of work the emitter does (when it differs from the output size, as for a
+    /// reduction): decides whether running the kernel in parallel is worth it.
+    pub work_elements: std::cell::Cell<Option<i64>>,
 }
 
 impl<'a, 'ctx> KernelContext<'a, 'ctx> {
@@ -99,13 +102,14 @@ pub fn emit_kernel<'ctx>(
         let owners: Vec<usize> = assignment.leaf_slots(o).iter().map(|&s| assignment.memory_id(s)).collect();
         owners.len() == 1 && out_owners.len() == 1 && owners[0] == out_owners[0]
     });
-    let kc = KernelContext { cg, module, comp: body_comp, root, bindings, outputs, begin, end, in_place_operand };
+    let kc = KernelContext { cg, module, comp: body_comp, root, bindings, outputs, begin, end, in_place_operand, work_elements: Default::default() };
     let extent = emit_root(&kc)?;
     cg.b.build_return(None)?;
     if let Some(bb) = saved {
         cg.b.position_at_end(bb);
     }
-    let elements = inst.shape.array_leaves().iter().map(|a| a.element_count()).sum::<i64>().max(1);
+    let outputs = inst.shape.array_leaves().iter().map(|a| a.element_count()).sum::<i64>();
+    let elements = kc.work_elements.get().unwrap_or(outputs).max(1);
     Ok(Kernel { function, extent, elements })
 }
 

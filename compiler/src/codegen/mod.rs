@@ -4,9 +4,11 @@
 pub mod array;
 pub mod constants;
 pub mod context;
+pub mod custom_call;
 pub mod elemental;
 pub mod index;
 pub mod loops;
+pub mod reducer;
 pub mod types;
 pub mod function;
 pub mod kernel;

@@ -1,6 +1,7 @@
 //! HLO: the IR (modules, computations, instructions), its text format and its verifier.
 
 pub mod attributes;
+pub mod builder;
 pub mod computation;
 pub mod instruction;
 pub mod module;

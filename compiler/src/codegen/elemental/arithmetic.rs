@@ -72,7 +72,16 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let cg = self.cg;
         match t {
             ElementType::F32 | ElementType::F64 => Ok(v.into_float_value()),
-            ElementType::F16 | ElementType::BF16 => Ok(cg.b.build_float_ext(v.into_float_value(), cg.llvm.f32_type(), "")?),
+            ElementType::F16 => Ok(cg.b.build_float_ext(v.into_float_value(), cg.llvm.f32_type(), "")?),
+            // bf16 is the top half of an f32: widen the bits rather than `fpext`, which LLVM 19
+            // narrows (`maximum(fpext a, fpext b)` -> `fpext(maximum.bf16)`) into code the x86
+            // back end miscompiles (the sign of the result is lost).
+            ElementType::BF16 => {
+                let bits = cg.b.build_bit_cast(v, cg.llvm.i16_type(), "")?.into_int_value();
+                let wide = cg.b.build_int_z_extend(bits, cg.i32(), "")?;
+                let wide = cg.b.build_left_shift(wide, cg.i32().const_int(16, false), "")?;
+                Ok(cg.b.build_bit_cast(wide, cg.llvm.f32_type(), "")?.into_float_value())
+            }
             _ if t.is_small_float() => self.small_float_to_f32(v.into_int_value(), t),
             _ => Err(Error::Internal(format!("{t} is not a float type"))),
         }

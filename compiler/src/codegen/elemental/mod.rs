@@ -12,6 +12,7 @@ mod convert;
 mod map;
 mod data_movement;
 mod math;
+mod reduce;
 
 use super::array::IrArray;
 use super::context::Codegen;
@@ -167,6 +168,8 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             Concatenate => self.gen_concatenate(id, index),
             Pad => self.gen_pad(id, index),
             DynamicSlice => self.gen_dynamic_slice(id, index),
+            Reduce => self.gen_reduce(id, index),
+            ReduceWindow => self.gen_reduce_window(id, index),
             Select => self.gen_select(id, index),
             Clamp => self.gen_clamp(id, index),
             Compare => self.gen_compare(id, index),

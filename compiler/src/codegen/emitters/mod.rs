@@ -7,6 +7,9 @@ mod fft;
 mod linalg;
 pub mod rng;
 mod staging;
+mod reduce;
+mod reduce_window;
+mod select_and_scatter;
 
 use super::kernel::KernelContext;
 use crate::error::{Error, Result};
@@ -20,6 +23,9 @@ pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
         Opcode::TriangularSolve => linalg::emit_triangular_solve(kc),
         Opcode::RngBitGenerator => rng::emit_rng_bit_generator(kc),
         Opcode::RngGetAndUpdateState => rng::emit_rng_get_and_update_state(kc),
+        Opcode::Reduce => reduce::emit(kc),
+        Opcode::ReduceWindow => reduce_window::emit(kc),
+        Opcode::SelectAndScatter => select_and_scatter::emit(kc),
         op => Err(Error::Unsupported(op.name().to_string())),
     }
 }

@@ -1,0 +1,14 @@
+//! Custom calls: the host side of every calling convention XLA:CPU has for `custom-call`
+//! targets, the typed-FFI API implementation, the registry targets are resolved from, and the
+//! per-thread last error through which a failed call's message reaches the caller.
+
+pub mod api;
+pub mod call;
+pub mod descriptor;
+pub mod last_error;
+pub mod registry;
+pub mod status;
+
+pub use descriptor::{ffi_dtype, ArrayValue, AttrValue, BufferSpec, CallDescriptor};
+pub use last_error::{clear_last_error, take_last_error};
+pub use registry::{resolve_target, CustomCallRegistry, Plugin, PluginError, Resolved};

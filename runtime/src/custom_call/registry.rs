@@ -1,0 +1,221 @@
+//! Where custom-call targets come from. A target is found by name, in this order: functions
+//! registered with a registry (Rust or C function pointers), the exports of plugins the
+//! registry loaded at run time, and finally the process's own exported symbols.
+//!
+//! A registry is cheap to clone (clones share their contents), so the same one can hang under
+//! compile options or a client. [`CustomCallRegistry::global`] is the process-wide registry the
+//! CLI's `--plugin` loads into and handlers registered through `XLA_FFI_Handler_Register` land
+//! in; compilation consults it after the registry it was given.
+
+use hlojit_ffi::status::{OriginalFn, StatusReturningFn, StatusReturningUnifiedFn};
+use hlojit_ffi::xla::XLA_FFI_Handler;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock, RwLock};
+use thiserror::Error;
+
+/// A failure to load a plugin.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("cannot load custom-call plugin {path}: {message}")]
+pub struct PluginError {
+    pub path: String,
+    pub message: String,
+}
+
+/// A shared library loaded for its custom-call targets; unloaded when the last executable
+/// using it and its registry are gone.
+pub struct Plugin {
+    path: PathBuf,
+    library: libloading::Library,
+}
+
+impl Plugin {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn symbol(&self, name: &str) -> Option<usize> {
+        // SAFETY: the symbol is only looked up, never called here; the caller decides how.
+        unsafe { self.library.get::<*const c_void>(name.as_bytes()).ok().map(|s| *s as usize) }
+    }
+}
+
+impl std::fmt::Debug for Plugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plugin").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+/// A resolved target: its address, and the plugin it lives in (to keep it loaded).
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    pub address: usize,
+    pub plugin: Option<Arc<Plugin>>,
+}
+
+#[derive(Default)]
+struct Inner {
+    functions: HashMap<String, usize>,
+    plugins: Vec<Arc<Plugin>>,
+}
+
+/// Custom-call targets by name: registered functions and loaded plugins.
+#[derive(Clone, Default)]
+pub struct CustomCallRegistry {
+    inner: Arc<RwLock<Inner>>,
+}
+
+impl std::fmt::Debug for CustomCallRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let inner = self.read();
+        let mut names: Vec<&String> = inner.functions.keys().collect();
+        names.sort();
+        f.debug_struct("CustomCallRegistry").field("functions", &names).field("plugins", &inner.plugins).finish()
+    }
+}
+
+impl CustomCallRegistry {
+    pub fn new() -> CustomCallRegistry {
+        CustomCallRegistry::default()
+    }
+
+    /// The process-wide registry.
+    pub fn global() -> &'static CustomCallRegistry {
+        static GLOBAL: OnceLock<CustomCallRegistry> = OnceLock::new();
+        GLOBAL.get_or_init(CustomCallRegistry::new)
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
+        self.inner.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Inner> {
+        self.inner.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers a function of any calling convention by address; the HLO instruction's
+    /// `api_version` says how it is called. Replaces an earlier registration of the name.
+    ///
+    /// # Safety
+    /// `address` must be a function with the calling convention every custom call naming it
+    /// declares, callable for as long as executables compiled with it live.
+    pub unsafe fn register_raw(&self, name: &str, address: *const c_void) {
+        self.write().functions.insert(name.to_string(), address as usize);
+    }
+
+    /// Registers a typed-FFI handler (`api_version=API_VERSION_TYPED_FFI`).
+    pub fn register_ffi_handler(&self, name: &str, handler: XLA_FFI_Handler) {
+        self.write().functions.insert(name.to_string(), handler as usize);
+    }
+
+    /// Registers an `API_VERSION_ORIGINAL` target.
+    pub fn register_original(&self, name: &str, f: OriginalFn) {
+        self.write().functions.insert(name.to_string(), f as usize);
+    }
+
+    /// Registers an `API_VERSION_STATUS_RETURNING` target.
+    pub fn register_status_returning(&self, name: &str, f: StatusReturningFn) {
+        self.write().functions.insert(name.to_string(), f as usize);
+    }
+
+    /// Registers an `API_VERSION_STATUS_RETURNING_UNIFIED` target.
+    pub fn register_unified(&self, name: &str, f: StatusReturningUnifiedFn) {
+        self.write().functions.insert(name.to_string(), f as usize);
+    }
+
+    /// Loads a shared library whose exported symbols become targets (after registered
+    /// functions, before the process's symbols). Loading the same path twice is harmless.
+    ///
+    /// Loading runs the library's initializers, as any `dlopen` does: load only trusted code.
+    pub fn load_plugin(&self, path: impl AsRef<Path>) -> Result<(), PluginError> {
+        let path = path.as_ref();
+        let err = |message: String| PluginError { path: path.display().to_string(), message };
+        let canonical = path.canonicalize().map_err(|e| err(e.to_string()))?;
+        if self.read().plugins.iter().any(|p| p.path == canonical) {
+            return Ok(());
+        }
+        // SAFETY: loading a library runs its initializers; the caller chose to trust it.
+        let library = unsafe { libloading::Library::new(&canonical) }.map_err(|e| err(e.to_string()))?;
+        self.write().plugins.push(Arc::new(Plugin { path: canonical, library }));
+        Ok(())
+    }
+
+    /// The plugins loaded so far, in load order.
+    pub fn plugins(&self) -> Vec<Arc<Plugin>> {
+        self.read().plugins.clone()
+    }
+
+    /// A registered function called `name`.
+    pub fn registered(&self, name: &str) -> Option<usize> {
+        self.read().functions.get(name).copied()
+    }
+
+    /// `name` as exported by one of the loaded plugins (the first that has it).
+    pub fn from_plugins(&self, name: &str) -> Option<Resolved> {
+        self.read()
+            .plugins
+            .iter()
+            .find_map(|p| p.symbol(name).map(|address| Resolved { address, plugin: Some(p.clone()) }))
+    }
+}
+
+/// Finds target `name`: registered functions of each registry in turn, then the plugins of
+/// each registry in turn, then the process's exported symbols.
+pub fn resolve_target(registries: &[&CustomCallRegistry], name: &str) -> Option<Resolved> {
+    if let Some(address) = registries.iter().find_map(|r| r.registered(name)) {
+        return Some(Resolved { address, plugin: None });
+    }
+    if let Some(r) = registries.iter().find_map(|r| r.from_plugins(name)) {
+        return Some(r);
+    }
+    process_symbol(name).map(|address| Resolved { address, plugin: None })
+}
+
+/// A symbol the running process exports (its executable, if linked with `-rdynamic`, and
+/// every library loaded globally).
+pub fn process_symbol(name: &str) -> Option<usize> {
+    #[cfg(unix)]
+    {
+        let this = libloading::os::unix::Library::this();
+        // SAFETY: only the address is read.
+        unsafe { this.get::<*const c_void>(name.as_bytes()).ok().map(|s| *s as usize) }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = name;
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    unsafe extern "C" fn first(_: *mut c_void, _: *const *const c_void) {}
+    unsafe extern "C" fn second(_: *mut c_void, _: *const *const c_void) {}
+
+    #[test]
+    fn registered_functions_come_first_and_registries_in_order() {
+        let a = CustomCallRegistry::new();
+        let b = CustomCallRegistry::new();
+        a.register_original("t", first);
+        b.register_original("t", second);
+        assert_eq!(resolve_target(&[&a, &b], "t").unwrap().address, first as *const () as usize);
+        assert_eq!(resolve_target(&[&b, &a], "t").unwrap().address, second as *const () as usize);
+    }
+
+    #[test]
+    fn process_symbols_are_the_fallback() {
+        // libc's `strlen` is exported by every Unix process.
+        let r = resolve_target(&[&CustomCallRegistry::new()], "strlen").expect("strlen is exported");
+        assert!(r.plugin.is_none() && r.address != 0);
+        assert!(resolve_target(&[], "no_such_target_anywhere_42").is_none());
+    }
+
+    #[test]
+    fn missing_plugin_is_an_error_naming_the_path() {
+        let e = CustomCallRegistry::new().load_plugin("/nonexistent/libplugin.so").unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/libplugin.so"), "{e}");
+    }
+}

@@ -1,0 +1,223 @@
+//! AOT: `hlojit compile` writes an object and a header; a C program and a Rust program link the
+//! object with the runtime library alone (no LLVM) and their results match the JIT's bit for
+//! bit. This test binary itself does not link LLVM: it drives the `hlojit` binary.
+
+use hlojit_runtime::{npy, ArrayLiteral, ElementType};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn hlojit() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_hlojit"))
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The runtime's static library from this build: `target/<profile>/libhlojit_runtime.a`
+/// after `cargo build`, or the copy cargo built among the dependencies of `hlojit`.
+fn runtime_library(dest: &Path) -> PathBuf {
+    let profile_dir = hlojit().parent().expect("the binary lives in target/<profile>").to_path_buf();
+    let top = profile_dir.join("libhlojit_runtime.a");
+    let newest_dep = std::fs::read_dir(profile_dir.join("deps"))
+        .expect("target/<profile>/deps")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name().is_some_and(|n| {
+                n.to_string_lossy().starts_with("libhlojit_runtime-") && n.to_string_lossy().ends_with(".a")
+            })
+        })
+        .max_by_key(|p| p.metadata().and_then(|m| m.modified()).ok());
+    let modified = |p: &Path| p.metadata().and_then(|m| m.modified()).ok();
+    let source = match (top.exists(), newest_dep) {
+        (true, Some(dep)) if modified(&dep) > modified(&top) => dep,
+        (true, _) => top,
+        (false, Some(dep)) => dep,
+        (false, None) => panic!("no libhlojit_runtime.a in {}: run cargo build", profile_dir.display()),
+    };
+    let lib = dest.join("libhlojit_runtime.a");
+    std::fs::copy(&source, &lib).expect("copying the runtime library");
+    lib
+}
+
+/// Deterministic inputs: x f32[4,8], b f32[8], spanning both signs and GELU's curved part.
+fn inputs(scale: f32) -> (Vec<f32>, Vec<f32>) {
+    let x = (0..32).map(|i| ((i * 7 % 13) as f32 - 6.0) * 0.37 * scale).collect();
+    let b = (0..8).map(|i| (i as f32 - 3.5) * 0.2).collect();
+    (x, b)
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The JIT's results (raw bytes of each output) for the same inputs, via `hlojit run`.
+fn jit_results(dir: &Path, x: &[f32], b: &[f32], plugin: &Path) -> Vec<Vec<u8>> {
+    let xi = dir.join("x.npy");
+    let bi = dir.join("b.npy");
+    npy::write(&xi, &ArrayLiteral::from_slice(&[4, 8], x).unwrap()).unwrap();
+    npy::write(&bi, &ArrayLiteral::from_slice(&[8], b).unwrap()).unwrap();
+    let out = dir.join("jit");
+    run(Command::new(hlojit())
+        .arg("run")
+        .arg(repo().join("examples/aot-c/model.hlo"))
+        .arg("--input")
+        .arg(&xi)
+        .arg("--input")
+        .arg(&bi)
+        .arg("--output-dir")
+        .arg(&out)
+        .arg("--plugin")
+        .arg(plugin));
+    (0..2)
+        .map(|i| npy::read(&out.join(format!("out{i}.npy")), Some(ElementType::F32)).unwrap().bytes().to_vec())
+        .collect()
+}
+
+/// Runs an AOT program with raw input files; its raw outputs, or its stderr if it failed.
+fn run_aot(program: &Path, dir: &Path, x: &[f32], b: &[f32]) -> Result<Vec<Vec<u8>>, String> {
+    let files: Vec<PathBuf> = ["x.bin", "b.bin", "s.bin", "e.bin"].iter().map(|f| dir.join(f)).collect();
+    std::fs::write(&files[0], f32_bytes(x)).unwrap();
+    std::fs::write(&files[1], f32_bytes(b)).unwrap();
+    let out = Command::new(program).args(&files).output().expect("running the AOT program");
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(files[2..].iter().map(|f| std::fs::read(f).unwrap()).collect())
+}
+
+/// The custom-call target as a plugin, for the JIT side of the comparison.
+fn target_plugin(dir: &Path) -> PathBuf {
+    let lib = dir.join("libtarget.so");
+    run(Command::new("cc")
+        .args(["-shared", "-fPIC", "-O2", "-I"])
+        .arg(repo().join("ffi/include"))
+        .arg(repo().join("examples/aot-c/target.c"))
+        .arg("-o")
+        .arg(&lib)
+        .arg("-lm"));
+    lib
+}
+
+#[test]
+fn c_program_links_the_object_and_matches_the_jit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    run(Command::new(hlojit())
+        .arg("compile")
+        .arg(repo().join("examples/aot-c/model.hlo"))
+        .args(["--emit", "obj", "--name", "model", "-o"])
+        .arg(d.join("model.o"))
+        .arg("--header")
+        .arg(d.join("model.h")));
+    let header = std::fs::read_to_string(d.join("model.h")).unwrap();
+    for want in [
+        "int model(const void* const* args, void* const* results);",
+        "#define MODEL_NUM_ARGS 2",
+        "#define MODEL_NUM_RESULTS 2",
+        "#define MODEL_ARG0_BYTES 128",
+        "#define MODEL_ARG1_BYTES 32",
+        "/* Result 1: f32[4,8]{1,0} */",
+        "-lhlojit_runtime -lpthread -ldl -lm",
+    ] {
+        assert!(header.contains(want), "header lacks {want:?}:\n{header}");
+    }
+    runtime_library(d);
+    let program = d.join("aot_example");
+    // The link line the header gives: the object, the runtime library, pthread, dl, libm.
+    run(Command::new("cc")
+        .args(["-O2", "-Wall", "-Werror", "-I"])
+        .arg(d)
+        .arg("-I")
+        .arg(repo().join("ffi/include"))
+        .arg(repo().join("examples/aot-c/main.c"))
+        .arg(repo().join("examples/aot-c/target.c"))
+        .arg(d.join("model.o"))
+        .arg("-L")
+        .arg(d)
+        .args(["-lhlojit_runtime", "-lpthread", "-ldl", "-lm", "-o"])
+        .arg(&program));
+    let plugin = target_plugin(d);
+    let (x, b) = inputs(1.0);
+    let aot = run_aot(&program, d, &x, &b).unwrap();
+    assert_eq!(aot, jit_results(d, &x, &b, &plugin), "AOT and JIT results differ");
+    // s = 2 * gelu(x + b): spot-check one element against the formula.
+    let z = x[1] + b[1];
+    let gelu = 0.5 * z * (1.0 + (0.797_884_6 * (z + 0.044715 * z * z * z)).tanh());
+    let s1 = f32::from_le_bytes(aot[0][4..8].try_into().unwrap());
+    assert!((s1 - 2.0 * gelu).abs() <= 1e-5 * (1.0 + gelu.abs()), "s[1] = {s1}, expected about {}", 2.0 * gelu);
+    // A failing custom call makes the function return non-zero with the target's message.
+    let (x, b) = inputs(100.0);
+    let err = run_aot(&program, d, &x, &b).unwrap_err();
+    assert!(err.contains("model failed: custom call 'checked_scale' failed: checked_scale: value"), "{err}");
+    // The built-in demo inputs run too.
+    let demo = run(&mut Command::new(&program));
+    assert!(String::from_utf8_lossy(&demo.stdout).starts_with("result 0 (f32[4,8]{1,0}):"));
+}
+
+#[test]
+fn assembly_and_llvm_ir_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = repo().join("examples/aot-c/model.hlo");
+    let asm = dir.path().join("model.s");
+    run(Command::new(hlojit())
+        .arg("compile")
+        .arg(&model)
+        .args(["--emit", "asm", "--name", "my_model", "-o"])
+        .arg(&asm));
+    let asm = std::fs::read_to_string(asm).unwrap();
+    assert!(asm.lines().any(|l| l.trim_end() == "my_model:"), "no my_model label in the assembly");
+    let ir = dir.path().join("model.ll");
+    run(Command::new(hlojit())
+        .arg("compile")
+        .arg(&model)
+        .args(["--emit", "llvm-ir", "--name", "my_model", "-o"])
+        .arg(&ir));
+    let ir = std::fs::read_to_string(ir).unwrap();
+    assert!(ir.contains("define i32 @my_model(ptr"), "no my_model definition in the IR");
+    assert!(ir.contains("@checked_scale"), "the custom-call target is an external symbol");
+    // A name that is no C identifier is refused.
+    let out = Command::new(hlojit())
+        .arg("compile")
+        .arg(&model)
+        .args(["--name", "my-model", "-o"])
+        .arg(dir.path().join("x.o"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a C identifier"));
+}
+
+#[test]
+fn rust_program_links_the_object_through_its_build_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let target = repo().join("target/examples");
+    run(Command::new(env!("CARGO"))
+        .args(["build", "--release", "--quiet", "--manifest-path"])
+        .arg(repo().join("examples/aot-rust/Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target)
+        .env("HLOJIT", hlojit()));
+    let program = target.join("release/hlojit-aot-example");
+    let plugin = target_plugin(d);
+    let (x, b) = inputs(0.7);
+    let aot = run_aot(&program, d, &x, &b).unwrap();
+    assert_eq!(aot, jit_results(d, &x, &b, &plugin), "AOT (Rust) and JIT results differ");
+    let (x, b) = inputs(100.0);
+    let err = run_aot(&program, d, &x, &b).unwrap_err();
+    assert!(err.contains("custom call 'checked_scale' failed: checked_scale: value"), "{err}");
+}
