@@ -37,8 +37,8 @@ pub fn expand_rng(module: &mut Module) -> Result<()> {
             let new = expand_one(module, c, id, serial)?;
             let comp = module.computation_mut(c);
             comp.replace_all_uses(id, new);
-            // rng has side effects, so compaction would keep it: make it a dead parameter-free
-            // constant-like husk by turning it into its replacement's copy.
+            // rng counts as side-effecting, so compaction would keep it: turn it into an unused
+            // copy of its replacement, which compaction drops.
             let old = comp.get_mut(id);
             old.opcode = Opcode::Copy;
             old.operands = vec![new];
