@@ -121,3 +121,55 @@ ENTRY main {{
 }}
 """
 open("bit_generators.hlo", "w").write(text)
+
+# Large outputs are generated on the thread pool: spot-check elements across the whole range.
+# ThreeFry u32[200,300]: dim 0 (even) is split into pairs; element (p, j) comes from call
+# counter + (p // 2) * 300 + j, word p % 2. Philox u64[50001]: element e from call e // 2,
+# words (0,1) or (2,3).
+keyA, ctrA = 0xdeadbeefcafef00d, 123456789
+def tf32(p, j):
+    c = ctrA + (p // 2) * 300 + j
+    return threefry2x32(lo32(keyA), hi32(keyA), lo32(c), hi32(c))[p % 2]
+picksA = [(0, 0), (1, 0), (0, 299), (137, 42), (199, 299), (100, 150)]
+keyB, loB, hiB = 99, M64 - 3, 0
+def ph64(e):
+    c = ((hiB << 64) | loB) + e // 2
+    cl, ch = c & M64, (c >> 64) & M64
+    w = philox4x32(lo32(keyB), hi32(keyB), [lo32(cl), hi32(cl), lo32(ch), hi32(ch)])
+    return (w[0] | w[1] << 32) if e % 2 == 0 else (w[2] | w[3] << 32)
+picksB = [0, 1, 7, 25000, 50000]
+newB = ((hiB << 64) | loB) + 25001
+slicesA = "\n".join(
+    f"  a{k} = u32[1,1] slice(va), slice={{[{p}:{p + 1}], [{j}:{j + 1}]}}" for k, (p, j) in enumerate(picksA))
+slicesB = "\n".join(f"  b{k} = u64[1] slice(vb), slice={{[{e}:{e + 1}]}}" for k, e in enumerate(picksB))
+namesA = ", ".join(f"a{k}" for k in range(len(picksA)))
+namesB = ", ".join(f"b{k}" for k in range(len(picksB)))
+typesA = ", ".join("u32[1,1]" for _ in picksA)
+typesB = ", ".join("u64[1]" for _ in picksB)
+expects = "\n".join([f"// expect: u64[2] {{{keyA}, {ctrA + 100 * 300}}}"]
+    + [f"// expect: u32[1,1] {{{{{tf32(p, j)}}}}}" for p, j in picksA]
+    + [f"// expect: u64[3] {{{keyB}, {newB & M64}, {newB >> 64}}}"]
+    + [f"// expect: u64[1] {{{ph64(e)}}}" for e in picksB])
+text = f"""// rng-bit-generator outputs large enough to be generated on the thread pool: elements from
+// across the range and the new states. Expected values: generate.py with the reference
+// generators in bit_generators_reference.py (Random123 known-answer vectors).
+// input: u64[2] {{{keyA}, {ctrA}}}
+// input: u64[3] {{{keyB}, {loB}, {hiB}}}
+{expects}
+HloModule bit_generators_large
+
+ENTRY main {{
+  sa = u64[2] parameter(0)
+  sb = u64[3] parameter(1)
+  ra = (u64[2], u32[200,300]) rng-bit-generator(sa), algorithm=rng_three_fry
+  rb = (u64[3], u64[50001]) rng-bit-generator(sb), algorithm=rng_philox
+  na = u64[2] get-tuple-element(ra), index=0
+  va = u32[200,300] get-tuple-element(ra), index=1
+  nb = u64[3] get-tuple-element(rb), index=0
+  vb = u64[50001] get-tuple-element(rb), index=1
+{slicesA}
+{slicesB}
+  ROOT t = (u64[2], {typesA}, u64[3], {typesB}) tuple(na, {namesA}, nb, {namesB})
+}}
+"""
+open("bit_generators_large.hlo", "w").write(text)

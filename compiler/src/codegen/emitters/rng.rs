@@ -17,7 +17,8 @@
 //!   advances by the number of calls, carrying into the high word.
 //! - `rng_default` is Philox, as on XLA:CPU.
 //!
-//! The kernel's parallel dimension is the generator calls.
+//! Large outputs are generated on the thread pool between reading the state and writing the
+//! new one (see [`emit_rng_bit_generator`]).
 
 use crate::codegen::array::IrArray;
 use crate::codegen::context::Codegen;
@@ -30,7 +31,17 @@ use hlojit_runtime::ElementType;
 use inkwell::values::IntValue;
 use inkwell::IntPredicate;
 
+/// Below this many output elements the generator runs on the calling thread.
+const PARALLEL_MIN_ELEMENTS: i64 = 1 << 15;
+/// Elements a parallel task should at least produce.
+const PARALLEL_GRAIN_ELEMENTS: i64 = 1 << 13;
+
 /// Emits the rng-bit-generator at the kernel's root.
+///
+/// The state is read first and the new state written last, on one thread: the state output
+/// may share its buffer with the state operand (a donated state), so no task may write it
+/// while another still reads it. Large outputs are generated in between by a worker function
+/// run on the thread pool; the kernel itself is not split.
 pub fn emit_rng_bit_generator(kc: &KernelContext) -> Result<i64> {
     let cg = kc.cg;
     let inst = kc.comp.get(kc.root);
@@ -50,7 +61,6 @@ pub fn emit_rng_bit_generator(kc: &KernelContext) -> Result<i64> {
         return Err(cg.unsupported_type("rng-bit-generator", t));
     }
 
-    // Read the whole state before anything is written.
     let n_state = state_shape.dims[0];
     let mut e = kc.elemental();
     let mut state = Vec::new();
@@ -58,45 +68,119 @@ pub fn emit_rng_bit_generator(kc: &KernelContext) -> Result<i64> {
         let index = Index::new(vec![cg.const_i64(k)]);
         state.push(e.gen_scalar(state_id, &index)?.into_int_value());
     }
-    let algorithm = inst.attrs.rng_algorithm.unwrap_or(RngAlgorithm::Default);
-    let g = Gen { cg, data, t };
-    let dims = data.shape.dims.clone();
-    let (calls, new_state) = match algorithm {
-        RngAlgorithm::ThreeFry => {
-            let key = state[0];
-            let counter = state[1];
-            let calls = if bits == 64 {
-                g.threefry64(kc, key, counter, &dims)?
-            } else {
-                g.threefry32(kc, key, counter, &dims)?
-            };
-            let mut s = state.clone();
-            s[1] = cg.b.build_int_add(counter, cg.i64().const_int(calls as u64, false), "")?;
-            (calls, s)
-        }
-        RngAlgorithm::Philox | RngAlgorithm::Default => {
-            let key = state[0];
-            let (lo, hi) = if n_state >= 3 { (state[1], state[2]) } else { (state[1], state[0]) };
-            let calls = g.philox(kc, key, lo, hi, &dims)?;
-            let (lo2, hi2) = add_u128(cg, lo, hi, cg.i64().const_int(calls as u64, false))?;
-            let mut s = state.clone();
-            s[1] = lo2;
-            if n_state >= 3 {
-                s[2] = hi2;
-            }
-            (calls, s)
-        }
+    let algorithm = match inst.attrs.rng_algorithm.unwrap_or(RngAlgorithm::Default) {
+        RngAlgorithm::ThreeFry => Algorithm::ThreeFry,
+        RngAlgorithm::Philox | RngAlgorithm::Default => Algorithm::Philox,
     };
-
-    // One task writes the new state.
-    let first = cg.b.build_int_compare(IntPredicate::EQ, kc.begin, cg.const_i64(0), "first")?;
-    cg.if_then("rng.state", first, || {
-        for (k, v) in new_state.iter().enumerate() {
-            state_out.store(cg, &Index::new(vec![cg.const_i64(k as i64)]), (*v).into())?;
+    // The generator's inputs: key and the counter's low and high words.
+    let key = state[0];
+    let (lo, hi) = match algorithm {
+        Algorithm::ThreeFry => (state[1], cg.i64().const_zero()),
+        Algorithm::Philox if n_state >= 3 => (state[1], state[2]),
+        Algorithm::Philox => (state[1], state[0]),
+    };
+    let dims = data.shape.dims.clone();
+    let calls = algorithm.calls(&dims, bits);
+    let elements: i64 = dims.iter().product();
+    if elements > 0 {
+        if elements < PARALLEL_MIN_ELEMENTS || calls <= 1 {
+            let g = Gen { cg, data, t, algorithm, dims: &dims };
+            g.body([key, lo, hi], cg.const_i64(0), cg.const_i64(calls))?;
+        } else {
+            emit_parallel_body(cg, data, algorithm, [key, lo, hi], calls, elements)?;
         }
-        Ok(())
-    })?;
-    Ok(calls.max(1))
+    }
+
+    let mut new_state = state.clone();
+    let delta = cg.i64().const_int(calls as u64, false);
+    match algorithm {
+        Algorithm::ThreeFry => new_state[1] = cg.b.build_int_add(lo, delta, "")?,
+        Algorithm::Philox => {
+            let (lo2, hi2) = add_u128(cg, lo, hi, delta)?;
+            new_state[1] = lo2;
+            if n_state >= 3 {
+                new_state[2] = hi2;
+            }
+        }
+    }
+    for (k, v) in new_state.iter().enumerate() {
+        state_out.store(cg, &Index::new(vec![cg.const_i64(k as i64)]), (*v).into())?;
+    }
+    Ok(1)
+}
+
+/// Generates calls `[0, calls)` on the thread pool: a worker function `(ctx, begin, end)`
+/// reads the data pointer and the generator inputs from `ctx`, a stack block of this kernel.
+fn emit_parallel_body<'ctx>(
+    cg: &Codegen<'ctx>,
+    data: &IrArray<'ctx>,
+    algorithm: Algorithm,
+    inputs: [IntValue<'ctx>; 3],
+    calls: i64,
+    elements: i64,
+) -> Result<()> {
+    let ctx_type = cg.i64().array_type(4);
+    let ctx = cg.entry_alloca(ctx_type.into(), "rng.ctx")?;
+    let slot = |i: i64| cg.gep(cg.i64().into(), ctx, cg.const_i64(i));
+    cg.b.build_store(slot(0)?, data.ptr)?;
+    for (i, v) in inputs.iter().enumerate() {
+        cg.b.build_store(slot(i as i64 + 1)?, *v)?;
+    }
+
+    let outer = cg.function();
+    let saved = cg.b.get_insert_block();
+    let name = format!("{}.rng", outer.get_name().to_string_lossy());
+    let worker = cg.add_function(&name, cg.fn_type(None, &[cg.ptr().into(), cg.i64().into(), cg.i64().into()]), false);
+    cg.b.position_at_end(cg.llvm.append_basic_block(worker, "entry"));
+    let wctx = worker.get_nth_param(0).expect("ctx").into_pointer_value();
+    let begin = worker.get_nth_param(1).expect("begin").into_int_value();
+    let end = worker.get_nth_param(2).expect("end").into_int_value();
+    let wslot = |i: i64| cg.gep(cg.i64().into(), wctx, cg.const_i64(i));
+    let ptr = cg.b.build_load(cg.ptr(), wslot(0)?, "data")?.into_pointer_value();
+    let mut loaded = Vec::new();
+    for i in 1..4 {
+        loaded.push(cg.b.build_load(cg.i64(), wslot(i)?, "")?.into_int_value());
+    }
+    let array = IrArray::new(ptr, &data.shape)?;
+    let dims = data.shape.dims.clone();
+    let g = Gen { cg, data: &array, t: data.element_type(), algorithm, dims: &dims };
+    g.body([loaded[0], loaded[1], loaded[2]], begin, end)?;
+    cg.b.build_return(None)?;
+    if let Some(bb) = saved {
+        cg.b.position_at_end(bb);
+    }
+
+    let per_call = (elements / calls).max(1);
+    let min_chunk = (PARALLEL_GRAIN_ELEMENTS / per_call).max(1);
+    let pf = cg.external(
+        "hlojit_rt_parallel_for",
+        cg.fn_type(None, &[cg.ptr().into(), cg.ptr().into(), cg.i64().into(), cg.i64().into()]),
+    );
+    let f = worker.as_global_value().as_pointer_value();
+    cg.call_void(pf, &[f.into(), ctx.into(), cg.const_i64(calls).into(), cg.const_i64(min_chunk).into()])
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Algorithm {
+    ThreeFry,
+    Philox,
+}
+
+impl Algorithm {
+    /// Generator calls needed for an output of `dims` with `bits`-wide elements.
+    fn calls(self, dims: &[i64], bits: u32) -> i64 {
+        let n: i64 = dims.iter().product();
+        match self {
+            Algorithm::ThreeFry if bits == 64 => n,
+            Algorithm::ThreeFry if dims.is_empty() => 1,
+            Algorithm::ThreeFry => {
+                let split = split_dimension(dims);
+                dims.iter().enumerate().map(|(i, &d)| if i == split { (d + 1) / 2 } else { d }).product()
+            }
+            Algorithm::Philox if bits == 64 => (n + 1) / 2,
+            Algorithm::Philox => (n + 3) / 4,
+        }
+    }
 }
 
 /// Emits `rng-get-and-update-state`: the runtime's 128-bit counter as `u64[2]` (low word
@@ -120,9 +204,20 @@ struct Gen<'a, 'ctx> {
     cg: &'a Codegen<'ctx>,
     data: &'a IrArray<'ctx>,
     t: ElementType,
+    algorithm: Algorithm,
+    dims: &'a [i64],
 }
 
 impl<'a, 'ctx> Gen<'a, 'ctx> {
+    /// Runs calls `[begin, end)` of the generator on `[key, counter lo, counter hi]`.
+    fn body(&self, [key, lo, hi]: [IntValue<'ctx>; 3], begin: IntValue<'ctx>, end: IntValue<'ctx>) -> Result<()> {
+        match self.algorithm {
+            Algorithm::ThreeFry if self.t.bit_width() == 64 => self.threefry64(key, lo, begin, end),
+            Algorithm::ThreeFry => self.threefry32(key, lo, begin, end),
+            Algorithm::Philox => self.philox(key, lo, hi, begin, end),
+        }
+    }
+
     /// Stores the low bits of `word` (an i32 or i64) as the element at row-major position
     /// `linear`.
     fn store_linear(&self, linear: IntValue<'ctx>, word: IntValue<'ctx>) -> Result<()> {
@@ -142,54 +237,41 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         self.data.store(cg, index, v)
     }
 
-    /// The task's range of calls `[begin, end)` within `[0, calls)`.
-    fn task_range(&self, kc: &KernelContext<'_, 'ctx>, calls: i64) -> Result<(IntValue<'ctx>, IntValue<'ctx>)> {
-        let cg = self.cg;
-        let end = cg.call_intrinsic("llvm.smin", &[cg.i64().into()], &[kc.end.into(), cg.const_i64(calls).into()])?;
-        Ok((kc.begin, end.into_int_value()))
-    }
-
     fn threefry64(
         &self,
-        kc: &KernelContext<'_, 'ctx>,
         key: IntValue<'ctx>,
         counter: IntValue<'ctx>,
-        dims: &[i64],
-    ) -> Result<i64> {
+        begin: IntValue<'ctx>,
+        end: IntValue<'ctx>,
+    ) -> Result<()> {
         let cg = self.cg;
-        let calls: i64 = dims.iter().product();
         let (k0, k1) = split_u64(cg, key)?;
-        let (begin, end) = self.task_range(kc, calls)?;
         for_loop(cg, "threefry", begin, end, |i| {
             let c = cg.b.build_int_add(counter, i, "")?;
             let (x0, x1) = split_u64(cg, c)?;
             let (y0, y1) = threefry2x32(cg, k0, k1, x0, x1)?;
             self.store_linear(i, join_u64(cg, y0, y1)?)
-        })?;
-        Ok(calls)
+        })
     }
 
     fn threefry32(
         &self,
-        kc: &KernelContext<'_, 'ctx>,
         key: IntValue<'ctx>,
         counter: IntValue<'ctx>,
-        dims: &[i64],
-    ) -> Result<i64> {
+        begin: IntValue<'ctx>,
+        end: IntValue<'ctx>,
+    ) -> Result<()> {
         let cg = self.cg;
+        let dims = self.dims;
         let (k0, k1) = split_u64(cg, key)?;
         if dims.is_empty() {
             let (y0, _) = threefry2x32_at(cg, k0, k1, counter)?;
-            let first = cg.b.build_int_compare(IntPredicate::EQ, kc.begin, cg.const_i64(0), "")?;
-            cg.if_then("threefry.scalar", first, || self.store(&Index::new(Vec::new()), y0))?;
-            return Ok(1);
+            return self.store(&Index::new(Vec::new()), y0);
         }
         let split = split_dimension(dims);
         let mut half = dims.to_vec();
         half[split] = (dims[split] + 1) / 2;
-        let calls: i64 = half.iter().product();
         let odd = dims[split] % 2 != 0;
-        let (begin, end) = self.task_range(kc, calls)?;
         for_loop(cg, "threefry", begin, end, |l| {
             let c = cg.b.build_int_add(counter, l, "")?;
             let (y0, y1) = threefry2x32_at(cg, k0, k1, c)?;
@@ -207,24 +289,21 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             } else {
                 self.store(&second, y1)
             }
-        })?;
-        Ok(calls)
+        })
     }
 
     fn philox(
         &self,
-        kc: &KernelContext<'_, 'ctx>,
         key: IntValue<'ctx>,
         lo: IntValue<'ctx>,
         hi: IntValue<'ctx>,
-        dims: &[i64],
-    ) -> Result<i64> {
+        begin: IntValue<'ctx>,
+        end: IntValue<'ctx>,
+    ) -> Result<()> {
         let cg = self.cg;
-        let n: i64 = dims.iter().product();
+        let n: i64 = self.dims.iter().product();
         let per_call: i64 = if self.t.bit_width() == 64 { 2 } else { 4 };
-        let calls = (n + per_call - 1) / per_call;
         let (k0, k1) = split_u64(cg, key)?;
-        let (begin, end) = self.task_range(kc, calls)?;
         for_loop(cg, "philox", begin, end, |j| {
             let (c_lo, c_hi) = add_u128(cg, lo, hi, j)?;
             let (w0, w1) = split_u64(cg, c_lo)?;
@@ -243,8 +322,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 }
             }
             Ok(())
-        })?;
-        Ok(calls)
+        })
     }
 }
 
