@@ -171,7 +171,8 @@ impl Executable {
         for (k, shape) in self.output_shapes().into_iter().enumerate() {
             outputs.push(match aliased_output.get(&k) {
                 Some(_) => None,
-                None => Some(HostBuffer::zeros(shape).map_err(|e| Error::Internal(e.to_string()))?),
+                // SAFETY: the computation writes every element of its outputs before returning.
+                None => Some(unsafe { HostBuffer::for_output(shape) }.map_err(|e| Error::Internal(e.to_string()))?),
             });
         }
         let arg_ptrs: Vec<*const u8> = owned

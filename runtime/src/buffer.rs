@@ -28,6 +28,21 @@ impl AlignedBuffer {
         AlignedBuffer { ptr, len }
     }
 
+    /// Allocates without initializing.
+    ///
+    /// # Safety
+    /// Every byte must be written (through `as_mut_ptr`) before any is read.
+    pub unsafe fn uninit(len: usize) -> AlignedBuffer {
+        if len == 0 {
+            return AlignedBuffer { ptr: dangling_aligned(), len: 0 };
+        }
+        let layout = Layout::from_size_align(len, BUFFER_ALIGNMENT).expect("buffer size overflows");
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc::alloc(layout) };
+        let ptr = NonNull::new(ptr).unwrap_or_else(|| alloc::handle_alloc_error(layout));
+        AlignedBuffer { ptr, len }
+    }
+
     pub fn from_bytes(bytes: &[u8]) -> AlignedBuffer {
         let mut buffer = AlignedBuffer::zeroed(bytes.len());
         buffer.as_mut_slice().copy_from_slice(bytes);

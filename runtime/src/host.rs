@@ -60,6 +60,20 @@ impl HostBuffer {
         Ok(HostBuffer { shape, data: AlignedBuffer::zeroed(bytes) })
     }
 
+    /// A buffer for a computation to write its output into: left uninitialized when the
+    /// output fills it completely, zeroed when the layout has padding.
+    ///
+    /// # Safety
+    /// Every element must be written before the buffer is read.
+    pub unsafe fn for_output(shape: &ArrayShape) -> Result<HostBuffer, HostError> {
+        let shape = with_layout(shape, None);
+        let bytes = storage_bytes(&shape)?;
+        let dense = bytes == shape.element_count() as usize * shape.element_type.byte_size();
+        // SAFETY: with no padding, writing every element writes every byte.
+        let data = if dense { unsafe { AlignedBuffer::uninit(bytes) } } else { AlignedBuffer::zeroed(bytes) };
+        Ok(HostBuffer { shape, data })
+    }
+
     /// A row-major array from a slice of values.
     pub fn from_slice<T: NativeType>(dims: &[i64], values: &[T]) -> Result<HostBuffer, HostError> {
         Self::from_bytes(&ArrayShape::new(T::TYPE, dims.to_vec()), as_bytes(values))

@@ -65,6 +65,16 @@ fn is_cheap(inst: &Instruction) -> bool {
     matches!(inst.opcode, Constant | Iota | Broadcast | Reshape | Transpose | Slice | Reverse)
 }
 
+/// Fusions stop growing at this many instructions (compile time grows with kernel size).
+const MAX_FUSION_SIZE: usize = 256;
+
+/// An elementwise producer with few users is recomputed in each consumer's fusion rather
+/// than written to memory and read back: on a CPU, streaming a large intermediate through
+/// memory costs more than a few vectorized operations per element.
+fn is_duplicable(inst: &Instruction, users: &[InstrId]) -> bool {
+    inst.opcode.is_elementwise() && users.len() <= 3
+}
+
 /// Costly per element: not worth recomputing for every element of a broadcast.
 fn is_expensive(inst: &Instruction) -> bool {
     use Opcode::*;
@@ -113,16 +123,18 @@ fn fuse_computation(module: &mut Module, c: CompId, counter: &mut usize) -> Resu
             let consumer = comp.get(consumer_id);
             for &p in &consumer.operands {
                 let producer = comp.get(p);
-                if members.contains(&position[&p]) || !can_fuse_producer(producer) {
+                if members.contains(&position[&p]) || !can_fuse_producer(producer) || members.len() >= MAX_FUSION_SIZE {
                     continue;
                 }
                 if is_expensive(producer) && reuse_factor(comp, consumer, p) > 1 {
                     continue;
                 }
-                let all_users_inside = users[p.index()].iter().all(|u| members.contains(&position[u]));
-                let free = !owner.contains_key(&p);
-                if (all_users_inside && free) || is_cheap(producer) {
-                    if all_users_inside && free {
+                // Owned: every user is computed by this fusion, so the producer disappears
+                // into it. Cloned: it stays for its other users and is recomputed here.
+                let all_users_owned = users[p.index()].iter().all(|u| owner.get(u) == Some(&g));
+                let owned = all_users_owned && !owner.contains_key(&p);
+                if owned || is_cheap(producer) || is_duplicable(producer, &users[p.index()]) {
+                    if owned {
                         owner.insert(p, g);
                     }
                     members.insert(position[&p]);

@@ -45,7 +45,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let a = self.gen_scalar(lhs, index)?;
         let b = self.gen_scalar(rhs, index)?;
         let v = if opcode == Opcode::StochasticConvert {
-            return Err(Error::Unsupported("stochastic-convert".into()));
+            self.stochastic_convert(t, out_type, a, b, self.element_type(rhs)?)?
         } else if opcode == Opcode::Complex {
             let part = out_type.complex_component().expect("complex result");
             let re = self.float_to_compute(a, t)?;
@@ -58,10 +58,11 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         } else if t.is_float() {
             let wa = self.float_to_compute(a, t)?;
             let wb = self.float_to_compute(b, t)?;
-            let r = self.float_binary(opcode, wa, wb)?;
+            let r = self.float_binary(opcode, t, wa, wb)?;
             self.compute_to_float(r, t)?
         } else {
-            self.int_binary(opcode, t, a.into_int_value(), b.into_int_value())?.into()
+            self.int_binary(opcode, t, a.into_int_value(), b.into_int_value())?
+                .into()
         };
         Ok(Val::Scalar(v))
     }
@@ -73,15 +74,9 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         match t {
             ElementType::F32 | ElementType::F64 => Ok(v.into_float_value()),
             ElementType::F16 => Ok(cg.b.build_float_ext(v.into_float_value(), cg.llvm.f32_type(), "")?),
-            // bf16 is the top half of an f32: widen the bits rather than `fpext`, which LLVM 19
-            // narrows (`maximum(fpext a, fpext b)` -> `fpext(maximum.bf16)`) into code the x86
-            // back end miscompiles (the sign of the result is lost).
-            ElementType::BF16 => {
-                let bits = cg.b.build_bit_cast(v, cg.llvm.i16_type(), "")?.into_int_value();
-                let wide = cg.b.build_int_z_extend(bits, cg.i32(), "")?;
-                let wide = cg.b.build_left_shift(wide, cg.i32().const_int(16, false), "")?;
-                Ok(cg.b.build_bit_cast(wide, cg.llvm.f32_type(), "")?.into_float_value())
-            }
+            // Widened on the bits, not with fpext, which LLVM 19 narrows into bfloat code its
+            // x86 back end miscompiles (see `bf16_to_f32`).
+            ElementType::BF16 => self.bf16_to_f32(v.into_float_value()),
             _ if t.is_small_float() => self.small_float_to_f32(v.into_int_value(), t),
             _ => Err(Error::Internal(format!("{t} is not a float type"))),
         }
@@ -118,28 +113,45 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             Imag => ft.const_zero().into(),
             IsFinite => {
                 let a = intr("llvm.fabs")?.into_float_value();
-                cg.b.build_float_compare(FloatPredicate::OLT, a, ft.const_float(f64::INFINITY), "")?.into()
+                cg.b.build_float_compare(FloatPredicate::OLT, a, ft.const_float(f64::INFINITY), "")?
+                    .into()
             }
-            Sign => self.float_sign(x)?.into(),
-            Exp | Expm1 | Log | Log1p | Logistic | Sine | Cosine | Tan | Tanh | Erf | Cbrt => self.float_math_unary(op, x)?.into(),
+            Sign => self.float_sign_value(x)?.into(),
+            Exp | Expm1 | Log | Log1p | Logistic | Sine | Cosine | Tan | Tanh | Erf | Cbrt => {
+                self.float_math_unary(op, x)?.into()
+            }
             other => return Err(Error::Unsupported(format!("{other} on floats"))),
         })
     }
 
-    /// sign(x): -1, +1, ±0 for ±0, NaN for NaN.
-    fn float_sign(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
+    /// sign(x): ±1, ±0 for ±0, NaN for NaN. As in XLA, copysign((x != 0) as float, x): with
+    /// flush-to-zero a subnormal x compares equal to 0 and gives ±0.
+    pub(super) fn float_sign_value(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
         let cg = self.cg;
         let ft = x.get_type();
-        let one = cg.call_intrinsic("llvm.copysign", &[ft.into()], &[ft.const_float(1.0).into(), x.into()])?.into_float_value();
-        let is_zero_or_nan = cg.b.build_float_compare(FloatPredicate::UEQ, x, ft.const_zero(), "")?;
-        Ok(cg.b.build_select(is_zero_or_nan, x, one, "")?.into_float_value())
+        let nonzero = cg.b.build_float_compare(FloatPredicate::ONE, x, ft.const_zero(), "")?;
+        let magnitude = cg.b.build_unsigned_int_to_float(nonzero, ft, "")?;
+        let signed = cg
+            .call_intrinsic("llvm.copysign", &[ft.into()], &[magnitude.into(), x.into()])?
+            .into_float_value();
+        let is_nan = cg.b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
+        Ok(cg.b.build_select(is_nan, x, signed, "")?.into_float_value())
     }
 
-    pub(super) fn float_binary(&self, op: Opcode, a: FloatValue<'ctx>, b: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
+    /// `a op b` on values of float type `t` widened to their compute type.
+    pub(super) fn float_binary(
+        &self,
+        op: Opcode,
+        t: ElementType,
+        a: FloatValue<'ctx>,
+        b: FloatValue<'ctx>,
+    ) -> Result<FloatValue<'ctx>> {
         let cg = self.cg;
         let ft = a.get_type();
         let intr = |name: &str| -> Result<FloatValue<'ctx>> {
-            Ok(cg.call_intrinsic(name, &[ft.into()], &[a.into(), b.into()])?.into_float_value())
+            Ok(cg
+                .call_intrinsic(name, &[ft.into()], &[a.into(), b.into()])?
+                .into_float_value())
         };
         use Opcode::*;
         Ok(match op {
@@ -148,12 +160,50 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             Multiply => cg.b.build_float_mul(a, b, "")?,
             Divide => cg.b.build_float_div(a, b, "")?,
             Remainder => cg.b.build_float_rem(a, b, "")?,
-            // NaN-propagating, and -0 < +0: exactly LLVM's maximum/minimum.
+            // NaN-propagating, and -0 < +0: exactly LLVM's maximum/minimum. LLVM 19 narrows
+            // them to half when the operands were widened from f16 and then lowers the vector
+            // form wrongly (NaN against ±0 gives ±0), so f16 gets the same semantics spelled
+            // out in compares and selects. (bf16 is widened with integer ops, which LLVM does
+            // not narrow; the intrinsic also flushes subnormal bf16 results like XLA.)
+            Maximum | Minimum if t == ElementType::F16 => self.float_max_min(op == Maximum, a, b)?,
             Maximum => intr("llvm.maximum")?,
             Minimum => intr("llvm.minimum")?,
             Power | Atan2 => self.float_math_binary(op, a, b)?,
             other => return Err(Error::Unsupported(format!("{other} on floats"))),
         })
+    }
+
+    /// maximum/minimum with NaN propagation and -0 < +0, from compares and selects.
+    fn float_max_min(&self, is_max: bool, a: FloatValue<'ctx>, b: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
+        let cg = self.cg;
+        let ft = a.get_type();
+        let it = cg.int_type(ft.get_bit_width());
+        let pick_a = cg.b.build_float_compare(
+            if is_max {
+                FloatPredicate::OGT
+            } else {
+                FloatPredicate::OLT
+            },
+            a,
+            b,
+            "",
+        )?;
+        let r = cg.b.build_select(pick_a, a, b, "")?.into_float_value();
+        // Equal operands have equal bits except for ±0, where the sign bits decide: AND keeps
+        // +0 for maximum, OR keeps -0 for minimum.
+        let ab = cg.b.build_bit_cast(a, it, "")?.into_int_value();
+        let bb = cg.b.build_bit_cast(b, it, "")?.into_int_value();
+        let merged = if is_max {
+            cg.b.build_and(ab, bb, "")?
+        } else {
+            cg.b.build_or(ab, bb, "")?
+        };
+        let merged = cg.b.build_bit_cast(merged, ft, "")?.into_float_value();
+        let equal = cg.b.build_float_compare(FloatPredicate::OEQ, a, b, "")?;
+        let r = cg.b.build_select(equal, merged, r, "")?.into_float_value();
+        let unordered = cg.b.build_float_compare(FloatPredicate::UNO, a, b, "")?;
+        let nan = cg.b.build_float_add(a, b, "")?;
+        Ok(cg.b.build_select(unordered, nan, r, "")?.into_float_value())
     }
 
     fn int_unary(&self, op: Opcode, t: ElementType, x: IntValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {
@@ -184,7 +234,13 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         })
     }
 
-    pub(super) fn int_binary(&self, op: Opcode, t: ElementType, a: IntValue<'ctx>, b: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+    pub(super) fn int_binary(
+        &self,
+        op: Opcode,
+        t: ElementType,
+        a: IntValue<'ctx>,
+        b: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>> {
         let cg = self.cg;
         let it = a.get_type();
         let signed = t.is_signed_int();
@@ -205,7 +261,8 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
                     (false, true) => "llvm.smin",
                     (false, false) => "llvm.umin",
                 };
-                cg.call_intrinsic(name, &[it.into()], &[a.into(), b.into()])?.into_int_value()
+                cg.call_intrinsic(name, &[it.into()], &[a.into(), b.into()])?
+                    .into_int_value()
             }
             Divide | Remainder => {
                 // XLA: x / 0 = -1 (all ones), x % 0 = x; INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0.
@@ -217,7 +274,9 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
                     let b_neg1 = cg.b.build_int_compare(IntPredicate::EQ, b, all_ones, "")?;
                     let overflow = cg.b.build_and(a_min, b_neg1, "")?;
                     unsafe_divisor = cg.b.build_or(is_zero, overflow, "")?;
-                    let safe_b = cg.b.build_select(unsafe_divisor, it.const_int(1, false), b, "")?.into_int_value();
+                    let safe_b =
+                        cg.b.build_select(unsafe_divisor, it.const_int(1, false), b, "")?
+                            .into_int_value();
                     if op == Divide {
                         let q = cg.b.build_int_signed_div(a, safe_b, "")?;
                         // overflow: a / 1 = INT_MIN already; division by zero: -1.
@@ -228,7 +287,9 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
                         cg.b.build_select(is_zero, a, r, "")?.into_int_value()
                     }
                 } else {
-                    let safe_b = cg.b.build_select(unsafe_divisor, it.const_int(1, false), b, "")?.into_int_value();
+                    let safe_b =
+                        cg.b.build_select(unsafe_divisor, it.const_int(1, false), b, "")?
+                            .into_int_value();
                     if op == Divide {
                         let q = cg.b.build_int_unsigned_div(a, safe_b, "")?;
                         cg.b.build_select(is_zero, all_ones, q, "")?.into_int_value()
@@ -260,40 +321,44 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
                     }
                 }
             }
-            Power => self.int_power(t, a, b)?,
+            Power => self.int_power(a, b)?,
             other => return Err(Error::Unsupported(format!("{other} on {t}"))),
         })
     }
 
-    /// Integer power by squaring. A negative exponent gives 0, except for bases 1 (1) and -1
-    /// (±1 by the exponent's parity), as XLA computes it.
-    fn int_power(&self, t: ElementType, base: IntValue<'ctx>, exp: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+    /// Integer power as XLA:CPU computes it: six squaring steps, so only the exponent's low six
+    /// bits count (larger exponents overflow anyway, except for bases 0, 1 and -1, where
+    /// XLA's result is what is reproduced here). An exponent that is negative when read as
+    /// signed (also for unsigned types) gives 1 for base 1, ±1 by parity for base -1 (all
+    /// bits set) and 0 otherwise.
+    fn int_power(&self, base: IntValue<'ctx>, exp: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
         let cg = self.cg;
         let it = base.get_type();
         let one = it.const_int(1, false);
         let zero = it.const_zero();
-        let bits = it.get_bit_width();
-        // acc = 1; b = base; e = exp (treated as unsigned); repeat `bits` times.
+        let all_ones = it.const_all_ones();
         let mut acc = one;
         let mut b = base;
         let mut e = exp;
-        for _ in 0..bits {
+        for step in 0..6 {
             let low = cg.b.build_and(e, one, "")?;
             let odd = cg.b.build_int_compare(IntPredicate::NE, low, zero, "")?;
             let mul = cg.b.build_int_mul(acc, b, "")?;
             acc = cg.b.build_select(odd, mul, acc, "")?.into_int_value();
-            b = cg.b.build_int_mul(b, b, "")?;
-            e = cg.b.build_right_shift(e, one, false, "")?;
-        }
-        if !t.is_signed_int() {
-            return Ok(acc);
+            if step < 5 {
+                b = cg.b.build_int_mul(b, b, "")?;
+                e = cg.b.build_right_shift(e, one, false, "")?;
+            }
         }
         let negative = cg.b.build_int_compare(IntPredicate::SLT, exp, zero, "")?;
         let is_one = cg.b.build_int_compare(IntPredicate::EQ, base, one, "")?;
-        let is_minus_one = cg.b.build_int_compare(IntPredicate::EQ, base, it.const_all_ones(), "")?;
-        let odd = cg.b.build_int_compare(IntPredicate::NE, cg.b.build_and(exp, one, "")?, zero, "")?;
-        let minus_one_result = cg.b.build_select(odd, it.const_all_ones(), one, "")?.into_int_value();
-        let neg_result = cg.b.build_select(is_minus_one, minus_one_result, zero, "")?.into_int_value();
+        let is_minus_one = cg.b.build_int_compare(IntPredicate::EQ, base, all_ones, "")?;
+        let odd =
+            cg.b.build_int_compare(IntPredicate::NE, cg.b.build_and(exp, one, "")?, zero, "")?;
+        let minus_one_result = cg.b.build_select(odd, all_ones, one, "")?.into_int_value();
+        let neg_result =
+            cg.b.build_select(is_minus_one, minus_one_result, zero, "")?
+                .into_int_value();
         let neg_result = cg.b.build_select(is_one, one, neg_result, "")?.into_int_value();
         Ok(cg.b.build_select(negative, neg_result, acc, "")?.into_int_value())
     }

@@ -40,7 +40,11 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             };
             let re = cg.b.build_float_compare(p, ar, br, "")?;
             let im = cg.b.build_float_compare(p, ai, bi, "")?;
-            return Ok(if join_and { cg.b.build_and(re, im, "")? } else { cg.b.build_or(re, im, "")? });
+            return Ok(if join_and {
+                cg.b.build_and(re, im, "")?
+            } else {
+                cg.b.build_or(re, im, "")?
+            });
         }
         if t.is_float() && kind == Some(ComparisonType::TotalOrder) {
             let ka = self.total_order_key(t, a)?;
@@ -60,7 +64,11 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             };
             return Ok(cg.b.build_float_compare(p, fa, fb, "")?);
         }
-        let p = if t.is_signed_int() { signed_predicate(dir) } else { unsigned_predicate(dir) };
+        let p = if t.is_signed_int() {
+            signed_predicate(dir)
+        } else {
+            unsigned_predicate(dir)
+        };
         Ok(cg.b.build_int_compare(p, a.into_int_value(), b.into_int_value(), "")?)
     }
 
@@ -70,9 +78,14 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let cg = self.cg;
         let bits = t.bit_width();
         let it = cg.int_type(bits);
-        let raw = if t.is_small_float() { v.into_int_value() } else { cg.b.build_bit_cast(v, it, "")?.into_int_value() };
+        let raw = if t.is_small_float() {
+            v.into_int_value()
+        } else {
+            cg.b.build_bit_cast(v, it, "")?.into_int_value()
+        };
         // Negative values: flip all bits but the sign, so that more negative is smaller.
-        let sign_fill = cg.b.build_right_shift(raw, it.const_int(bits as u64 - 1, false), true, "")?;
+        let sign_fill =
+            cg.b.build_right_shift(raw, it.const_int(bits as u64 - 1, false), true, "")?;
         let mask = cg.b.build_right_shift(sign_fill, it.const_int(1, false), false, "")?;
         Ok(cg.b.build_xor(raw, mask, "")?)
     }
@@ -81,7 +94,11 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let cg = self.cg;
         let inst = self.comp.get(id);
         let (p, on_true, on_false) = (inst.operands[0], inst.operands[1], inst.operands[2]);
-        let pred_index = if self.comp.get(p).shape.is_scalar() { Index::scalar(cg) } else { index.clone() };
+        let pred_index = if self.comp.get(p).shape.is_scalar() {
+            Index::scalar(cg)
+        } else {
+            index.clone()
+        };
         let c = self.gen_scalar(p, &pred_index)?.into_int_value();
         let a = self.gen(on_true, index)?;
         let b = self.gen(on_false, index)?;
@@ -93,7 +110,13 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let inst = self.comp.get(id);
         let (lo, x, hi) = (inst.operands[0], inst.operands[1], inst.operands[2]);
         let t = self.element_type(x)?;
-        let at = |e: &Self, o: InstrId| if e.comp.get(o).shape.is_scalar() { Index::scalar(cg) } else { index.clone() };
+        let at = |e: &Self, o: InstrId| {
+            if e.comp.get(o).shape.is_scalar() {
+                Index::scalar(cg)
+            } else {
+                index.clone()
+            }
+        };
         let lo_index = at(self, lo);
         let hi_index = at(self, hi);
         let lo_v = self.gen_scalar(lo, &lo_index)?;
@@ -101,9 +124,13 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let hi_v = self.gen_scalar(hi, &hi_index)?;
         // clamp = min(max(x, lo), hi) with maximum/minimum's NaN semantics.
         let v = if t.is_float() {
-            let (l, v, h) = (self.float_to_compute(lo_v, t)?, self.float_to_compute(x_v, t)?, self.float_to_compute(hi_v, t)?);
-            let m = self.float_binary(Opcode::Maximum, v, l)?;
-            let m = self.float_binary(Opcode::Minimum, m, h)?;
+            let (l, v, h) = (
+                self.float_to_compute(lo_v, t)?,
+                self.float_to_compute(x_v, t)?,
+                self.float_to_compute(hi_v, t)?,
+            );
+            let m = self.float_binary(Opcode::Maximum, t, v, l)?;
+            let m = self.float_binary(Opcode::Minimum, t, m, h)?;
             self.compute_to_float(m, t)?
         } else {
             let m = self.int_binary(Opcode::Maximum, t, x_v.into_int_value(), lo_v.into_int_value())?;
@@ -146,9 +173,14 @@ pub fn select_vals<'ctx>(
 ) -> Result<Val<'ctx>> {
     match (a, b) {
         (Val::Scalar(x), Val::Scalar(y)) => Ok(Val::Scalar(cg.b.build_select(c, x, y, "")?)),
-        (Val::Tuple(xs), Val::Tuple(ys)) => {
-            Ok(Val::Tuple(xs.into_iter().zip(ys).map(|(x, y)| select_vals(cg, c, x, y)).collect::<Result<_>>()?))
-        }
-        _ => Err(crate::error::Error::Internal("select between values of different structure".into())),
+        (Val::Tuple(xs), Val::Tuple(ys)) => Ok(Val::Tuple(
+            xs.into_iter()
+                .zip(ys)
+                .map(|(x, y)| select_vals(cg, c, x, y))
+                .collect::<Result<_>>()?,
+        )),
+        _ => Err(crate::error::Error::Internal(
+            "select between values of different structure".into(),
+        )),
     }
 }

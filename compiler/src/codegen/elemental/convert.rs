@@ -24,7 +24,12 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
     }
 
     /// Converts one element from type `from` to type `to` with XLA's semantics.
-    pub fn convert_value(&self, x: BasicValueEnum<'ctx>, from: ElementType, to: ElementType) -> Result<BasicValueEnum<'ctx>> {
+    pub fn convert_value(
+        &self,
+        x: BasicValueEnum<'ctx>,
+        from: ElementType,
+        to: ElementType,
+    ) -> Result<BasicValueEnum<'ctx>> {
         let cg = self.cg;
         if from == to {
             return Ok(x);
@@ -33,8 +38,12 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             let (re, im) = cg.complex_parts(x)?;
             if to.is_complex() {
                 let part = to.complex_component().expect("complex");
-                let re = self.compute_to_float(self.float_resize(re, part)?, part)?.into_float_value();
-                let im = self.compute_to_float(self.float_resize(im, part)?, part)?.into_float_value();
+                let re = self
+                    .compute_to_float(self.float_resize(re, part)?, part)?
+                    .into_float_value();
+                let im = self
+                    .compute_to_float(self.float_resize(im, part)?, part)?
+                    .into_float_value();
                 return cg.make_complex(to, re, im);
             }
             return self.convert_value(re.into(), from.complex_component().expect("complex"), to);
@@ -47,10 +56,12 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         if to.is_pred() {
             return Ok(if from.is_float() {
                 let f = self.float_to_compute(x, from)?;
-                cg.b.build_float_compare(FloatPredicate::UNE, f, f.get_type().const_zero(), "")?.into()
+                cg.b.build_float_compare(FloatPredicate::UNE, f, f.get_type().const_zero(), "")?
+                    .into()
             } else {
                 let v = x.into_int_value();
-                cg.b.build_int_compare(IntPredicate::NE, v, v.get_type().const_zero(), "")?.into()
+                cg.b.build_int_compare(IntPredicate::NE, v, v.get_type().const_zero(), "")?
+                    .into()
             });
         }
         if from.is_float() && to.is_float() {
@@ -67,7 +78,11 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             // float -> integer: truncate toward zero, saturate, NaN -> 0.
             let wide = self.float_to_compute(x, from)?;
             let it = cg.value_type(to).into_int_type();
-            let name = if to.is_signed_int() { "llvm.fptosi.sat" } else { "llvm.fptoui.sat" };
+            let name = if to.is_signed_int() {
+                "llvm.fptosi.sat"
+            } else {
+                "llvm.fptoui.sat"
+            };
             return cg.call_intrinsic(name, &[it.into(), wide.get_type().into()], &[wide.into()]);
         }
         // From an integer or pred.
@@ -83,10 +98,91 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             } else {
                 cg.b.build_unsigned_int_to_float(v, target, "")?
             };
-            return if to == ElementType::F32 || to == ElementType::F64 { Ok(f.into()) } else { self.round_to_float(f, to) };
+            return if to == ElementType::F32 || to == ElementType::F64 {
+                Ok(f.into())
+            } else {
+                self.round_to_float(f, to)
+            };
         }
         let it = cg.value_type(to).into_int_type();
         Ok(cg.b.build_int_cast_sign_flag(v, it, signed, "")?.into())
+    }
+
+    /// stochastic-convert of float `x` (type `from`) to signed integer type `to` with the
+    /// unsigned random bits `random` (type `rand_type`), as XLA decomposes it: |x| is rounded
+    /// up iff random < frac(|x|) * 2^bits(random) (that product converted to the random type),
+    /// then the sign is applied; values at or beyond the integer range (the bounds rounded to
+    /// `from`) saturate, NaN gives 0. Arithmetic is done in `from` (f16: the product in f32).
+    pub fn stochastic_convert(
+        &self,
+        from: ElementType,
+        to: ElementType,
+        x: BasicValueEnum<'ctx>,
+        random: BasicValueEnum<'ctx>,
+        rand_type: ElementType,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let cg = self.cg;
+        if !to.is_signed_int() || !from.is_float() || !rand_type.is_unsigned_int() {
+            return Err(Error::Unsupported(format!(
+                "stochastic-convert from {from} to {to} with {rand_type} random bits"
+            )));
+        }
+        let fmt = from
+            .float_format()
+            .ok_or_else(|| cg.unsupported_type("stochastic-convert", from))?;
+        let v = self.float_to_compute(x, from)?;
+        let ft = v.get_type();
+        let it = cg.value_type(to).into_int_type();
+        let rt = cg.value_type(rand_type).into_int_type();
+        let abs = cg
+            .call_intrinsic("llvm.fabs", &[ft.into()], &[v.into()])?
+            .into_float_value();
+        let floor = cg
+            .call_intrinsic("llvm.floor", &[ft.into()], &[abs.into()])?
+            .into_float_value();
+        let frac = cg.b.build_float_sub(abs, floor, "")?;
+        // frac * 2^bits, rounded to `from` as XLA's multiply in that type is (f16 multiplies
+        // in f32 because 2^16 is not an f16).
+        let scaled =
+            cg.b.build_float_mul(frac, ft.const_float((rand_type.bit_width() as f64).exp2()), "")?;
+        let scaled = if from == ElementType::F16 || from == ElementType::F32 || from == ElementType::F64 {
+            scaled
+        } else {
+            let narrow = self.compute_to_float(scaled, from)?;
+            self.float_to_compute(narrow, from)?
+        };
+        let threshold = cg
+            .call_intrinsic("llvm.fptoui.sat", &[rt.into(), ft.into()], &[scaled.into()])?
+            .into_int_value();
+        let round_up =
+            cg.b.build_int_compare(IntPredicate::ULT, random.into_int_value(), threshold, "")?;
+        let truncated = cg
+            .call_intrinsic("llvm.fptosi.sat", &[it.into(), ft.into()], &[floor.into()])?
+            .into_int_value();
+        let plus_one = cg.b.build_int_add(truncated, it.const_int(1, false), "")?;
+        let magnitude = cg.b.build_select(round_up, plus_one, truncated, "")?.into_int_value();
+        let sign = self.float_sign_value(v)?;
+        let negative =
+            cg.b.build_float_compare(FloatPredicate::OLT, sign, ft.const_zero(), "")?;
+        let negated = cg.b.build_int_neg(magnitude, "")?;
+        let result = cg.b.build_select(negative, negated, magnitude, "")?.into_int_value();
+        let bits = to.bit_width();
+        let min = -(1i128 << (bits - 1));
+        let max = (1i128 << (bits - 1)) - 1;
+        // The bounds as the nearest values of type `from`.
+        let bound = |b: i128| {
+            ft.const_float(match from {
+                ElementType::F64 => b as f64,
+                ElementType::F32 => b as f64 as f32 as f64,
+                _ => float_bits::decode(float_bits::encode(b as f64, fmt), fmt),
+            })
+        };
+        let is_min = cg.b.build_float_compare(FloatPredicate::OLE, v, bound(min), "")?;
+        let is_max = cg.b.build_float_compare(FloatPredicate::OGE, v, bound(max), "")?;
+        let result =
+            cg.b.build_select(is_min, it.const_int(min as u64, true), result, "")?
+                .into_int_value();
+        Ok(cg.b.build_select(is_max, it.const_int(max as u64, true), result, "")?)
     }
 
     /// Extends or truncates a float register value to the compute type of `part` (f32/f64).
@@ -96,26 +192,75 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         if v.get_type() == want {
             return Ok(v);
         }
-        Ok(if part == ElementType::F64 { cg.b.build_float_ext(v, want, "")? } else { cg.b.build_float_trunc(v, want, "")? })
+        Ok(if part == ElementType::F64 {
+            cg.b.build_float_ext(v, want, "")?
+        } else {
+            cg.b.build_float_trunc(v, want, "")?
+        })
     }
 
     /// Rounds an f32 or f64 value to float type `t` (to nearest even).
+    ///
+    /// As in XLA, f64 reaches f16 and bf16 through f32 (so it is rounded twice, and values
+    /// below f32's normal range flush to zero), while the f8 formats are rounded directly.
     pub fn round_to_float(&self, v: FloatValue<'ctx>, t: ElementType) -> Result<BasicValueEnum<'ctx>> {
         let cg = self.cg;
         let src_is_f64 = v.get_type() == cg.llvm.f64_type();
+        let f32t = cg.llvm.f32_type();
         match t {
-            ElementType::F32 if src_is_f64 => return Ok(cg.b.build_float_trunc(v, cg.llvm.f32_type(), "")?.into()),
+            ElementType::F32 if src_is_f64 => return Ok(cg.b.build_float_trunc(v, f32t, "")?.into()),
             ElementType::F32 => return Ok(v.into()),
             ElementType::F64 => return Ok(cg.b.build_float_ext(v, cg.llvm.f64_type(), "")?.into()),
+            ElementType::F16 | ElementType::BF16 => {
+                let narrow = if src_is_f64 {
+                    cg.b.build_float_trunc(v, f32t, "")?
+                } else {
+                    v
+                };
+                return Ok(if t == ElementType::F16 {
+                    cg.b.build_float_trunc(narrow, cg.llvm.f16_type(), "")?.into()
+                } else {
+                    self.f32_to_bf16(narrow)?.into()
+                });
+            }
             _ => {}
         }
-        let fmt = t.float_format().ok_or_else(|| Error::Internal(format!("{t} is not a float")))?;
+        let fmt = t
+            .float_format()
+            .ok_or_else(|| Error::Internal(format!("{t} is not a float")))?;
         let bits = self.encode_float(v, fmt)?;
-        if t == ElementType::F16 || t == ElementType::BF16 {
-            let b16 = cg.b.build_int_truncate(bits, cg.llvm.i16_type(), "")?;
-            return Ok(cg.b.build_bit_cast(b16, cg.value_type(t), "")?);
-        }
         Ok(cg.b.build_int_truncate(bits, cg.i8(), "")?.into())
+    }
+
+    /// bf16 to f32 by moving its bits up (exact; no floating-point operation, so LLVM never
+    /// turns the surrounding f32 code into bfloat arithmetic, which its x86 back end
+    /// mis-lowers in places).
+    pub fn bf16_to_f32(&self, v: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
+        let cg = self.cg;
+        let i16v = cg.b.build_bit_cast(v, cg.llvm.i16_type(), "")?.into_int_value();
+        let wide = cg.b.build_int_z_extend(i16v, cg.i32(), "")?;
+        let shifted = cg.b.build_left_shift(wide, cg.i32().const_int(16, false), "")?;
+        Ok(cg.b.build_bit_cast(shifted, cg.llvm.f32_type(), "")?.into_float_value())
+    }
+
+    /// f32 to bf16, rounded to nearest even on the bits (subnormals are rounded, not flushed;
+    /// overflow carries into the exponent and gives inf); NaNs become quiet NaNs of the same sign.
+    pub fn f32_to_bf16(&self, v: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
+        let cg = self.cg;
+        let i32t = cg.i32();
+        let c = |x: u64| i32t.const_int(x, false);
+        let bits = cg.b.build_bit_cast(v, i32t, "")?.into_int_value();
+        let lsb =
+            cg.b.build_and(cg.b.build_right_shift(bits, c(16), false, "")?, c(1), "")?;
+        let rounded = cg.b.build_int_add(bits, cg.b.build_int_add(lsb, c(0x7fff), "")?, "")?;
+        let abs = cg.b.build_and(bits, c(0x7fff_ffff), "")?;
+        let is_nan = cg.b.build_int_compare(IntPredicate::UGT, abs, c(0x7f80_0000), "")?;
+        let quiet =
+            cg.b.build_or(cg.b.build_and(bits, c(0xffc0_0000), "")?, c(0x0040_0000), "")?;
+        let chosen = cg.b.build_select(is_nan, quiet, rounded, "")?.into_int_value();
+        let high = cg.b.build_right_shift(chosen, c(16), false, "")?;
+        let narrow = cg.b.build_int_truncate(high, cg.llvm.i16_type(), "")?;
+        Ok(cg.b.build_bit_cast(narrow, cg.llvm.bf16_type(), "")?.into_float_value())
     }
 
     /// f64 to a small float format's bits (used where a value is produced in f64).
@@ -127,13 +272,22 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
     fn encode_float(&self, v: FloatValue<'ctx>, fmt: FloatFormat) -> Result<IntValue<'ctx>> {
         let cg = self.cg;
         let src_is_f64 = v.get_type() == cg.llvm.f64_type();
-        let (w, src_m, src_bias) = if src_is_f64 { (64u32, 52u32, 1023i64) } else { (32, 23, 127) };
+        let (w, src_m, src_bias) = if src_is_f64 {
+            (64u32, 52u32, 1023i64)
+        } else {
+            (32, 23, 127)
+        };
         let it = cg.int_type(w);
         let c = |x: i64| it.const_int(x as u64, true);
         let x = cg.b.build_bit_cast(v, it, "")?.into_int_value();
         let sign_mask = 1u64 << (w - 1);
         let abs = cg.b.build_and(x, it.const_int(!sign_mask, false), "")?;
-        let negative = cg.b.build_int_compare(IntPredicate::NE, cg.b.build_and(x, it.const_int(sign_mask, false), "")?, c(0), "")?;
+        let negative = cg.b.build_int_compare(
+            IntPredicate::NE,
+            cg.b.build_and(x, it.const_int(sign_mask, false), "")?,
+            c(0),
+            "",
+        )?;
         let m = fmt.mantissa_bits as i64;
         let drop = src_m as i64 - m;
         let emin = 1 - fmt.bias as i64; // smallest normal exponent of the target
@@ -141,12 +295,18 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
 
         // Normal path: round the source mantissa to m bits (may carry into the exponent).
         let half_minus_one = c((1i64 << (drop - 1)) - 1);
-        let lsb = cg.b.build_and(cg.b.build_right_shift(abs, c(drop), false, "")?, c(1), "")?;
-        let rounded = cg.b.build_int_add(abs, cg.b.build_int_add(half_minus_one, lsb, "")?, "")?;
+        let lsb =
+            cg.b.build_and(cg.b.build_right_shift(abs, c(drop), false, "")?, c(1), "")?;
+        let rounded =
+            cg.b.build_int_add(abs, cg.b.build_int_add(half_minus_one, lsb, "")?, "")?;
         let rounded = cg.b.build_and(rounded, c(!((1i64 << drop) - 1)), "")?;
         let src_exp = cg.b.build_right_shift(rounded, c(src_m as i64), false, "")?;
         let exp = cg.b.build_int_sub(src_exp, c(src_bias), "")?; // unbiased
-        let mant = cg.b.build_and(cg.b.build_right_shift(rounded, c(drop), false, "")?, c((1i64 << m) - 1), "")?;
+        let mant = cg.b.build_and(
+            cg.b.build_right_shift(rounded, c(drop), false, "")?,
+            c((1i64 << m) - 1),
+            "",
+        )?;
         let target_exp = cg.b.build_int_add(exp, c(fmt.bias as i64), "")?;
         let normal_bits = cg.b.build_or(cg.b.build_left_shift(target_exp, c(m), "")?, mant, "")?;
 
@@ -156,7 +316,9 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let raw_exp = cg.b.build_right_shift(abs, c(src_m as i64), false, "")?;
         let raw_mant = cg.b.build_and(abs, c((1i64 << src_m) - 1), "")?;
         let is_src_subnormal = cg.b.build_int_compare(IntPredicate::EQ, raw_exp, c(0), "")?;
-        let implicit = cg.b.build_select(is_src_subnormal, c(0), c(1i64 << src_m), "")?.into_int_value();
+        let implicit =
+            cg.b.build_select(is_src_subnormal, c(0), c(1i64 << src_m), "")?
+                .into_int_value();
         let sig = cg.b.build_or(raw_mant, implicit, "")?;
         let e_unbiased = cg.b.build_int_sub(
             cg.b.build_select(is_src_subnormal, c(1), raw_exp, "")?.into_int_value(),
@@ -164,13 +326,21 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             "",
         )?;
         // shift = drop + (emin - e), at least `drop`, capped below the width.
-        let shift = cg.b.build_int_add(c(drop), cg.b.build_int_sub(c(emin), e_unbiased, "")?, "")?;
-        let shift = cg.b.build_select(cg.b.build_int_compare(IntPredicate::SGT, shift, c(w as i64 - 1), "")?, c(w as i64 - 1), shift, "")?;
+        let shift =
+            cg.b.build_int_add(c(drop), cg.b.build_int_sub(c(emin), e_unbiased, "")?, "")?;
+        let shift = cg.b.build_select(
+            cg.b.build_int_compare(IntPredicate::SGT, shift, c(w as i64 - 1), "")?,
+            c(w as i64 - 1),
+            shift,
+            "",
+        )?;
         let sub_bits = rne_shift_right(cg, sig, shift.into_int_value())?;
 
         let unrounded_exp = cg.b.build_int_sub(raw_exp, c(src_bias), "")?;
         let is_normal = cg.b.build_int_compare(IntPredicate::SGE, unrounded_exp, c(emin), "")?;
-        let mut bits = cg.b.build_select(is_normal, normal_bits, sub_bits, "")?.into_int_value();
+        let mut bits =
+            cg.b.build_select(is_normal, normal_bits, sub_bits, "")?
+                .into_int_value();
 
         // Overflow and non-finite inputs.
         let src_inf = c(((1i64 << (w - 1 - src_m)) - 1) << src_m);
@@ -190,9 +360,19 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             FloatEncoding::FiniteNoNan => max_magnitude,
             _ => nan_bits,
         };
-        bits = cg.b.build_select(overflow, c(overflow_bits), bits, "")?.into_int_value();
+        bits =
+            cg.b.build_select(overflow, c(overflow_bits), bits, "")?
+                .into_int_value();
         let sign_bit = c(1i64 << (fmt.exponent_bits + fmt.mantissa_bits));
-        let result_is_nan = cg.b.build_or(is_nan, cg.b.build_and(overflow, cg.b.build_int_compare(IntPredicate::EQ, c(overflow_bits), c(nan_bits), "")?, "")?, "")?;
+        let result_is_nan = cg.b.build_or(
+            is_nan,
+            cg.b.build_and(
+                overflow,
+                cg.b.build_int_compare(IntPredicate::EQ, c(overflow_bits), c(nan_bits), "")?,
+                "",
+            )?,
+            "",
+        )?;
         let with_sign = cg.b.build_or(bits, sign_bit, "")?;
         let mut signed = cg.b.build_select(negative, with_sign, bits, "")?.into_int_value();
         if fmt.encoding == FloatEncoding::FiniteNegZeroNan {
@@ -200,20 +380,27 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             let is_zero = cg.b.build_int_compare(IntPredicate::EQ, bits, c(0), "")?;
             signed = cg.b.build_select(is_zero, c(0), signed, "")?.into_int_value();
         }
-        Ok(cg.b.build_select(result_is_nan, c(nan_bits), signed, "")?.into_int_value())
+        Ok(cg
+            .b
+            .build_select(result_is_nan, c(nan_bits), signed, "")?
+            .into_int_value())
     }
 
     /// A small float (its bits in an i8) as f32, through a table of all its values.
     pub fn small_float_to_f32(&self, bits: IntValue<'ctx>, t: ElementType) -> Result<FloatValue<'ctx>> {
         let cg = self.cg;
-        let fmt = t.float_format().ok_or_else(|| Error::Internal(format!("{t} is not a float")))?;
+        let fmt = t
+            .float_format()
+            .ok_or_else(|| Error::Internal(format!("{t} is not a float")))?;
         let count = 1u64 << fmt.total_bits();
         let name = format!("hlojit.{}_to_f32", t.name());
         let f32t = cg.llvm.f32_type();
         let table = match cg.module.get_global(&name) {
             Some(g) => g,
             None => {
-                let values: Vec<FloatValue> = (0..count).map(|b| f32t.const_float(float_bits::decode(b, fmt))).collect();
+                let values: Vec<FloatValue> = (0..count)
+                    .map(|b| f32t.const_float(float_bits::decode(b, fmt)))
+                    .collect();
                 let init = f32t.const_array(&values);
                 let g = cg.module.add_global(init.get_type(), None, &name);
                 g.set_initializer(&init);
@@ -236,14 +423,20 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             let (re, im) = cg.complex_parts(v)?;
             let half = cg.int_type(t.bit_width() / 2);
             let wide = cg.int_type(t.bit_width());
-            let r = cg.b.build_int_z_extend(cg.b.build_bit_cast(re, half, "")?.into_int_value(), wide, "")?;
-            let i = cg.b.build_int_z_extend(cg.b.build_bit_cast(im, half, "")?.into_int_value(), wide, "")?;
-            let i = cg.b.build_left_shift(i, wide.const_int(t.bit_width() as u64 / 2, false), "")?;
+            let r =
+                cg.b.build_int_z_extend(cg.b.build_bit_cast(re, half, "")?.into_int_value(), wide, "")?;
+            let i =
+                cg.b.build_int_z_extend(cg.b.build_bit_cast(im, half, "")?.into_int_value(), wide, "")?;
+            let i =
+                cg.b.build_left_shift(i, wide.const_int(t.bit_width() as u64 / 2, false), "")?;
             return Ok(cg.b.build_or(r, i, "")?);
         }
         match v {
             BasicValueEnum::IntValue(i) => Ok(i),
-            other => Ok(cg.b.build_bit_cast(other, cg.int_type(t.bit_width()), "")?.into_int_value()),
+            other => Ok(cg
+                .b
+                .build_bit_cast(other, cg.int_type(t.bit_width()), "")?
+                .into_int_value()),
         }
     }
 
@@ -254,7 +447,12 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             let part = t.complex_component().expect("complex");
             let half = cg.int_type(t.bit_width() / 2);
             let lo = cg.b.build_int_truncate(bits, half, "")?;
-            let hi = cg.b.build_right_shift(bits, bits.get_type().const_int(t.bit_width() as u64 / 2, false), false, "")?;
+            let hi = cg.b.build_right_shift(
+                bits,
+                bits.get_type().const_int(t.bit_width() as u64 / 2, false),
+                false,
+                "",
+            )?;
             let hi = cg.b.build_int_truncate(hi, half, "")?;
             let re = cg.b.build_bit_cast(lo, cg.float_type(part), "")?.into_float_value();
             let im = cg.b.build_bit_cast(hi, cg.float_type(part), "")?.into_float_value();
@@ -320,7 +518,10 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let inst = self.comp.get(id);
         let operand = inst.operands[0];
         let t = self.element_type(operand)?;
-        let fmt = t.float_format().filter(|_| t.is_native_float()).ok_or_else(|| cg.unsupported_type("reduce-precision", t))?;
+        let fmt = t
+            .float_format()
+            .filter(|_| t.is_native_float())
+            .ok_or_else(|| cg.unsupported_type("reduce-precision", t))?;
         let exponent_bits = inst.attrs.exponent_bits.unwrap_or(fmt.exponent_bits as i64);
         let mantissa_bits = inst.attrs.mantissa_bits.unwrap_or(fmt.mantissa_bits as i64);
         let x = self.gen_scalar(operand, index)?;
@@ -334,9 +535,11 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         if mantissa_bits < src_m {
             let drop = src_m - mantissa_bits;
             let last_bit = 1i64 << drop;
-            let lsb = cg.b.build_and(cg.b.build_right_shift(bits, c(drop), false, "")?, c(1), "")?;
+            let lsb =
+                cg.b.build_and(cg.b.build_right_shift(bits, c(drop), false, "")?, c(1), "")?;
             let bias = cg.b.build_int_add(lsb, c((last_bit >> 1) - 1), "")?;
-            bits = cg.b.build_and(cg.b.build_int_add(bits, bias, "")?, c(!(last_bit - 1)), "")?;
+            bits =
+                cg.b.build_and(cg.b.build_int_add(bits, bias, "")?, c(!(last_bit - 1)), "")?;
         }
         if exponent_bits < src_e {
             let sign_mask = c(1i64 << (w - 1));
@@ -365,16 +568,22 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
 }
 
 /// `x >> shift` rounded to nearest even (x non-negative, 0 <= shift < width).
-fn rne_shift_right<'ctx>(cg: &crate::codegen::context::Codegen<'ctx>, x: IntValue<'ctx>, shift: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+fn rne_shift_right<'ctx>(
+    cg: &crate::codegen::context::Codegen<'ctx>,
+    x: IntValue<'ctx>,
+    shift: IntValue<'ctx>,
+) -> Result<IntValue<'ctx>> {
     let it = x.get_type();
     let one = it.const_int(1, false);
     let q = cg.b.build_right_shift(x, shift, false, "")?;
     let mask = cg.b.build_int_sub(cg.b.build_left_shift(one, shift, "")?, one, "")?;
     let rem = cg.b.build_and(x, mask, "")?;
-    let half = cg.b.build_right_shift(cg.b.build_left_shift(one, shift, "")?, one, false, "")?;
+    let half =
+        cg.b.build_right_shift(cg.b.build_left_shift(one, shift, "")?, one, false, "")?;
     let above = cg.b.build_int_compare(IntPredicate::UGT, rem, half, "")?;
     let tie = cg.b.build_int_compare(IntPredicate::EQ, rem, half, "")?;
-    let odd = cg.b.build_int_compare(IntPredicate::NE, cg.b.build_and(q, one, "")?, it.const_zero(), "")?;
+    let odd =
+        cg.b.build_int_compare(IntPredicate::NE, cg.b.build_and(q, one, "")?, it.const_zero(), "")?;
     let shift_nonzero = cg.b.build_int_compare(IntPredicate::NE, shift, it.const_zero(), "")?;
     let up = cg.b.build_or(above, cg.b.build_and(tie, odd, "")?, "")?;
     let up = cg.b.build_and(up, shift_nonzero, "")?;

@@ -11,8 +11,10 @@ mod complex;
 mod convert;
 mod map;
 mod data_movement;
+mod fops;
 mod math;
 mod reduce;
+mod vmath;
 
 use super::array::IrArray;
 use super::context::Codegen;

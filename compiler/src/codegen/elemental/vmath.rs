@@ -1,0 +1,205 @@
+//! Vectorizable f32 transcendental functions: exp, log, tanh, erf built from polynomial
+//! approximations with nothing but arithmetic, bit operations and selects, so that LLVM's loop
+//! vectorizer turns an elementwise loop over them into SIMD code (a libm call per element
+//! blocks that and costs far more).
+//!
+//! The polynomial coefficients were fitted for this file (least squares refined to minimax on
+//! Chebyshev nodes against 120-bit references). Each function is within a few ulp of the
+//! correctly rounded result. Edge cases follow XLA:CPU's results under flush-to-zero: results
+//! that would be subnormal come out as 0, subnormal arguments of tanh pass through.
+
+use super::fops::FV;
+use super::Elemental;
+use crate::error::Result;
+use inkwell::{FloatPredicate, IntPredicate};
+
+/// e^r = 1 + r + r^2 P(r) on [-ln2/2, ln2/2] (relative error 3e-9).
+const EXP_P: [f64; 5] = [
+    0.4999999345147257,
+    0.16666520687563152,
+    0.041668387408549945,
+    0.008368710035305446,
+    0.0013814611000840722,
+];
+/// log(1+f) = f - f^2/2 + f^3 P(f) on [sqrt(1/2)-1, sqrt(2)-1] (relative error 6e-9).
+const LOG1P_P: [f64; 8] = [
+    0.33333331709694886,
+    -0.25000821056214795,
+    0.20001226667461366,
+    -0.16623356479390639,
+    0.14201762467006793,
+    -0.1316019505297426,
+    0.12761550360317392,
+    -0.07634429907823173,
+];
+/// expm1(x) = x + x^2 P(x) for |x| <= 0.5 (relative error 3e-9).
+const EXPM1_P: [f64; 6] = [
+    0.50000003853335,
+    0.1666666398534606,
+    0.04166535857139214,
+    0.008333579050090625,
+    0.0013996177157928784,
+    0.00019849807035686844,
+];
+/// tanh(x) = x + x^3 P(x^2) for |x| < 0.625 (relative error 4e-9).
+const TANH_P: [f64; 5] = [
+    -0.3333328194018193,
+    0.1333144215753233,
+    -0.0537397121565591,
+    0.020639078740586174,
+    -0.005704978373397314,
+];
+/// erf(x) = x P(x^2) for |x| < 0.75 (relative error 1.4e-9).
+const ERF_P: [f64; 6] = [
+    1.1283791654964386,
+    -0.37612618756645916,
+    0.11283376573258148,
+    -0.02683462451745193,
+    0.005114345450123513,
+    -0.0006749512543066683,
+];
+/// erfc(x) e^(x^2) = R(t), t = 1 / (1 + x/2), for 0.75 <= x <= 4 (relative error 5e-10).
+const ERFC_R: [f64; 9] = [
+    -0.0001649050790819365,
+    0.285090561493222,
+    0.2584092843731088,
+    0.35298929454804673,
+    -0.11662186253838865,
+    0.5839431167048148,
+    -0.49153608433231544,
+    0.1306753415139618,
+    -0.002736159129792698,
+];
+
+const LN2_HI: f64 = 0.693359375; // 8 significant bits: n * LN2_HI is exact for |n| < 2^16
+const LN2_LO: f64 = -0.00021219444005469057; // ln 2 - LN2_HI
+
+impl<'a, 'ctx> Elemental<'a, 'ctx> {
+    /// Whether `x` (f32) gets the vectorizable implementations.
+    pub(super) fn has_vector_math(&self, x: FV<'ctx>) -> bool {
+        x.get_type() == self.cg.llvm.f32_type()
+    }
+
+    /// e^x for f32.
+    pub(super) fn vexp(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
+        let f = self.f(x.get_type());
+        // Beyond these bounds the result is inf or below the subnormal range; clamping keeps
+        // the exponent arithmetic in range (NaN passes through the ordered compares).
+        let hi = f.k(89.0);
+        let lo = f.k(-104.0);
+        let x = f.sel(f.cmp(FloatPredicate::OGT, x, hi)?, hi, x)?;
+        let x = f.sel(f.cmp(FloatPredicate::OLT, x, lo)?, lo, x)?;
+        // n = round(x / ln2) by adding 1.5 * 2^23: the sum's low mantissa bits are n (as an
+        // integer, no float-to-int conversion, which LLVM does not vectorize for the saturating
+        // form and which would be poison for NaN in the plain one).
+        let magic = f.k(12582912.0);
+        let shifted = f.fma(x, f.k(std::f64::consts::LOG2_E), magic)?;
+        let n = f.sub(shifted, magic)?;
+        // r = x - n ln2 in two steps (Cody-Waite) so that r keeps its low bits.
+        let r = f.fma(f.neg(n)?, f.k(LN2_HI), x)?;
+        let r = f.fma(f.neg(n)?, f.k(LN2_LO), r)?;
+        // 1 + (r + r^2 P(r)): adding the 1 last rounds once, so e^r is within half an ulp
+        // plus the polynomial's error (cos/sinh formulas of complex functions cancel e^r
+        // against e^-r and magnify any more).
+        let p = f.add(f.k(1.0), f.fma(f.mul(r, r)?, f.poly_inc(r, &EXP_P)?, r)?)?;
+        // p * 2^n as p * 2^(n/2) * 2^(n - n/2): both factors stay normal for n in [-150, 129];
+        // overflow gives inf, and results below the normal range flush to 0 under FTZ.
+        let b = &self.cg.b;
+        let ni = b.build_int_sub(f.to_bits(shifted)?, f.to_bits(magic)?, "")?;
+        let n1 = b.build_right_shift(ni, f.ki(1), true, "")?;
+        let n2 = b.build_int_sub(ni, n1, "")?;
+        let pow2 = |k| -> Result<FV<'ctx>> {
+            f.float_from_bits(b.build_left_shift(b.build_int_add(k, f.ki(127), "")?, f.ki(23), "")?)
+        };
+        f.mul(f.mul(p, pow2(n1)?)?, pow2(n2)?)
+    }
+
+    /// log(x) for f32. As XLA:CPU gives them under flush-to-zero: log of ±0 and of ±subnormals
+    /// is -inf, of anything else negative NaN.
+    pub(super) fn vlog(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
+        let f = self.f(x.get_type());
+        let b = &self.cg.b;
+        let bits = f.to_bits(x)?;
+        // x = m 2^e with m in [sqrt(1/2), sqrt(2)): the exponent field counts from m's range,
+        // taken from the bits (subnormals are handled below).
+        let mant = b.build_and(bits, f.ki(0x007f_ffff), "")?;
+        let big = f.icmp(IntPredicate::UGT, mant, f.ki(0x0035_04f3))?; // mantissa of sqrt(2)
+        let m_exp = f.isel(big, f.ki(0x3f00_0000), f.ki(0x3f80_0000))?;
+        let m = f.float_from_bits(b.build_or(mant, m_exp, "")?)?;
+        let biased = b.build_right_shift(bits, f.ki(23), false, "")?;
+        let e = b.build_int_sub(biased, f.isel(big, f.ki(126), f.ki(127))?, "")?;
+        let e = b.build_signed_int_to_float(e, f.ft, "")?;
+        let t = f.sub(m, f.k(1.0))?;
+        let t2 = f.mul(t, t)?;
+        let log1p = f.fma(f.mul(t2, t)?, f.poly_inc(t, &LOG1P_P)?, f.fma(f.k(-0.5), t2, t)?)?;
+        let r = f.fma(e, f.k(LN2_HI), f.fma(e, f.k(LN2_LO), log1p)?)?;
+        // Special inputs, from the bits (flush-to-zero would make float compares see a
+        // subnormal as 0).
+        let abs = b.build_and(bits, f.ki(0x7fff_ffff), "")?;
+        let negative = f.icmp(IntPredicate::SLT, bits, f.ki(0))?;
+        let zero_or_subnormal = f.icmp(IntPredicate::ULT, abs, f.ki(0x0080_0000))?;
+        let not_finite = f.icmp(IntPredicate::UGE, abs, f.ki(0x7f80_0000))?;
+        let r = f.sel(negative, f.nan(), r)?;
+        let r = f.sel(not_finite, f.add(x, x)?, r)?; // inf -> inf, NaN -> NaN (-inf -> NaN below)
+        let r = f.sel(f.and(negative, not_finite)?, f.nan(), r)?;
+        f.sel(zero_or_subnormal, f.k(f64::NEG_INFINITY), r)
+    }
+
+    /// e^x - 1 for f32: a polynomial for |x| <= 1/2 (where e^x - 1 would cancel), e^x - 1
+    /// beyond.
+    pub(super) fn vexpm1(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
+        let f = self.f(x.get_type());
+        let small = f.fma(f.mul(x, x)?, f.poly_inc(x, &EXPM1_P)?, x)?;
+        let large = f.sub(self.vexp(x)?, f.k(1.0))?;
+        f.sel(f.cmp(FloatPredicate::OLE, f.abs(x)?, f.k(0.5))?, small, large)
+    }
+
+    /// log(1 + x) for f32: the log polynomial directly on x where it was fitted, otherwise
+    /// log(u) for u = 1 + x corrected by the rounding error of that sum, ((u - 1) - x) / u.
+    pub(super) fn vlog1p(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
+        let f = self.f(x.get_type());
+        let x2 = f.mul(x, x)?;
+        let small = f.fma(f.mul(x2, x)?, f.poly_inc(x, &LOG1P_P)?, f.fma(f.k(-0.5), x2, x)?)?;
+        let u = f.add(x, f.k(1.0))?;
+        let correction = f.div(f.sub(f.sub(u, f.k(1.0))?, x)?, u)?;
+        // No correction where it is meaningless: u = 0 (-inf), u = inf, NaN.
+        let correction = f.sel(f.is_nan(correction)?, f.k(0.0), correction)?;
+        let large = f.sub(self.vlog(u)?, correction)?;
+        let in_range = f.and(
+            f.cmp(FloatPredicate::OGE, x, f.k(std::f64::consts::FRAC_1_SQRT_2 - 1.0))?,
+            f.cmp(FloatPredicate::OLE, x, f.k(std::f64::consts::SQRT_2 - 1.0))?,
+        )?;
+        f.sel(in_range, small, large)
+    }
+
+    /// tanh(x) for f32: a polynomial near 0, 1 - 2 / (e^2|x| + 1) beyond, the sign of x.
+    pub(super) fn vtanh(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
+        let f = self.f(x.get_type());
+        let a = f.abs(x)?;
+        let x2 = f.mul(x, x)?;
+        let small = f.fma(f.mul(x2, x)?, f.poly_inc(x2, &TANH_P)?, x)?;
+        let e = self.vexp(f.add(a, a)?)?;
+        let large = f.sub(f.k(1.0), f.div(f.k(2.0), f.add(e, f.k(1.0))?)?)?;
+        let large = f.copysign(large, x)?;
+        let r = f.sel(f.cmp(FloatPredicate::OLT, a, f.k(0.625))?, small, large)?;
+        // Below 2^-12 tanh(x) rounds to x; returning x also keeps subnormal arguments.
+        f.sel(f.cmp(FloatPredicate::OLT, a, f.k(2f64.powi(-12)))?, x, r)
+    }
+
+    /// erf(x) for f32: x P(x^2) near 0, 1 - e^(-x^2) R(1 / (1 + |x|/2)) beyond, ±1 from 4 on.
+    pub(super) fn verf(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
+        let f = self.f(x.get_type());
+        let a = f.abs(x)?;
+        let a2 = f.mul(a, a)?;
+        let small = f.mul(x, f.poly_inc(a2, &ERF_P)?)?;
+        let t = f.div(f.k(1.0), f.fma(a, f.k(0.5), f.k(1.0))?)?;
+        let erfc = f.mul(self.vexp(f.neg(a2)?)?, f.poly_inc(t, &ERFC_R)?)?;
+        let large = f.copysign(f.sub(f.k(1.0), erfc)?, x)?;
+        let large = f.sel(
+            f.cmp(FloatPredicate::OGT, a, f.k(4.0))?,
+            f.copysign(f.k(1.0), x)?,
+            large,
+        )?;
+        f.sel(f.cmp(FloatPredicate::OLT, a, f.k(0.75))?, small, large)
+    }
+}
