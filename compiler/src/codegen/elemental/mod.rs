@@ -9,6 +9,7 @@ mod arithmetic;
 mod compare;
 mod complex;
 mod convert;
+mod map;
 mod data_movement;
 mod dynamic_update_slice;
 pub(crate) mod gather;
@@ -181,6 +182,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             Convert => self.gen_convert(id, index),
             BitcastConvert => self.gen_bitcast_convert(id, index),
             ReducePrecision => self.gen_reduce_precision(id, index),
+            Map => self.gen_map(id, index),
             op if op.is_elementwise_unary() => self.gen_unary(id, index),
             op if op.is_elementwise_binary() => self.gen_binary(id, index),
             op => Err(Error::Unsupported(op.name().to_string())),
