@@ -29,7 +29,6 @@ pub fn prepare(module: &Module) -> Result<Module> {
     passes::dynamic_padder::pad_dynamic_dimensions(&mut m)?;
     passes::batch_norm_expander::expand_batch_norm(&mut m)?;
     passes::rng_expander::expand_rng(&mut m)?;
-    passes::dynamic_reduce::pad_dynamic_reductions(&mut m)?;
     passes::fusion::fuse(&mut m)?;
     Ok(m)
 }

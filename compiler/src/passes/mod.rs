@@ -3,7 +3,6 @@
 pub mod batch_norm_expander;
 pub mod buffer_assignment;
 pub mod dynamic_padder;
-pub mod dynamic_reduce;
 pub mod entry_layout;
 pub mod expand_util;
 pub mod fusion;
