@@ -48,6 +48,7 @@ const DELIVERED_GROUPS: &[&str] = &[
     "bitcast", "broadcast", "clamp", "compare", "concat", "convert", "elementwise", "fft", "iota", "pad", "reduce_precision",
     "reshape", "rev", "select", "slice", "transpose",
     "reduce", "reduce_window",
+    "dot", "conv",
     "dus", "dynamic_slice", "gather", "scatter", "sort", "topk",
 ];
 

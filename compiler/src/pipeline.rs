@@ -43,8 +43,10 @@ pub fn lower(cg: &Codegen, module: &Module, entry_name: &str) -> Result<()> {
 /// Compiles a prepared module to optimized LLVM IR text, assembly or an object file.
 pub fn compile_to(module: &Module, entry_name: &str, options: &CompileOptions, output: OutputKind, for_jit: bool) -> Result<Vec<u8>> {
     let context = Context::create();
-    let cg = Codegen::new(&context, &module.name, options.target.is_x86_64());
+    let mut cg = Codegen::new(&context, &module.name, options.target.is_x86_64());
     let machine = options.target.machine(for_jit)?;
+    cg.simd_bytes = crate::backend::target::simd_bytes(&machine);
+    cg.avx512_bf16 = crate::backend::target::has_feature(&machine, "avx512bf16");
     cg.module.set_triple(&machine.get_triple());
     cg.module.set_data_layout(&machine.get_target_data().get_data_layout());
     lower(&cg, module, entry_name)?;

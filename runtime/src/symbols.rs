@@ -61,12 +61,20 @@ pub unsafe extern "C" fn hlojit_rt_parallel_for(task: KernelTask, table: *const 
     });
 }
 
+/// Threads [`hlojit_rt_parallel_for`] spreads work over; kernels that split work themselves
+/// (GEMM) size their tasks by it.
+#[no_mangle]
+pub extern "C" fn hlojit_rt_num_threads() -> i64 {
+    rayon::current_num_threads().max(1) as i64
+}
+
 /// Every runtime symbol by name, for the JIT to define.
 pub fn runtime_symbols() -> Vec<(&'static str, usize)> {
     vec![
         ("hlojit_rt_alloc", hlojit_rt_alloc as *const () as usize),
         ("hlojit_rt_free", hlojit_rt_free as *const () as usize),
         ("hlojit_rt_parallel_for", hlojit_rt_parallel_for as *const () as usize),
+        ("hlojit_rt_num_threads", hlojit_rt_num_threads as *const () as usize),
         ("hlojit_rt_sort_packed_keys", crate::kernels::sort::hlojit_rt_sort_packed_keys as *const () as usize),
         ("hlojit_rt_sort_wide_keys", crate::kernels::sort::hlojit_rt_sort_wide_keys as *const () as usize),
         ("hlojit_rt_sort_by_comparator", crate::kernels::sort::hlojit_rt_sort_by_comparator as *const () as usize),

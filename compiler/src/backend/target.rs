@@ -61,6 +61,24 @@ impl TargetOptions {
     }
 }
 
+/// Bytes in the widest SIMD register the machine's features enable (AVX-512: 64, AVX: 32,
+/// otherwise 16).
+pub fn simd_bytes(machine: &TargetMachine) -> u32 {
+    if has_feature(machine, "avx512f") {
+        64
+    } else if has_feature(machine, "avx") {
+        32
+    } else {
+        16
+    }
+}
+
+/// Whether the machine's feature string enables `feature` (`avx512bf16`, say).
+pub fn has_feature(machine: &TargetMachine, feature: &str) -> bool {
+    let features = machine.get_feature_string().to_string_lossy().into_owned();
+    features.split(',').any(|x| x.strip_prefix('+') == Some(feature))
+}
+
 /// Runs LLVM's optimization pipeline on a module.
 pub fn optimize(module: &inkwell::module::Module, machine: &TargetMachine) -> Result<()> {
     let options = PassBuilderOptions::create();

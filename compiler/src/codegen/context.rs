@@ -25,11 +25,16 @@ pub struct Codegen<'ctx> {
     pub b: Builder<'ctx>,
     /// Whether to emit x86 MXCSR control (flush-to-zero) in entry points.
     pub x86: bool,
+    /// Bytes in the target's widest SIMD register (16 unless the target says more); the
+    /// GEMM micro-kernels size their register tiles by it.
+    pub simd_bytes: u32,
+    /// Whether the target has AVX512_BF16 (dot products of bf16 pairs into f32).
+    pub avx512_bf16: bool,
 }
 
 impl<'ctx> Codegen<'ctx> {
     pub fn new(llvm: &'ctx Context, name: &str, x86: bool) -> Codegen<'ctx> {
-        Codegen { llvm, module: llvm.create_module(name), b: llvm.create_builder(), x86 }
+        Codegen { llvm, module: llvm.create_module(name), b: llvm.create_builder(), x86, simd_bytes: 16, avx512_bf16: false }
     }
 
     pub fn i1(&self) -> IntType<'ctx> {

@@ -3,6 +3,9 @@
 //! whole computation of the outputs, returning the extent of its parallel dimension (1 when
 //! the kernel cannot be split). One op family per file.
 
+mod conv;
+mod dot;
+mod gemm;
 mod dynamic_update_slice;
 mod fft;
 mod gather;
@@ -38,6 +41,8 @@ pub fn is_builtin_custom_call(inst: &crate::hlo::Instruction) -> bool {
 /// Emits the kernel whose hero op is `hero`.
 pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
     match hero {
+        Opcode::Dot => dot::emit_dot(kc),
+        Opcode::Convolution => conv::emit_convolution(kc),
         Opcode::DynamicUpdateSlice => dynamic_update_slice::emit(kc),
         Opcode::Gather => gather::emit(kc),
         Opcode::Scatter => scatter::emit(kc),

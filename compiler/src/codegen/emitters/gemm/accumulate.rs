@@ -1,0 +1,128 @@
+//! Sums of products as dot and convolution compute them (XLA's semantics): each operand
+//! element is first converted to the result element type, products are accumulated in the
+//! type the result is computed in (f32 for f32 and narrower floats, f64, the complex parts'
+//! type, the result's own integer width with wrap-around, logical or/and for pred), and the
+//! sum is rounded to the result type once at the end.
+
+use crate::codegen::context::Codegen;
+use crate::codegen::elemental::Elemental;
+use crate::error::{Error, Result};
+use hlojit_runtime::ElementType;
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::BasicValueEnum;
+
+/// How the products of one dot or convolution are summed.
+#[derive(Clone, Copy, Debug)]
+pub struct Accumulator {
+    /// The result element type.
+    pub out: ElementType,
+    kind: Kind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// f32 or f64 registers.
+    Float,
+    /// `{re, im}` with f32 or f64 parts.
+    Complex,
+    /// Integers of the result's width, wrapping.
+    Int,
+    /// pred: or of ands.
+    Pred,
+}
+
+impl Accumulator {
+    pub fn new(out: ElementType) -> Result<Accumulator> {
+        let kind = if out.is_pred() {
+            Kind::Pred
+        } else if out.is_complex() {
+            Kind::Complex
+        } else if out.is_float() {
+            Kind::Float
+        } else if out.is_int() {
+            Kind::Int
+        } else {
+            return Err(Error::Unsupported(format!("dot/convolution with result type {out}")));
+        };
+        Ok(Accumulator { out, kind })
+    }
+
+    /// The element type the sum is kept in (f32 for bf16, say); equal to `out` when no
+    /// rounding happens at the end.
+    pub fn compute_type(&self) -> ElementType {
+        match self.kind {
+            Kind::Float if self.out == ElementType::F64 => ElementType::F64,
+            Kind::Float => ElementType::F32,
+            _ => self.out,
+        }
+    }
+
+    /// The register type of the running sum.
+    pub fn llvm_type<'ctx>(&self, cg: &Codegen<'ctx>) -> BasicTypeEnum<'ctx> {
+        cg.value_type(self.compute_type())
+    }
+
+    pub fn zero<'ctx>(&self, cg: &Codegen<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+        Ok(match self.kind {
+            Kind::Float => cg.float_type(self.compute_type()).const_zero().into(),
+            Kind::Complex => {
+                let part = cg.float_type(self.out);
+                cg.llvm.const_struct(&[part.const_zero().into(), part.const_zero().into()], false).into()
+            }
+            Kind::Int | Kind::Pred => cg.value_type(self.out).into_int_type().const_zero().into(),
+        })
+    }
+
+    /// An operand element of type `from`, as a factor in the compute type.
+    pub fn operand<'ctx>(&self, e: &Elemental<'_, 'ctx>, v: BasicValueEnum<'ctx>, from: ElementType) -> Result<BasicValueEnum<'ctx>> {
+        let v = e.convert_value(v, from, self.out)?;
+        match self.kind {
+            Kind::Float => Ok(e.float_to_compute(v, self.out)?.into()),
+            _ => Ok(v),
+        }
+    }
+
+    /// `acc + a * b` on compute-type values.
+    pub fn mul_add<'ctx>(
+        &self,
+        cg: &Codegen<'ctx>,
+        acc: BasicValueEnum<'ctx>,
+        a: BasicValueEnum<'ctx>,
+        b: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        Ok(match self.kind {
+            Kind::Float => {
+                let ty = acc.get_type();
+                cg.call_intrinsic("llvm.fmuladd", &[ty], &[a.into(), b.into(), acc.into()])?
+            }
+            Kind::Complex => {
+                let (ar, ai) = cg.complex_parts(a)?;
+                let (br, bi) = cg.complex_parts(b)?;
+                let (cr, ci) = cg.complex_parts(acc)?;
+                let rr = cg.b.build_float_mul(ar, br, "")?;
+                let ii = cg.b.build_float_mul(ai, bi, "")?;
+                let ri = cg.b.build_float_mul(ar, bi, "")?;
+                let ir = cg.b.build_float_mul(ai, br, "")?;
+                let re = cg.b.build_float_add(cr, cg.b.build_float_sub(rr, ii, "")?, "")?;
+                let im = cg.b.build_float_add(ci, cg.b.build_float_add(ri, ir, "")?, "")?;
+                cg.make_complex(self.out, re, im)?
+            }
+            Kind::Int => {
+                let p = cg.b.build_int_mul(a.into_int_value(), b.into_int_value(), "")?;
+                cg.b.build_int_add(acc.into_int_value(), p, "")?.into()
+            }
+            Kind::Pred => {
+                let p = cg.b.build_and(a.into_int_value(), b.into_int_value(), "")?;
+                cg.b.build_or(acc.into_int_value(), p, "")?.into()
+            }
+        })
+    }
+
+    /// The finished sum as a result element.
+    pub fn finish<'ctx>(&self, e: &Elemental<'_, 'ctx>, acc: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+        match self.kind {
+            Kind::Float => e.compute_to_float(acc.into_float_value(), self.out),
+            _ => Ok(acc),
+        }
+    }
+}

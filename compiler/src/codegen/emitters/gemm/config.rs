@@ -1,0 +1,124 @@
+//! Block sizes of the GEMM engine for an element type and a target.
+//!
+//! The micro-kernel keeps an `mr x nr` tile of C in vector registers (`nr = nv` vectors of
+//! `lanes` elements per row) and per step of k loads `nv` vectors of packed B and broadcasts
+//! `mr` elements of packed A. Register budget: `mr * nv` accumulators, `nv` B vectors and one
+//! broadcast must fit the register file (32 vector registers with AVX-512, 16 otherwise).
+//! Cache blocking: an A strip (`mr x kc`) stays in L1 while the micro-kernel walks the B
+//! strips (`kc x nr`) of a packed B block (`kc x nc`, sized for L2).
+
+use hlojit_runtime::ElementType;
+
+/// Largest number of broadcast rows: more rows amortize the B loads better, but the A strip
+/// must stay small in L1 and edge tiles waste more.
+const MAX_MR: i64 = 12;
+/// Most vectors per tile row (with 32 registers).
+const MAX_NV: i64 = 4;
+/// Bytes of the k-extent of a packed strip row (kc elements): 2 KiB keeps an A strip of 12
+/// rows at 24 KiB, in a 32 KiB L1 (measured: a little faster than 1 or 4 KiB here).
+const KC_BYTES: i64 = 2048;
+/// Bytes of a packed B block (kc x nc), about half of a 1 MiB L2.
+const B_BLOCK_BYTES: i64 = 512 * 1024;
+
+/// Block sizes for one GEMM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blocking {
+    /// Elements per vector register.
+    pub lanes: i64,
+    /// Vectors per tile row.
+    pub nv: i64,
+    /// Rows of the register tile.
+    pub mr: i64,
+    /// Depth of a packed block.
+    pub kc: i64,
+    /// Columns of a packed B block (a multiple of `nr`).
+    pub nc: i64,
+}
+
+impl Blocking {
+    /// Block sizes for elements of `elem_bytes` bytes on a target with `simd_bytes`-byte
+    /// vectors, for a problem `n` columns wide.
+    pub fn new(elem_bytes: i64, simd_bytes: i64, n: i64) -> Blocking {
+        let lanes = (simd_bytes / elem_bytes).max(1);
+        let registers = if simd_bytes >= 64 { 32 } else { 16 };
+        // Up to four vectors when they cover the whole width (a 64-wide f32 problem in one
+        // strip), otherwise two: the tile is then tall, which amortizes the B loads best.
+        let vectors = ((n + lanes - 1) / lanes).max(1);
+        let max_nv = if registers >= 32 { MAX_NV } else { 2 };
+        let nv = if vectors <= max_nv { vectors } else { 2 };
+        let mr = ((registers - nv - 1) / nv).clamp(1, MAX_MR);
+        let kc = (KC_BYTES / elem_bytes).max(16);
+        let nr = nv * lanes;
+        let nc_max = (B_BLOCK_BYTES / (kc * elem_bytes) / nr).max(1) * nr;
+        let nc = nc_max.min(((n + nr - 1) / nr).max(1) * nr);
+        Blocking { lanes, nv, mr, kc, nc }
+    }
+
+    pub fn nr(&self) -> i64 {
+        self.nv * self.lanes
+    }
+}
+
+/// The element type a GEMM computes in for a result type, if the engine handles it: f32 for
+/// f32 and the 16-bit floats, f64, and 32- or 64-bit integers (narrower integer results are
+/// computed in 32 bits and truncated, which wraps the same way).
+pub fn compute_type(out: ElementType) -> Option<ElementType> {
+    use ElementType::*;
+    match out {
+        F32 | BF16 | F16 => Some(F32),
+        F64 => Some(F64),
+        S8 | S16 | S32 => Some(S32),
+        U8 | U16 | U32 => Some(U32),
+        S64 => Some(S64),
+        U64 => Some(U64),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn avx512_f32_tile() {
+        let b = Blocking::new(4, 64, 1024);
+        assert_eq!((b.lanes, b.nv, b.mr, b.nr()), (16, 2, 12, 32));
+        assert_eq!(b.kc, 512);
+        assert_eq!(b.nc, 256);
+        // The tile and one B row and a broadcast fit 32 registers.
+        assert!(b.mr * b.nv + b.nv < 32);
+    }
+
+    #[test]
+    fn avx2_f32_tile_fits_16_registers() {
+        let b = Blocking::new(4, 32, 1024);
+        assert_eq!((b.lanes, b.nv, b.mr), (8, 2, 6));
+        assert!(b.mr * b.nv + b.nv < 16);
+    }
+
+    #[test]
+    fn a_64_wide_problem_is_one_strip() {
+        let b = Blocking::new(4, 64, 64);
+        assert_eq!((b.nv, b.mr, b.nr()), (4, 6, 64));
+        assert!(b.mr * b.nv + b.nv < 32);
+    }
+
+    #[test]
+    fn narrow_problems_use_one_vector_and_small_blocks() {
+        let b = Blocking::new(4, 64, 10);
+        assert_eq!((b.nv, b.nc), (1, 16));
+        let b = Blocking::new(8, 64, 100);
+        assert_eq!((b.lanes, b.nv, b.kc), (8, 2, 256));
+        let b = Blocking::new(4, 32, 1024);
+        assert!(b.mr * b.nv + b.nv < 16);
+        assert_eq!(b.nc % b.nr(), 0);
+    }
+
+    #[test]
+    fn compute_types() {
+        assert_eq!(compute_type(ElementType::BF16), Some(ElementType::F32));
+        assert_eq!(compute_type(ElementType::S8), Some(ElementType::S32));
+        assert_eq!(compute_type(ElementType::C64), None);
+        assert_eq!(compute_type(ElementType::Pred), None);
+    }
+}

@@ -1,0 +1,101 @@
+//! Lowering a dot onto the GEMM engine: operands become `[batch][rows][cols]` matrices over
+//! their dimension groups (read through strides when the layout allows, generated
+//! otherwise); the result is written in place when its column group is contiguous (or,
+//! transposing the problem, its row group), and through a scratch block otherwise.
+
+use super::config::{compute_type, Blocking};
+use super::dims::{group_stride, logical_strides, DotDims};
+use super::driver::{emit_gemm, Gemm, OutputMode};
+use super::operand::{Captures, GroupMap, Operand, Source};
+use super::pack::Conversion;
+use crate::codegen::kernel::KernelContext;
+use crate::error::{Error, Result};
+use crate::hlo::InstrId;
+use hlojit_runtime::ElementType;
+
+/// Dots with fewer multiply-adds than this run the plain loop nest: packing and task setup
+/// would cost more than they save.
+const GEMM_MIN_MACS: i64 = 16 * 1024;
+
+/// Emits the dot with the blocked GEMM engine when that pays off; `None` leaves it to the
+/// generic loop nest.
+pub fn try_emit(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &DotDims) -> Result<Option<i64>> {
+    let out = &kc.outputs[0];
+    let out_type = out.element_type();
+    let Some(compute) = compute_type(out_type) else { return Ok(None) };
+    let macs = d.b.saturating_mul(d.m).saturating_mul(d.n).saturating_mul(d.k);
+    if d.k == 0 || macs < GEMM_MIN_MACS || (d.m == 1 && d.n == 1) {
+        return Ok(None);
+    }
+    let caps = Captures::new(kc, 2)?;
+    let a = operand(kc, &caps, lhs, &d.lhs_batch, &d.lhs_free, &d.lhs_contracting)?;
+    let b = operand(kc, &caps, rhs, &d.rhs_batch, &d.rhs_contracting, &d.rhs_free)?;
+
+    let (gb, gm, gn) = d.out_groups();
+    let out_dims = &out.shape.dims;
+    let with_sizes = |g: &[usize]| g.iter().map(|&x| (x, out_dims[x])).collect::<Vec<_>>();
+    let map = GroupMap { rank: out_dims.len(), batch: with_sizes(&gb), row: with_sizes(&gm), col: with_sizes(&gn) };
+    let strides = logical_strides(&out.shape);
+    let stride = |g: &[usize]| strides.as_ref().and_then(|s| group_stride(s, out_dims, g));
+    let (sb, sm, sn) = (stride(&gb), stride(&gm), stride(&gn));
+    let same_type = compute == out_type;
+    let unit = |s: Option<i64>, extent: i64| s == Some(1) || (s.is_some() && extent == 1);
+    let direct_normal = same_type && sb.is_some() && sm.is_some() && unit(sn, d.n);
+    let direct_swapped = same_type && sb.is_some() && sn.is_some() && unit(sm, d.m);
+    let lanes = (kc.cg.simd_bytes as i64 / compute.byte_size() as i64).max(1);
+    // The vector dimension should be the wide one.
+    let prefer_swap = d.n < lanes && d.m > d.n;
+    let swap = if direct_normal && direct_swapped {
+        prefer_swap
+    } else if direct_normal || direct_swapped {
+        direct_swapped
+    } else {
+        prefer_swap
+    };
+    let (a, b, m, n) = if swap { (b.transposed(), a.transposed(), d.n, d.m) } else { (a, b, d.m, d.n) };
+    let out_mode = match (swap, direct_normal, direct_swapped) {
+        (false, true, _) => OutputMode::Direct { batch: sb.unwrap_or(0), row: sm.unwrap_or(0) },
+        (true, _, true) => OutputMode::Direct { batch: sb.unwrap_or(0), row: sn.unwrap_or(0) },
+        (false, _, _) => OutputMode::Staged { map },
+        (true, _, _) => OutputMode::Staged { map: map.transposed() },
+    };
+    // bf16 x bf16 runs as bf16 pairs where the target multiplies them natively.
+    let pairs = kc.cg.avx512_bf16
+        && kc.cg.simd_bytes == 64
+        && compute == ElementType::F32
+        && a.ty == ElementType::BF16
+        && b.ty == ElementType::BF16;
+    let g = Gemm {
+        batch: d.b,
+        m,
+        n,
+        k: d.k,
+        a,
+        b,
+        out: out_mode,
+        conv: Conversion { out: out_type, compute },
+        blocking: Blocking::new(compute.byte_size() as i64, kc.cg.simd_bytes as i64, n),
+        pairs,
+    };
+    emit_gemm(kc, &caps, &g).map(Some)
+}
+
+/// Operand `id` as a matrix over its batch, row and column dimension groups.
+fn operand(kc: &KernelContext, caps: &Captures, id: InstrId, batch: &[usize], row: &[usize], col: &[usize]) -> Result<Operand> {
+    let inst = kc.comp.get(id);
+    let ty = inst.shape.element_type().ok_or_else(|| Error::Internal(format!("{}: dot operand is not an array", inst.name)))?;
+    let dims = inst.shape.dims();
+    let size = |g: &[usize]| g.iter().map(|&x| dims[x]).product::<i64>();
+    let (rows, cols) = (size(row), size(col));
+    if let (Some(slot), Some(array)) = (caps.slot_of(id), caps.array_of(id)) {
+        if let Some(strides) = logical_strides(&array.shape) {
+            let s = |g: &[usize]| group_stride(&strides, dims, g);
+            if let (Some(b), Some(r), Some(c)) = (s(batch), s(row), s(col)) {
+                return Ok(Operand { source: Source::Strided { slot, batch: b, row: r, col: c }, ty, rows, cols });
+            }
+        }
+    }
+    let with_sizes = |g: &[usize]| g.iter().map(|&x| (x, dims[x])).collect::<Vec<_>>();
+    let map = GroupMap { rank: dims.len(), batch: with_sizes(batch), row: with_sizes(row), col: with_sizes(col) };
+    Ok(Operand { source: Source::Generated { id, map }, ty, rows, cols })
+}
