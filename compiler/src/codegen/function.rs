@@ -228,10 +228,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             Allocation::Alias(t) => self.slot_pointer(comp, assignment, *t, params, results, arena, resolved)?,
             Allocation::Constant(id) => {
                 let inst = comp.get(*id);
-                let literal = match &inst.attrs.literal {
-                    Some(hlojit_runtime::Literal::Array(a)) => a,
-                    _ => return Err(Error::Unsupported(format!("constant {} without an array literal", inst.name))),
-                };
+                let literal = inst.array_literal()?;
                 let name = format!("const.{}.{}", comp.name, inst.name);
                 cg.constant_array(&name, literal, &assignment.slots[s].shape)?
             }
@@ -253,7 +250,8 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let inst = comp.get(id);
         use Opcode::*;
         match inst.opcode {
-            Parameter | Constant | Tuple | GetTupleElement | Bitcast | OptimizationBarrier | AfterAll | AddDependency => Ok(()),
+            Parameter | Constant | Tuple | GetTupleElement | OptimizationBarrier | AfterAll | AddDependency => Ok(()),
+            Bitcast if crate::passes::buffer_assignment::bitcast_aliases(comp, id) => Ok(()),
             While => self.lower_while(comp, id, fl),
             Conditional => self.lower_conditional(comp, id, fl),
             Call => self.lower_call(comp, id, fl),

@@ -191,10 +191,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
 
     fn gen_constant(&mut self, id: InstrId, index: &Index<'ctx>) -> Result<Val<'ctx>> {
         let inst = self.comp.get(id);
-        let literal = match &inst.attrs.literal {
-            Some(hlojit_runtime::Literal::Array(a)) => a,
-            _ => return Err(Error::Unsupported(format!("non-array constant {}", inst.name))),
-        };
+        let literal = inst.array_literal()?;
         if literal.element_count() == 1 {
             return Ok(Val::Scalar(self.cg.literal_element(literal, 0)?));
         }
