@@ -109,6 +109,13 @@ enum Which {
 }
 
 fn main() -> ExitCode {
+    // Like other command-line tools, end quietly when the reader of our output goes away
+    // (`hlojit run ... | head`) instead of failing to print.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread is started.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run { module, inputs, random_inputs, output_dir, donate, plugins } => {
@@ -174,7 +181,7 @@ fn run(path: &Path, inputs: &[PathBuf], seed: Option<u64>, output_dir: Option<&P
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let module = parse_module(&text).map_err(|e| format!("{}:{e}", path.display()))?;
     let exe = Executable::compile(&module, &CompileOptions::default()).map_err(|e| e.to_string())?;
-    println!("compiled {} in {:.1} ms", module.name, exe.compile_time().as_secs_f64() * 1e3);
+    println!("compiled {} in {:.1} ms ({})", module.name, exe.compile_time().as_secs_f64() * 1e3, exe.compile_stats());
     let leaves: Vec<hlojit::ArrayShape> = exe.argument_shapes().into_iter().cloned().collect();
     let arrays: Vec<ArrayLiteral> = match seed {
         Some(seed) => {

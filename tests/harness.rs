@@ -41,16 +41,15 @@ fn filetests() {
     assert!(failures.is_empty(), "{} of {} file tests failed:\n{}", failures.len(), files.len(), failures.join("\n"));
 }
 
-/// Corpus groups whose every case must pass from both `module.hlo` and `optimized.hlo`.
-/// Groups not listed are run and reported but do not fail the test yet; each issue that
-/// delivers a group adds it here.
-const DELIVERED_GROUPS: &[&str] = &[
-    "bitcast", "broadcast", "clamp", "compare", "concat", "convert", "elementwise", "iota", "pad", "reduce_precision",
-    "reshape", "rev", "select", "slice", "transpose",
-    "reduce", "reduce_window",
-    "dot", "conv",
-    "dus", "dynamic_slice", "gather", "scatter", "sort", "topk",
-];
+/// Corpus groups that other issues own and that are reported but not required yet:
+/// programs for 4 devices with collectives, and JAX's LAPACK custom calls (jaxlib's handlers
+/// are not exported symbols; see tests/harness/custom_calls/jaxlib_lapack.rs).
+const PENDING_GROUPS: &[&str] = &["collective", "jaxffi"];
+
+/// Cases that cannot pass, with the error they must give instead: the printer elided the
+/// constant's values (`constant({...})`), so the text does not say what to compute.
+const UNCOMPUTABLE: &[(&str, &str, &str)] =
+    &[("layout_constant_iota", "optimized.hlo", "its values were elided (`{...}`) when the module was printed")];
 
 #[test]
 fn conformance_corpus() {
@@ -60,17 +59,24 @@ fn conformance_corpus() {
     let mut required = Vec::new();
     let mut pending = 0;
     for o in &outcomes {
-        if let Some(reason) = &o.failure {
-            let line = format!("{} [{}] {reason}", o.case, o.file.file_name());
-            if DELIVERED_GROUPS.contains(&o.group.as_str()) {
-                required.push(line);
-            } else {
-                pending += 1;
-                println!("not yet: {line}");
+        let expected_error =
+            UNCOMPUTABLE.iter().find(|(case, file, _)| *case == o.case && *file == o.file.file_name()).map(|(_, _, e)| *e);
+        match (&o.failure, expected_error) {
+            (Some(reason), Some(e)) if reason.contains(e) => {}
+            (reason, Some(e)) => required.push(format!("{} [{}] should fail with '{e}', got {reason:?}", o.case, o.file.file_name())),
+            (Some(reason), None) => {
+                let line = format!("{} [{}] {reason}", o.case, o.file.file_name());
+                if PENDING_GROUPS.contains(&o.group.as_str()) {
+                    pending += 1;
+                    println!("not yet: {line}");
+                } else {
+                    required.push(line);
+                }
             }
+            (None, None) => {}
         }
     }
     let passed = outcomes.iter().filter(|o| o.failure.is_none()).count();
-    println!("{passed} passed, {} failed ({pending} in groups not yet delivered)", outcomes.len() - passed);
-    assert!(required.is_empty(), "{} delivered cases failed:\n{}", required.len(), required.join("\n"));
+    println!("{passed} passed, {} failed ({pending} in pending groups)", outcomes.len() - passed);
+    assert!(required.is_empty(), "{} cases failed:\n{}", required.len(), required.join("\n"));
 }

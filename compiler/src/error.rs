@@ -15,6 +15,10 @@ pub enum Error {
     /// bad dimension numbers, ...): the Rust call site and what is wrong, starting with the op.
     #[error("{location}: {message}")]
     Build { location: String, message: String },
+    /// A module that lacks what is needed to compile it (say, a constant whose values the
+    /// printer elided).
+    #[error("{0}")]
+    InvalidModule(String),
     /// Valid HLO that hlojit cannot compile (yet).
     #[error("unsupported: {0}")]
     Unsupported(String),

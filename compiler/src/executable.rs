@@ -5,7 +5,7 @@ use crate::backend::jit::Jit;
 use crate::codegen::custom_call::custom_call_targets;
 use crate::error::{Error, Result};
 use crate::hlo::Module;
-use crate::pipeline::{compile_to, prepare, CompileOptions, OutputKind};
+use crate::pipeline::{compile_timed, prepare, CompileOptions, CompileStats, OutputKind};
 use crate::hlo::AliasKind;
 use hlojit_runtime::custom_call::{clear_last_error, resolve_target, take_last_error, CustomCallRegistry, Plugin};
 use hlojit_runtime::physical::PhysicalLayout;
@@ -31,6 +31,7 @@ pub struct Executable {
     /// (result leaf, parameter leaf, kind) of `input_output_alias`.
     aliases: Vec<(usize, usize, AliasKind)>,
     compile_time: Duration,
+    compile_stats: CompileStats,
 }
 
 impl std::fmt::Debug for Executable {
@@ -52,6 +53,7 @@ impl Executable {
             return Err(Error::Unsupported("JIT compilation for a target other than the host".into()));
         }
         let prepared = prepare(module)?;
+        let prepare_time = start.elapsed();
         let mut symbols: Vec<(String, usize)> =
             hlojit_runtime::symbols::runtime_symbols().into_iter().map(|(n, a)| (n.to_string(), a)).collect();
         let mut plugins: Vec<Arc<Plugin>> = Vec::new();
@@ -66,10 +68,13 @@ impl Executable {
             symbols.retain(|(n, _)| *n != target);
             symbols.push((target, resolved.address));
         }
-        let object = compile_to(&prepared, ENTRY_SYMBOL, options, OutputKind::Object, true)?;
+        let (object, mut stats) = compile_timed(&prepared, ENTRY_SYMBOL, options, OutputKind::Object, true)?;
+        stats.prepare = prepare_time;
+        let load_start = Instant::now();
         let jit = Jit::new(&symbols)?;
         jit.add_object(&object)?;
         let address = jit.lookup(ENTRY_SYMBOL)?;
+        stats.load = load_start.elapsed();
         // SAFETY: the symbol is the entry function we generated with this signature.
         let entry: EntryFn = unsafe { std::mem::transmute::<usize, EntryFn>(address) };
         let entry_comp = prepared.entry_computation();
@@ -92,6 +97,7 @@ impl Executable {
             argument_names,
             aliases,
             compile_time: start.elapsed(),
+            compile_stats: stats,
         })
     }
 
@@ -106,6 +112,11 @@ impl Executable {
     /// Time spent compiling and loading.
     pub fn compile_time(&self) -> Duration {
         self.compile_time
+    }
+
+    /// Time spent in each phase of compilation.
+    pub fn compile_stats(&self) -> &CompileStats {
+        &self.compile_stats
     }
 
     /// The parameter leaves as `run` takes them (tuple parameters flattened depth-first).

@@ -332,7 +332,6 @@ fn expand_fuses_into_its_consumer() {
 // The example in examples/mlp_builder.rs builds, compiles and runs a two-layer perceptron
 // with softmax; its result matches a plain Rust evaluation.
 #[test]
-#[ignore = "needs the dot and reduce emitters (branches dotconv and reduce); remove once they are on main"]
 fn mlp_builder_example() {
     let error = mlp_builder::run(false).unwrap_or_else(|e| panic!("{e}"));
     assert!(error < 1e-5, "max abs difference {error}");

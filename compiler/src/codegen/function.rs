@@ -30,7 +30,9 @@ const PARALLEL_GRAIN_ELEMENTS: i64 = 1 << 13;
 pub struct ModuleLowering<'a, 'ctx> {
     pub cg: &'a Codegen<'ctx>,
     pub module: &'a Module,
-    functions: HashMap<CompId, FunctionValue<'ctx>>,
+    /// Lowered computations, by computation and whether results overwrite the parameters
+    /// (the in-place form a while body runs in).
+    functions: HashMap<(CompId, bool), FunctionValue<'ctx>>,
     kernel_count: usize,
 }
 
@@ -41,14 +43,46 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
 
     /// The function of computation `c`, lowering it (and what it calls) on first use.
     pub fn function_for(&mut self, c: CompId) -> Result<FunctionValue<'ctx>> {
-        if let Some(&f) = self.functions.get(&c) {
+        self.function_variant(c, false)
+    }
+
+    /// The function of a while body that writes the next state over the current one: its
+    /// result leaves alias its parameter leaves, so the loop state is updated in place and a
+    /// state leaf the body passes through is not copied at all.
+    pub fn state_update_function(&mut self, body: CompId) -> Result<FunctionValue<'ctx>> {
+        self.function_variant(body, true)
+    }
+
+    fn function_variant(&mut self, c: CompId, in_place: bool) -> Result<FunctionValue<'ctx>> {
+        if let Some(&f) = self.functions.get(&(c, in_place)) {
             return Ok(f);
         }
         let comp = self.module.computation(c);
-        // Lower callees first so that the builder is not repositioned under our feet.
+        self.lower_callees(comp)?;
+        let (name, result_shape, aliases) = if in_place {
+            let state = comp.parameter_shapes().into_iter().next().unwrap_or_else(|| Shape::Tuple(Vec::new()));
+            let leaves = state.array_leaves().len();
+            (format!("comp.{}.in_place", sanitize(&comp.name)), state.with_default_layouts(), (0..leaves).map(|k| (k, k)).collect())
+        } else {
+            (format!("comp.{}", sanitize(&comp.name)), comp.result_shape().clone(), Vec::new())
+        };
+        let f = self.lower(comp, &name, false, &result_shape, &aliases)?;
+        self.functions.insert((c, in_place), f);
+        Ok(f)
+    }
+
+    /// Lowers the computations `comp` calls first, so that the builder is not repositioned
+    /// while `comp` is being emitted.
+    fn lower_callees(&mut self, comp: &Computation) -> Result<()> {
         for inst in &comp.instructions {
             match inst.opcode {
-                Opcode::While | Opcode::Conditional | Opcode::Call => {
+                Opcode::While => {
+                    if let (Some(cond), Some(body)) = (inst.while_condition(), inst.while_body()) {
+                        self.function_for(cond)?;
+                        self.state_update_function(body)?;
+                    }
+                }
+                Opcode::Conditional | Opcode::Call => {
                     for &callee in &inst.called {
                         self.function_for(callee)?;
                     }
@@ -56,23 +90,14 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                 _ => {}
             }
         }
-        let name = format!("comp.{}", sanitize(&comp.name));
-        let f = self.lower(comp, &name, false, comp.result_shape(), &[])?;
-        self.functions.insert(c, f);
-        Ok(f)
+        Ok(())
     }
 
     /// Lowers the entry computation as the exported function `name`, whose results are in
     /// the layouts of `result_shape`.
     pub fn lower_entry(&mut self, name: &str, result_shape: &Shape) -> Result<FunctionValue<'ctx>> {
         let entry = self.module.entry_computation();
-        for inst in &entry.instructions {
-            if matches!(inst.opcode, Opcode::While | Opcode::Conditional | Opcode::Call) {
-                for &callee in &inst.called {
-                    self.function_for(callee)?;
-                }
-            }
-        }
+        self.lower_callees(entry)?;
         let aliases: Vec<(usize, usize)> = self.module.alias_leaf_pairs().into_iter().map(|(k, j, _)| (k, j)).collect();
         self.lower(entry, name, true, result_shape, &aliases)
     }
@@ -129,12 +154,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         for &id in &schedule {
             self.lower_instruction(comp, id, &mut fl)?;
         }
-        for &(k, s) in &assignment.result_copies {
-            let dst = load_ptr_at(cg, results, k)?;
-            let dst = IrArray::new(dst, &assignment.result_shapes[k])?;
-            let src = IrArray::new(fl.slot_ptrs[s], &assignment.slots[s].shape)?;
-            copy_array(cg, &src, &dst)?;
-        }
+        self.copy_results(&assignment, &fl.slot_ptrs, results)?;
         self.free(arena, arena_size, assignment.arena_bytes)?;
         if let Some(saved) = saved_mxcsr {
             leave_flush_denormals(cg, saved)?;
@@ -145,6 +165,45 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             unsafe { fail.delete().map_err(|_| Error::Llvm("could not delete a block".into()))? };
         }
         Ok(function)
+    }
+
+    /// Copies the results not computed in place into the caller's buffers. A result whose
+    /// buffer is also a parameter another copy still reads (a state swap, say) is staged
+    /// through scratch memory first.
+    fn copy_results(&self, assignment: &BufferAssignment, slot_ptrs: &[PointerValue<'ctx>], results: PointerValue<'ctx>) -> Result<()> {
+        let cg = self.cg;
+        let source_param = |s: usize| match assignment.slots[assignment.owner(s)].allocation {
+            Allocation::Parameter(j) => Some(j),
+            _ => None,
+        };
+        let read: Vec<usize> = assignment.result_copies.iter().filter_map(|&(_, s)| source_param(s)).collect();
+        let hazardous = |k: usize, s: usize| {
+            assignment.aliases.get(&k).is_some_and(|j| read.contains(j) && source_param(s) != Some(*j))
+        };
+        let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
+        let mut staged = Vec::new();
+        for &(k, s) in &assignment.result_copies {
+            if hazardous(k, s) {
+                let src = IrArray::new(slot_ptrs[s], &assignment.slots[s].shape)?;
+                let bytes = src.byte_size();
+                let scratch = cg.call(alloc, &[cg.const_i64(bytes).into()])?.into_pointer_value();
+                let tmp = IrArray::new(scratch, &src.shape)?;
+                copy_array(cg, &src, &tmp)?;
+                staged.push((k, tmp, bytes));
+            }
+        }
+        for &(k, s) in &assignment.result_copies {
+            if !hazardous(k, s) {
+                let dst = IrArray::new(load_ptr_at(cg, results, k)?, &assignment.result_shapes[k])?;
+                copy_array(cg, &IrArray::new(slot_ptrs[s], &assignment.slots[s].shape)?, &dst)?;
+            }
+        }
+        for (k, tmp, bytes) in staged {
+            let dst = IrArray::new(load_ptr_at(cg, results, k)?, &assignment.result_shapes[k])?;
+            copy_array(cg, &tmp, &dst)?;
+            self.free(tmp.ptr, cg.const_i64(bytes), bytes)?;
+        }
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -169,10 +228,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             Allocation::Alias(t) => self.slot_pointer(comp, assignment, *t, params, results, arena, resolved)?,
             Allocation::Constant(id) => {
                 let inst = comp.get(*id);
-                let literal = match &inst.attrs.literal {
-                    Some(hlojit_runtime::Literal::Array(a)) => a,
-                    _ => return Err(Error::Unsupported(format!("constant {} without an array literal", inst.name))),
-                };
+                let literal = inst.array_literal()?;
                 let name = format!("const.{}.{}", comp.name, inst.name);
                 cg.constant_array(&name, literal, &assignment.slots[s].shape)?
             }
@@ -194,7 +250,8 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let inst = comp.get(id);
         use Opcode::*;
         match inst.opcode {
-            Parameter | Constant | Tuple | GetTupleElement | Bitcast | OptimizationBarrier | AfterAll | AddDependency => Ok(()),
+            Parameter | Constant | Tuple | GetTupleElement | OptimizationBarrier | AfterAll | AddDependency => Ok(()),
+            Bitcast if crate::passes::buffer_assignment::bitcast_aliases(comp, id) => Ok(()),
             While => self.lower_while(comp, id, fl),
             Conditional => self.lower_conditional(comp, id, fl),
             Call => self.lower_call(comp, id, fl),
@@ -258,8 +315,8 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         self.call_computation(f, &params, &results, fl)
     }
 
-    /// while: the loop state lives in the while's own buffers; the body writes the next state
-    /// into scratch buffers that are copied back.
+    /// while: the loop state lives in the while's own buffers, which the body updates in
+    /// place each iteration.
     fn lower_while(&mut self, comp: &Computation, id: InstrId, fl: &mut FunctionLowering<'_, 'ctx>) -> Result<()> {
         let cg = self.cg;
         let inst = comp.get(id);
@@ -268,7 +325,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             _ => return Err(Error::Internal(format!("{}: while without condition or body", inst.name))),
         };
         let cond_fn = self.function_for(cond)?;
-        let body_fn = self.function_for(body)?;
+        let body_fn = self.state_update_function(body)?;
         let state = self.leaf_ptrs(fl, id);
         let shapes = self.leaf_shapes(fl, id);
         let init = self.leaf_ptrs(fl, inst.operands[0]);
@@ -276,21 +333,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         for i in 0..state.len() {
             copy_array(cg, &IrArray::new(init[i], &init_shapes[i])?, &IrArray::new(state[i], &shapes[i])?)?;
         }
-        // Scratch: the next state's leaves and the condition's pred.
-        let mut offsets = Vec::new();
-        let mut total = 0i64;
-        for s in &shapes {
-            offsets.push(total);
-            total += round_up(super::array::buffer_bytes(s)?.max(1), 64);
-        }
-        let pred_offset = total;
-        total += 64;
-        let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
-        let scratch = cg.call(alloc, &[cg.const_i64(total).into()])?.into_pointer_value();
-        let next: Vec<PointerValue> = offsets.iter().map(|&o| cg.byte_offset(scratch, o)).collect::<Result<_>>()?;
-        let pred = cg.byte_offset(scratch, pred_offset)?;
-        fl.cleanups.push((scratch, total));
-
+        let pred = cg.entry_alloca(cg.i8().into(), "while.pred")?;
         let header = cg.block("while.header");
         let body_bb = cg.block("while.body");
         let exit = cg.block("while.exit");
@@ -301,19 +344,10 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let go = cg.b.build_int_compare(IntPredicate::NE, p, cg.i8().const_zero(), "")?;
         cg.b.build_conditional_branch(go, body_bb, exit)?;
         cg.b.position_at_end(body_bb);
-        self.call_computation(body_fn, &state, &next, fl)?;
-        for i in 0..state.len() {
-            let bytes = super::array::buffer_bytes(&shapes[i])?;
-            if bytes > 0 {
-                cg.b.build_memcpy(state[i], 64, next[i], 64, cg.const_i64(bytes))
-                    .map_err(|e| Error::Llvm(e.to_string()))?;
-            }
-        }
+        self.call_computation(body_fn, &state, &state, fl)?;
         cg.b.build_unconditional_branch(header)?;
         cg.b.position_at_end(exit);
-        fl.cleanups.pop();
-        let free = cg.external("hlojit_rt_free", cg.fn_type(None, &[cg.ptr().into(), cg.i64().into()]));
-        cg.call_void(free, &[scratch.into(), cg.const_i64(total).into()])
+        Ok(())
     }
 
     /// conditional: runs the selected branch with its operand; a pred selects branch 0 when
@@ -447,9 +481,6 @@ fn leave_flush_denormals<'ctx>(cg: &Codegen<'ctx>, saved: PointerValue<'ctx>) ->
     cg.call_void(ldmxcsr, &[saved.into()])
 }
 
-fn round_up(x: i64, to: i64) -> i64 {
-    (x + to - 1) / to * to
-}
 
 /// A name LLVM symbol tables and object files accept everywhere.
 pub fn sanitize(name: &str) -> String {

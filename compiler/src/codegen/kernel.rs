@@ -152,6 +152,7 @@ pub fn is_elemental(op: Opcode) -> bool {
                 | Tuple
                 | GetTupleElement
                 | OptimizationBarrier
+                | Map
         )
 }
 

@@ -96,6 +96,19 @@ impl Instruction {
         }
     }
 
+    /// The literal of an array constant. A constant printed as `constant({...})` had its
+    /// values elided by the printer: they are not in the text, so nothing can compute it.
+    pub fn array_literal(&self) -> crate::error::Result<&hlojit_runtime::ArrayLiteral> {
+        match &self.attrs.literal {
+            Some(hlojit_runtime::Literal::Array(a)) => Ok(a),
+            Some(_) => Err(crate::error::Error::Unsupported(format!("tuple constant {}", self.name))),
+            None => Err(crate::error::Error::InvalidModule(format!(
+                "constant {}: its values were elided (`{{...}}`) when the module was printed, so they are not in the text",
+                self.name
+            ))),
+        }
+    }
+
     /// The array shape of the result; panics for tuples (callers check first).
     pub fn array_shape(&self) -> &hlojit_runtime::ArrayShape {
         self.shape.as_array().unwrap_or_else(|| panic!("{} has a non-array shape {}", self.name, self.shape))

@@ -82,7 +82,16 @@ impl BufferAssignment {
 /// Instructions whose leaves are (parts of) their operands' buffers.
 fn aliases_operands(opcode: Opcode) -> bool {
     use Opcode::*;
-    matches!(opcode, Tuple | GetTupleElement | Bitcast | OptimizationBarrier | AddDependency | AfterAll)
+    matches!(opcode, Tuple | GetTupleElement | OptimizationBarrier | AddDependency | AfterAll)
+}
+
+/// Whether bitcast `id` shares its operand's buffer (otherwise a kernel computes it).
+pub fn bitcast_aliases(comp: &Computation, id: InstrId) -> bool {
+    let inst = comp.get(id);
+    match (inst.shape.as_array(), comp.get(inst.operands[0]).shape.as_array()) {
+        (Some(to), Some(from)) => crate::codegen::array::is_memory_bitcast(from, to),
+        _ => false,
+    }
 }
 
 /// Assigns buffers for `comp` run in `schedule` order. `parameter_shapes` and `result_shape`
@@ -131,7 +140,7 @@ pub fn assign_buffers(
                 let n = inst.shape.array_leaves().len();
                 leaves.get(&inst.operands[0]).map(|l| l[start..start + n].to_vec()).unwrap_or_default()
             }
-            Opcode::Bitcast => {
+            Opcode::Bitcast if bitcast_aliases(comp, id) => {
                 // Same bytes seen through another shape: a new slot over the same allocation.
                 let src = leaves.get(&inst.operands[0]).and_then(|l| l.first().copied());
                 match src {

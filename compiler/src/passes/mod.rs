@@ -1,7 +1,10 @@
 //! Passes over HLO: one pass per file.
 
+pub mod batch_norm_expander;
 pub mod buffer_assignment;
-pub mod dynamic_reduce;
+pub mod dynamic_padder;
 pub mod entry_layout;
+pub mod expand_util;
 pub mod fusion;
 pub mod inline_calls;
+pub mod rng_expander;

@@ -1,5 +1,7 @@
-//! Compute kernels generated code calls for operations that are better written once in Rust
-//! than emitted per module (sorting). Each exported entry point is listed in
+//! Compute kernels generated code calls for operations better written once in Rust than
+//! emitted per module (sorting, FFT, RNG state). Each exported entry point is listed in
 //! [`crate::symbols::runtime_symbols`].
 
+pub mod fft;
+pub mod rng;
 pub mod sort;

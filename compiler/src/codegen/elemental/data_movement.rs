@@ -61,11 +61,15 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         if out_shape.dims == in_shape.dims && out_layout.minor_to_major == in_layout.minor_to_major {
             return self.gen(operand, index);
         }
-        if !out_layout.is_untiled() || !in_layout.is_untiled() {
-            return Err(Error::Unsupported(format!("bitcast between tiled layouts ({})", inst.name)));
-        }
+        // XLA forms bitcasts that are no-ops in the layouts' dimension order, tiles aside
+        // (XLA:CPU bitcasts a T(8,128) array to its untiled transpose): elements correspond by
+        // their position in that order.
+        let untiled = |s: &hlojit_runtime::ArrayShape, l: &hlojit_runtime::Layout| hlojit_runtime::ArrayShape {
+            layout: Some(hlojit_runtime::Layout::new(l.minor_to_major.clone())),
+            ..s.clone()
+        };
         let unsupported = |e: hlojit_runtime::physical::LayoutError| Error::Unsupported(e.to_string());
-        let out_phys = PhysicalLayout::new(&out_shape).map_err(unsupported)?;
+        let out_phys = PhysicalLayout::new(&untiled(&out_shape, &out_layout)).map_err(unsupported)?;
         let mut offset = cg.const_i64(0);
         for d in &out_phys.dims {
             if let (Some(l), true) = (d.logical_dim, d.size > 1) {

@@ -9,6 +9,7 @@ mod arithmetic;
 mod compare;
 mod complex;
 mod convert;
+mod map;
 mod data_movement;
 mod dynamic_update_slice;
 pub(crate) mod gather;
@@ -181,6 +182,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             Convert => self.gen_convert(id, index),
             BitcastConvert => self.gen_bitcast_convert(id, index),
             ReducePrecision => self.gen_reduce_precision(id, index),
+            Map => self.gen_map(id, index),
             op if op.is_elementwise_unary() => self.gen_unary(id, index),
             op if op.is_elementwise_binary() => self.gen_binary(id, index),
             op => Err(Error::Unsupported(op.name().to_string())),
@@ -189,10 +191,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
 
     fn gen_constant(&mut self, id: InstrId, index: &Index<'ctx>) -> Result<Val<'ctx>> {
         let inst = self.comp.get(id);
-        let literal = match &inst.attrs.literal {
-            Some(hlojit_runtime::Literal::Array(a)) => a,
-            _ => return Err(Error::Unsupported(format!("non-array constant {}", inst.name))),
-        };
+        let literal = inst.array_literal()?;
         if literal.element_count() == 1 {
             return Ok(Val::Scalar(self.cg.literal_element(literal, 0)?));
         }

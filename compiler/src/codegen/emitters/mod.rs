@@ -7,16 +7,20 @@ mod conv;
 mod dot;
 mod gemm;
 mod dynamic_update_slice;
+mod fft;
 mod gather;
 mod in_place;
+mod linalg;
 mod ranges;
-mod scatter;
-mod sort;
-mod sort_key;
-mod topk;
 mod reduce;
 mod reduce_window;
+pub mod rng;
+mod scatter;
 mod select_and_scatter;
+mod sort;
+mod sort_key;
+mod staging;
+mod topk;
 
 use super::kernel::KernelContext;
 use crate::error::{Error, Result};
@@ -45,6 +49,11 @@ pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
         Opcode::Sort => sort::emit(kc),
         Opcode::TopK => topk::emit(kc),
         Opcode::CustomCall if topk::is_topk_custom_call(kc.comp.get(kc.root)) => topk::emit(kc),
+        Opcode::Fft => fft::emit_fft(kc),
+        Opcode::Cholesky => linalg::emit_cholesky(kc),
+        Opcode::TriangularSolve => linalg::emit_triangular_solve(kc),
+        Opcode::RngBitGenerator => rng::emit_rng_bit_generator(kc),
+        Opcode::RngGetAndUpdateState => rng::emit_rng_get_and_update_state(kc),
         Opcode::Reduce => reduce::emit(kc),
         Opcode::ReduceWindow => reduce_window::emit(kc),
         Opcode::SelectAndScatter => select_and_scatter::emit(kc),

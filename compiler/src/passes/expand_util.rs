@@ -1,0 +1,141 @@
+//! A small HLO builder for expander passes: appends instructions to one computation of a
+//! module with their shapes worked out, so that an expansion reads like the formula it
+//! implements.
+
+use crate::error::{Error, Result};
+use crate::hlo::{CompId, Computation, InstrId, Instruction, Module, Opcode};
+use hlojit_runtime::{ArrayLiteral, ArrayShape, ElementType, Literal, Shape};
+
+/// Appends instructions to computation `comp` of `module`, naming them `<prefix>.<n>`.
+pub struct Builder<'m> {
+    pub module: &'m mut Module,
+    pub comp: CompId,
+    prefix: String,
+    count: usize,
+}
+
+impl<'m> Builder<'m> {
+    pub fn new(module: &'m mut Module, comp: CompId, prefix: impl Into<String>) -> Self {
+        Builder { module, comp, prefix: prefix.into(), count: 0 }
+    }
+
+    fn computation(&mut self) -> &mut Computation {
+        self.module.computation_mut(self.comp)
+    }
+
+    pub fn shape(&self, id: InstrId) -> &Shape {
+        &self.module.computation(self.comp).get(id).shape
+    }
+
+    pub fn array(&self, id: InstrId) -> Result<&ArrayShape> {
+        let inst = self.module.computation(self.comp).get(id);
+        inst.shape
+            .as_array()
+            .ok_or_else(|| Error::Unsupported(format!("{}: expected an array, found {}", inst.name, inst.shape)))
+    }
+
+    pub fn element_type(&self, id: InstrId) -> Result<ElementType> {
+        Ok(self.array(id)?.element_type)
+    }
+
+    pub fn dims(&self, id: InstrId) -> Result<Vec<i64>> {
+        Ok(self.array(id)?.dims.clone())
+    }
+
+    /// Adds an instruction (renamed to a fresh name) and returns its id.
+    pub fn add(&mut self, mut inst: Instruction) -> InstrId {
+        self.count += 1;
+        inst.name = format!("{}.{}", self.prefix, self.count);
+        self.computation().add(inst)
+    }
+
+    /// Adds `opcode(operands)` with result `shape`.
+    pub fn op(&mut self, opcode: Opcode, shape: Shape, operands: Vec<InstrId>) -> InstrId {
+        self.add(Instruction::new("", opcode, shape, operands))
+    }
+
+    pub fn constant(&mut self, literal: ArrayLiteral) -> InstrId {
+        let shape = Shape::Array(literal.shape());
+        let mut inst = Instruction::new("", Opcode::Constant, shape, Vec::new());
+        inst.attrs.literal = Some(Literal::Array(literal));
+        self.add(inst)
+    }
+
+    /// A scalar constant of type `t` holding `v` converted as XLA converts.
+    pub fn scalar(&mut self, t: ElementType, v: f64) -> Result<InstrId> {
+        let lit = ArrayLiteral::from_f64s(t, &[], &[v]).map_err(|e| Error::Internal(e.to_string()))?;
+        Ok(self.constant(lit))
+    }
+
+    /// `broadcast(operand)` to `dims`, operand dimension i going to `dimensions[i]`.
+    pub fn broadcast(&mut self, operand: InstrId, dims: &[i64], dimensions: Vec<i64>) -> Result<InstrId> {
+        let t = self.element_type(operand)?;
+        let mut inst = Instruction::new("", Opcode::Broadcast, Shape::array(t, dims.to_vec()), vec![operand]);
+        inst.attrs.dimensions = Some(dimensions);
+        Ok(self.add(inst))
+    }
+
+    /// An elementwise unary op whose result has the operand's shape.
+    pub fn unary(&mut self, opcode: Opcode, a: InstrId) -> Result<InstrId> {
+        let shape = self.plain(a)?;
+        Ok(self.op(opcode, shape, vec![a]))
+    }
+
+    /// An elementwise binary op whose result has the first operand's shape.
+    pub fn binary(&mut self, opcode: Opcode, a: InstrId, b: InstrId) -> Result<InstrId> {
+        let shape = self.plain(a)?;
+        Ok(self.op(opcode, shape, vec![a, b]))
+    }
+
+    /// `convert(a)` to element type `t`.
+    pub fn convert(&mut self, a: InstrId, t: ElementType) -> Result<InstrId> {
+        let dims = self.dims(a)?;
+        Ok(self.op(Opcode::Convert, Shape::array(t, dims), vec![a]))
+    }
+
+    /// `reduce(operand, init)` over `dimensions` with the scalar computation `reducer`.
+    pub fn reduce(
+        &mut self,
+        operand: InstrId,
+        init: InstrId,
+        dimensions: Vec<i64>,
+        reducer: CompId,
+    ) -> Result<InstrId> {
+        let a = self.array(operand)?;
+        let dims: Vec<i64> =
+            a.dims.iter().enumerate().filter(|(i, _)| !dimensions.contains(&(*i as i64))).map(|(_, &d)| d).collect();
+        let mut inst = Instruction::new("", Opcode::Reduce, Shape::array(a.element_type, dims), vec![operand, init]);
+        inst.attrs.dimensions = Some(dimensions);
+        inst.called = vec![reducer];
+        Ok(self.add(inst))
+    }
+
+    pub fn tuple(&mut self, elements: Vec<InstrId>) -> InstrId {
+        let shapes = elements.iter().map(|&e| self.shape(e).clone()).collect();
+        self.op(Opcode::Tuple, Shape::Tuple(shapes), elements)
+    }
+
+    /// The operand's array shape without a layout (new instructions take default layouts).
+    fn plain(&self, a: InstrId) -> Result<Shape> {
+        let s = self.array(a)?;
+        Ok(Shape::array(s.element_type, s.dims.clone()))
+    }
+}
+
+/// The scalar computation `(x, y) -> op(x, y)` on element type `t`, added to the module once.
+pub fn scalar_binary_computation(module: &mut Module, op: Opcode, t: ElementType) -> CompId {
+    let name = format!("expand.{}.{}", op.name(), t);
+    if let Some(c) = module.find_computation(&name) {
+        return c;
+    }
+    let mut comp = Computation::new(name);
+    let scalar = Shape::scalar(t);
+    let mut x = Instruction::new("x", Opcode::Parameter, scalar.clone(), Vec::new());
+    x.attrs.parameter_number = Some(0);
+    let mut y = Instruction::new("y", Opcode::Parameter, scalar.clone(), Vec::new());
+    y.attrs.parameter_number = Some(1);
+    let x = comp.add(x);
+    let y = comp.add(y);
+    comp.root = comp.add(Instruction::new("r", op, scalar, vec![x, y]));
+    module.add_computation(comp)
+}
