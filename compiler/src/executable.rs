@@ -5,7 +5,7 @@ use crate::backend::jit::Jit;
 use crate::codegen::custom_call::custom_call_targets;
 use crate::error::{Error, Result};
 use crate::hlo::Module;
-use crate::pipeline::{compile_timed, prepare, CompileOptions, CompileStats, OutputKind};
+use crate::pipeline::{compile_objects, prepare, CompileOptions, CompileStats};
 use crate::hlo::AliasKind;
 use hlojit_runtime::custom_call::{clear_last_error, resolve_target, take_last_error, CustomCallRegistry, Plugin};
 use hlojit_runtime::physical::PhysicalLayout;
@@ -68,11 +68,13 @@ impl Executable {
             symbols.retain(|(n, _)| *n != target);
             symbols.push((target, resolved.address));
         }
-        let (object, mut stats) = compile_timed(&prepared, ENTRY_SYMBOL, options, OutputKind::Object, true)?;
+        let (objects, mut stats) = compile_objects(&prepared, ENTRY_SYMBOL, options)?;
         stats.prepare = prepare_time;
         let load_start = Instant::now();
         let jit = Jit::new(&symbols)?;
-        jit.add_object(&object)?;
+        for object in &objects {
+            jit.add_object(object)?;
+        }
         let address = jit.lookup(ENTRY_SYMBOL)?;
         stats.load = load_start.elapsed();
         // SAFETY: the symbol is the entry function we generated with this signature.

@@ -2,22 +2,34 @@
 
 use crate::backend::target::{emit_object, optimize, TargetOptions};
 use crate::codegen::context::Codegen;
-use crate::codegen::function::ModuleLowering;
+use crate::codegen::function::{KernelInfo, ModuleLowering};
+use crate::codegen::kernel::emit_kernels;
+use crate::codegen::plan::{KernelJob, LoweringPlan};
 use crate::error::{Error, Result};
 use crate::hlo::Module;
 use crate::passes;
 use hlojit_runtime::custom_call::CustomCallRegistry;
 use inkwell::context::Context;
-use inkwell::targets::FileType;
+use inkwell::targets::{FileType, TargetMachine};
+use std::time::{Duration, Instant};
 
 /// What to produce from a module.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct CompileOptions {
     pub target: TargetOptions,
     /// Where custom-call targets are looked up first (then the process-wide registry, then
     /// the process's exported symbols). Ignored for AOT output, whose targets the linker
     /// resolves.
     pub custom_calls: CustomCallRegistry,
+    /// Compile independent parts of a module on several threads (JIT only). Off, everything
+    /// is one LLVM module compiled on the calling thread.
+    pub parallel_compile: bool,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions { target: TargetOptions::default(), custom_calls: CustomCallRegistry::default(), parallel_compile: true }
+    }
 }
 
 /// Runs the HLO passes that prepare a module for code generation.
@@ -33,86 +45,224 @@ pub fn prepare(module: &Module) -> Result<Module> {
     Ok(m)
 }
 
-/// Lowers a prepared module into `cg` with its entry exported as `entry_name`.
+/// Lowers a prepared module into one LLVM module, its entry exported as `entry_name`.
 pub fn lower(cg: &Codegen, module: &Module, entry_name: &str) -> Result<()> {
-    let mut lowering = ModuleLowering::new(cg, module);
-    lowering.lower_entry(entry_name, &module.entry_result_shape())?;
+    lower_planned(cg, module, &LoweringPlan::new(module, entry_name)?)
+}
+
+fn lower_planned(cg: &Codegen, module: &Module, plan: &LoweringPlan) -> Result<()> {
+    let all: Vec<usize> = (0..plan.kernels.len()).collect();
+    let kernels = kernel_infos(plan, emit_kernels(cg, module, plan, &all, false)?);
+    ModuleLowering::new(cg, module, plan, &kernels).lower_all()?;
+    verify(cg)
+}
+
+fn verify(cg: &Codegen) -> Result<()> {
     cg.module.verify().map_err(|e| Error::Llvm(format!("generated IR is invalid: {}", e.to_string())))
 }
 
-/// Compiles a prepared module to optimized LLVM IR text, assembly or an object file.
-pub fn compile_to(module: &Module, entry_name: &str, options: &CompileOptions, output: OutputKind, for_jit: bool) -> Result<Vec<u8>> {
-    compile_timed(module, entry_name, options, output, for_jit).map(|(code, _)| code)
+fn kernel_infos(plan: &LoweringPlan, emitted: Vec<(usize, KernelInfo)>) -> Vec<KernelInfo> {
+    let mut infos: Vec<Option<KernelInfo>> = vec![None; plan.kernels.len()];
+    for (j, info) in emitted {
+        infos[j] = Some(info);
+    }
+    infos.into_iter().map(|i| i.expect("every kernel emitted")).collect()
 }
 
-/// Where compilation time goes.
+/// Where compilation time goes. With parallel compilation, the LLVM phases are summed over
+/// the threads (the wall time is the executable's compile time).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CompileStats {
     /// Verification and HLO passes.
-    pub prepare: std::time::Duration,
+    pub prepare: Duration,
     /// Generating LLVM IR.
-    pub lower: std::time::Duration,
+    pub lower: Duration,
     /// LLVM's optimization pipeline.
-    pub optimize: std::time::Duration,
+    pub optimize: Duration,
     /// Machine code generation.
-    pub codegen: std::time::Duration,
-    /// Loading the object into the JIT.
-    pub load: std::time::Duration,
+    pub codegen: Duration,
+    /// Loading the objects into the JIT.
+    pub load: Duration,
+    /// LLVM modules compiled (in parallel when more than one).
+    pub partitions: usize,
+}
+
+impl std::ops::AddAssign for CompileStats {
+    fn add_assign(&mut self, o: CompileStats) {
+        self.prepare += o.prepare;
+        self.lower += o.lower;
+        self.optimize += o.optimize;
+        self.codegen += o.codegen;
+        self.load += o.load;
+        self.partitions += o.partitions;
+    }
 }
 
 impl std::fmt::Display for CompileStats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
         write!(
             f,
-            "passes {:.1} ms, LLVM IR {:.1} ms, optimization {:.1} ms, machine code {:.1} ms, loading {:.1} ms",
+            "passes {:.1} ms, LLVM IR {:.1} ms, optimization {:.1} ms, machine code {:.1} ms, loading {:.1} ms; {} LLVM module{}",
             ms(self.prepare),
             ms(self.lower),
             ms(self.optimize),
             ms(self.codegen),
-            ms(self.load)
+            ms(self.load),
+            self.partitions,
+            if self.partitions == 1 { "" } else { "s, compiled in parallel" }
         )
     }
 }
 
-/// [`compile_to`], also timing the phases (`prepare` and `load` are left for the caller).
-pub fn compile_timed(
-    module: &Module,
-    entry_name: &str,
-    options: &CompileOptions,
-    output: OutputKind,
-    for_jit: bool,
-) -> Result<(Vec<u8>, CompileStats)> {
-    let mut stats = CompileStats::default();
-    let start = std::time::Instant::now();
-    let context = Context::create();
-    let mut cg = Codegen::new(&context, &module.name, options.target.is_x86_64());
-    let machine = options.target.machine(for_jit)?;
-    cg.simd_bytes = crate::backend::target::simd_bytes(&machine);
-    cg.avx512_bf16 = crate::backend::target::has_feature(&machine, "avx512bf16");
-    cg.module.set_triple(&machine.get_triple());
-    cg.module.set_data_layout(&machine.get_target_data().get_data_layout());
-    lower(&cg, module, entry_name)?;
-    stats.lower = start.elapsed();
-    let t = std::time::Instant::now();
-    optimize(&cg.module, &machine)?;
-    stats.optimize = t.elapsed();
-    if let Ok(path) = std::env::var("HLOJIT_DUMP_IR") {
-        let _ = cg.module.print_to_file(path);
-    }
-    let t = std::time::Instant::now();
-    let code = match output {
-        OutputKind::LlvmIr => cg.module.print_to_string().to_bytes().to_vec(),
-        OutputKind::Assembly => emit_object(&cg.module, &machine, FileType::Assembly)?,
-        OutputKind::Object => emit_object(&cg.module, &machine, FileType::Object)?,
-    };
-    stats.codegen = t.elapsed();
-    Ok((code, stats))
-}
-
+/// What to emit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputKind {
     LlvmIr,
     Assembly,
     Object,
+}
+
+/// Compiles a prepared module to one optimized LLVM IR text, assembly file or object file.
+pub fn compile_to(module: &Module, entry_name: &str, options: &CompileOptions, output: OutputKind, for_jit: bool) -> Result<Vec<u8>> {
+    let machine = options.target.machine(for_jit)?;
+    let context = Context::create();
+    let cg = codegen_for(&context, &module.name, options, &machine);
+    lower(&cg, module, entry_name)?;
+    finish(&cg, &machine, output, &mut CompileStats::default())
+}
+
+fn codegen_for<'ctx>(context: &'ctx Context, name: &str, options: &CompileOptions, machine: &TargetMachine) -> Codegen<'ctx> {
+    let mut cg = Codegen::new(context, name, options.target.is_x86_64());
+    cg.simd_bytes = crate::backend::target::simd_bytes(machine);
+    cg.avx512_bf16 = crate::backend::target::has_feature(machine, "avx512bf16");
+    cg.module.set_triple(&machine.get_triple());
+    cg.module.set_data_layout(&machine.get_target_data().get_data_layout());
+    cg
+}
+
+/// Optimizes the module and emits it, timing both.
+fn finish(cg: &Codegen, machine: &TargetMachine, output: OutputKind, stats: &mut CompileStats) -> Result<Vec<u8>> {
+    let t = Instant::now();
+    optimize(&cg.module, machine)?;
+    stats.optimize += t.elapsed();
+    if let Ok(path) = std::env::var("HLOJIT_DUMP_IR") {
+        let _ = cg.module.print_to_file(path);
+    }
+    let t = Instant::now();
+    let code = match output {
+        OutputKind::LlvmIr => cg.module.print_to_string().to_bytes().to_vec(),
+        OutputKind::Assembly => emit_object(&cg.module, machine, FileType::Assembly)?,
+        OutputKind::Object => emit_object(&cg.module, machine, FileType::Object)?,
+    };
+    stats.codegen += t.elapsed();
+    stats.partitions += 1;
+    Ok(code)
+}
+
+/// Kernel work below which splitting the module across threads costs more than it saves
+/// (every LLVM module has a fixed optimization and code generation cost).
+const PARALLEL_COMPILE_MIN_WORK: usize = 96;
+
+/// Compiles a prepared module for the JIT into object files: the kernels are split into
+/// partitions compiled on separate threads when there is enough work, and the sequencing
+/// code (which needs to know each kernel's parallel extent) is compiled last.
+pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptions) -> Result<(Vec<Vec<u8>>, CompileStats)> {
+    let mut stats = CompileStats::default();
+    let start = Instant::now();
+    let plan = LoweringPlan::new(module, entry_name)?;
+    let work: Vec<usize> = plan.kernels.iter().map(|k| kernel_work(module, &plan, k)).collect();
+    let total: usize = work.iter().sum();
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let partitions = if !options.parallel_compile || total < PARALLEL_COMPILE_MIN_WORK { 1 } else { threads.min(plan.kernels.len()) };
+    if partitions <= 1 {
+        let machine = options.target.machine(true)?;
+        let context = Context::create();
+        let cg = codegen_for(&context, &module.name, options, &machine);
+        lower_planned(&cg, module, &plan)?;
+        stats.lower = start.elapsed();
+        let object = finish(&cg, &machine, OutputKind::Object, &mut stats)?;
+        return Ok((vec![object], stats));
+    }
+    // Largest kernels first, each to the least loaded partition.
+    let mut order: Vec<usize> = (0..plan.kernels.len()).collect();
+    order.sort_by_key(|&j| std::cmp::Reverse(work[j]));
+    let mut parts: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); partitions];
+    for j in order {
+        let lightest = parts.iter_mut().min_by_key(|(w, _)| *w).expect("partitions");
+        lightest.0 += work[j];
+        lightest.1.push(j);
+    }
+    let results: Vec<Result<(Vec<u8>, Vec<(usize, KernelInfo)>, CompileStats)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .iter()
+            .enumerate()
+            .map(|(i, (_, jobs))| {
+                let plan = &plan;
+                scope.spawn(move || compile_partition(module, plan, jobs, options, &format!("{}.part{i}", module.name)))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::Internal("a compilation thread panicked".into())))).collect()
+    });
+    let mut objects = Vec::with_capacity(partitions + 1);
+    let mut emitted = Vec::new();
+    for r in results {
+        let (object, infos, part_stats) = r?;
+        objects.push(object);
+        emitted.extend(infos);
+        stats += part_stats;
+    }
+    let kernels = kernel_infos(&plan, emitted);
+    let machine = options.target.machine(true)?;
+    let context = Context::create();
+    let cg = codegen_for(&context, &module.name, options, &machine);
+    let t = Instant::now();
+    ModuleLowering::new(&cg, module, &plan, &kernels).lower_all()?;
+    verify(&cg)?;
+    stats.lower += t.elapsed();
+    objects.push(finish(&cg, &machine, OutputKind::Object, &mut stats)?);
+    Ok((objects, stats))
+}
+
+/// One partition of kernels in its own LLVM context, on the calling thread.
+fn compile_partition(
+    module: &Module,
+    plan: &LoweringPlan,
+    jobs: &[usize],
+    options: &CompileOptions,
+    name: &str,
+) -> Result<(Vec<u8>, Vec<(usize, KernelInfo)>, CompileStats)> {
+    let mut stats = CompileStats::default();
+    let t = Instant::now();
+    let machine = options.target.machine(true)?;
+    let context = Context::create();
+    let cg = codegen_for(&context, name, options, &machine);
+    let infos = emit_kernels(&cg, module, plan, jobs, true)?;
+    verify(&cg)?;
+    stats.lower = t.elapsed();
+    let object = finish(&cg, &machine, OutputKind::Object, &mut stats)?;
+    Ok((object, infos, stats))
+}
+
+/// A rough measure of how much LLVM work a kernel is: its fused instructions, more for the
+/// ops whose emitters generate large loop nests.
+fn kernel_work(module: &Module, plan: &LoweringPlan, job: &KernelJob) -> usize {
+    let comp = module.computation(plan.functions[job.function].comp);
+    let inst = comp.get(job.inst);
+    let body: Vec<&crate::hlo::Instruction> = match inst.fused_computation() {
+        Some(f) => module.computation(f).instructions.iter().collect(),
+        None => vec![inst],
+    };
+    body.iter()
+        .map(|i| {
+            use crate::hlo::Opcode::*;
+            match i.opcode {
+                Dot | Convolution => 40,
+                Reduce | ReduceWindow | Sort | Scatter | Fft | Cholesky | TriangularSolve | SelectAndScatter => 12,
+                Parameter | Constant | Tuple | GetTupleElement | Bitcast => 0,
+                _ => 2,
+            }
+        })
+        .sum::<usize>()
+        .max(1)
 }

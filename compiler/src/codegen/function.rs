@@ -10,12 +10,13 @@
 use super::array::IrArray;
 use super::context::Codegen;
 use super::index::Index;
-use super::kernel::{emit_kernel, Kernel};
+use super::kernel::kernel_fn_type;
+use super::plan::{step_of, FunctionPlan, LoweringPlan, Step};
 use super::loops::emit_loop_nest;
 use crate::error::{Error, Result};
-use crate::hlo::{CompId, Computation, InstrId, Module, Opcode};
-use crate::passes::buffer_assignment::{assign_buffers, Allocation, BufferAssignment};
-use hlojit_runtime::{ArrayShape, Shape};
+use crate::hlo::{CompId, Computation, InstrId, Module};
+use crate::passes::buffer_assignment::{Allocation, BufferAssignment};
+use hlojit_runtime::ArrayShape;
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::{FunctionValue, IntValue, PointerValue};
 use inkwell::IntPredicate;
@@ -26,95 +27,57 @@ const PARALLEL_MIN_ELEMENTS: i64 = 1 << 15;
 /// Elements a parallel task should at least cover.
 const PARALLEL_GRAIN_ELEMENTS: i64 = 1 << 13;
 
-/// Lowers the computations of one module; remembers the functions already made.
+/// What the sequencing code needs to know about a generated kernel.
+#[derive(Clone, Debug)]
+pub struct KernelInfo {
+    pub name: String,
+    /// Iterations of its parallel dimension (1 when it cannot be split).
+    pub extent: i64,
+    /// Elements of work, to decide whether splitting is worth it.
+    pub elements: i64,
+}
+
+/// Lowers the sequenced functions of a plan whose kernels are already generated (in this
+/// LLVM module or in others the JIT links with it).
 pub struct ModuleLowering<'a, 'ctx> {
     pub cg: &'a Codegen<'ctx>,
     pub module: &'a Module,
-    /// Lowered computations, by computation and whether results overwrite the parameters
-    /// (the in-place form a while body runs in).
+    plan: &'a LoweringPlan,
+    kernels: &'a [KernelInfo],
     functions: HashMap<(CompId, bool), FunctionValue<'ctx>>,
-    kernel_count: usize,
 }
 
 impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
-    pub fn new(cg: &'a Codegen<'ctx>, module: &'a Module) -> Self {
-        ModuleLowering { cg, module, functions: HashMap::new(), kernel_count: 0 }
+    pub fn new(cg: &'a Codegen<'ctx>, module: &'a Module, plan: &'a LoweringPlan, kernels: &'a [KernelInfo]) -> Self {
+        ModuleLowering { cg, module, plan, kernels, functions: HashMap::new() }
     }
 
-    /// The function of computation `c`, lowering it (and what it calls) on first use.
-    pub fn function_for(&mut self, c: CompId) -> Result<FunctionValue<'ctx>> {
-        self.function_variant(c, false)
-    }
-
-    /// The function of a while body that writes the next state over the current one: its
-    /// result leaves alias its parameter leaves, so the loop state is updated in place and a
-    /// state leaf the body passes through is not copied at all.
-    pub fn state_update_function(&mut self, body: CompId) -> Result<FunctionValue<'ctx>> {
-        self.function_variant(body, true)
-    }
-
-    fn function_variant(&mut self, c: CompId, in_place: bool) -> Result<FunctionValue<'ctx>> {
-        if let Some(&f) = self.functions.get(&(c, in_place)) {
-            return Ok(f);
+    /// Lowers every function of the plan, callees first; returns the entry's.
+    pub fn lower_all(&mut self) -> Result<FunctionValue<'ctx>> {
+        let mut last = None;
+        for fp in &self.plan.functions {
+            let f = self.lower(fp)?;
+            self.functions.insert((fp.comp, fp.in_place), f);
+            last = Some(f);
         }
-        let comp = self.module.computation(c);
-        self.lower_callees(comp)?;
-        let (name, result_shape, aliases) = if in_place {
-            let state = comp.parameter_shapes().into_iter().next().unwrap_or_else(|| Shape::Tuple(Vec::new()));
-            let leaves = state.array_leaves().len();
-            (format!("comp.{}.in_place", sanitize(&comp.name)), state.with_default_layouts(), (0..leaves).map(|k| (k, k)).collect())
-        } else {
-            (format!("comp.{}", sanitize(&comp.name)), comp.result_shape().clone(), Vec::new())
-        };
-        let f = self.lower(comp, &name, false, &result_shape, &aliases)?;
-        self.functions.insert((c, in_place), f);
-        Ok(f)
+        last.ok_or_else(|| Error::Internal("empty lowering plan".into()))
     }
 
-    /// Lowers the computations `comp` calls first, so that the builder is not repositioned
-    /// while `comp` is being emitted.
-    fn lower_callees(&mut self, comp: &Computation) -> Result<()> {
-        for inst in &comp.instructions {
-            match inst.opcode {
-                Opcode::While => {
-                    if let (Some(cond), Some(body)) = (inst.while_condition(), inst.while_body()) {
-                        self.function_for(cond)?;
-                        self.state_update_function(body)?;
-                    }
-                }
-                Opcode::Conditional | Opcode::Call => {
-                    for &callee in &inst.called {
-                        self.function_for(callee)?;
-                    }
-                }
-                _ => {}
-            }
-        }
-        Ok(())
+    /// The function of computation `c` (its in-place form for a while body).
+    pub(crate) fn function_for(&self, c: CompId, in_place: bool) -> Result<FunctionValue<'ctx>> {
+        self.functions
+            .get(&(c, in_place))
+            .copied()
+            .ok_or_else(|| Error::Internal(format!("computation {} is called before it is lowered", self.module.computation(c).name)))
     }
 
-    /// Lowers the entry computation as the exported function `name`, whose results are in
-    /// the layouts of `result_shape`.
-    pub fn lower_entry(&mut self, name: &str, result_shape: &Shape) -> Result<FunctionValue<'ctx>> {
-        let entry = self.module.entry_computation();
-        self.lower_callees(entry)?;
-        let aliases: Vec<(usize, usize)> = self.module.alias_leaf_pairs().into_iter().map(|(k, j, _)| (k, j)).collect();
-        self.lower(entry, name, true, result_shape, &aliases)
-    }
-
-    fn lower(
-        &mut self,
-        comp: &Computation,
-        name: &str,
-        exported: bool,
-        result_shape: &Shape,
-        aliases: &[(usize, usize)],
-    ) -> Result<FunctionValue<'ctx>> {
+    fn lower(&mut self, fp: &FunctionPlan) -> Result<FunctionValue<'ctx>> {
         let cg = self.cg;
-        let schedule = comp.post_order();
-        let assignment = assign_buffers(self.module, comp, &schedule, result_shape, aliases)?;
+        let comp = self.module.computation(fp.comp);
+        let assignment = &fp.assignment;
+        let exported = fp.exported;
         let fn_type = cg.fn_type(Some(cg.i32().into()), &[cg.ptr().into(), cg.ptr().into()]);
-        let function = cg.add_function(name, fn_type, exported);
+        let function = cg.add_function(&fp.name, fn_type, exported);
         let entry = cg.llvm.append_basic_block(function, "entry");
         cg.b.position_at_end(entry);
         let params = function.get_nth_param(0).expect("params").into_pointer_value();
@@ -132,7 +95,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let table = cg.b.build_array_alloca(cg.ptr(), cg.i32().const_int(n as u64, false), "table")?;
         let mut slot_ptrs: Vec<Option<PointerValue>> = vec![None; assignment.slots.len()];
         for s in 0..assignment.slots.len() {
-            let p = self.slot_pointer(comp, &assignment, s, params, results, arena, &mut slot_ptrs)?;
+            let p = self.slot_pointer(comp, assignment, s, params, results, arena, &mut slot_ptrs)?;
             let dst = cg.gep(cg.ptr().into(), table, cg.const_i64(s as i64))?;
             cg.b.build_store(dst, p)?;
         }
@@ -150,11 +113,11 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         cg.b.build_return(Some(&status_phi.as_basic_value()))?;
         cg.b.position_at_end(body_bb);
 
-        let mut fl = FunctionLowering { assignment: &assignment, table, slot_ptrs, fail, status_phi, cleanups: Vec::new() };
-        for &id in &schedule {
-            self.lower_instruction(comp, id, &mut fl)?;
+        let mut fl = FunctionLowering { assignment, table, slot_ptrs, fail, status_phi, cleanups: Vec::new() };
+        for &id in &fp.schedule {
+            self.lower_instruction(fp, comp, id, &mut fl)?;
         }
-        self.copy_results(&assignment, &fl.slot_ptrs, results)?;
+        self.copy_results(assignment, &fl.slot_ptrs, results)?;
         self.free(arena, arena_size, assignment.arena_bytes)?;
         if let Some(saved) = saved_mxcsr {
             leave_flush_denormals(cg, saved)?;
@@ -246,28 +209,24 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         Ok(())
     }
 
-    fn lower_instruction(&mut self, comp: &Computation, id: InstrId, fl: &mut FunctionLowering<'_, 'ctx>) -> Result<()> {
-        let inst = comp.get(id);
-        use Opcode::*;
-        match inst.opcode {
-            Parameter | Constant | Tuple | GetTupleElement | OptimizationBarrier | AfterAll | AddDependency => Ok(()),
-            Bitcast if crate::passes::buffer_assignment::bitcast_aliases(comp, id) => Ok(()),
-            While => self.lower_while(comp, id, fl),
-            Conditional => self.lower_conditional(comp, id, fl),
-            Call => self.lower_call(comp, id, fl),
-            CustomCall if !super::emitters::is_builtin_custom_call(inst) => self.lower_custom_call(comp, id, fl),
-            _ => {
-                self.kernel_count += 1;
-                let name = format!("k{}.{}", self.kernel_count, sanitize(&inst.name));
-                let kernel = emit_kernel(self.cg, self.module, comp, id, fl.assignment, &name)?;
-                self.run_kernel(&kernel, fl.table)
+    fn lower_instruction(&mut self, fp: &FunctionPlan, comp: &Computation, id: InstrId, fl: &mut FunctionLowering<'_, 'ctx>) -> Result<()> {
+        match step_of(comp, id) {
+            Step::None => Ok(()),
+            Step::While => self.lower_while(comp, id, fl),
+            Step::Conditional => self.lower_conditional(comp, id, fl),
+            Step::Call => self.lower_call(comp, id, fl),
+            Step::CustomCall => self.lower_custom_call(comp, id, fl),
+            Step::Kernel => {
+                let job = fp.kernels.get(&id).ok_or_else(|| Error::Internal(format!("no kernel for {}", comp.get(id).name)))?;
+                self.run_kernel(&self.kernels[*job], fl.table)
             }
         }
     }
 
     /// Calls a kernel over its whole range, on the thread pool when it is big enough.
-    fn run_kernel(&self, kernel: &Kernel<'ctx>, table: PointerValue<'ctx>) -> Result<()> {
+    fn run_kernel(&self, kernel: &KernelInfo, table: PointerValue<'ctx>) -> Result<()> {
         let cg = self.cg;
+        let function = cg.external(&kernel.name, kernel_fn_type(cg));
         let extent = cg.const_i64(kernel.extent);
         if kernel.extent > 1 && kernel.elements >= PARALLEL_MIN_ELEMENTS {
             let per_iteration = (kernel.elements / kernel.extent).max(1);
@@ -276,10 +235,10 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                 "hlojit_rt_parallel_for",
                 cg.fn_type(None, &[cg.ptr().into(), cg.ptr().into(), cg.i64().into(), cg.i64().into()]),
             );
-            let f = kernel.function.as_global_value().as_pointer_value();
+            let f = function.as_global_value().as_pointer_value();
             cg.call_void(pf, &[f.into(), table.into(), extent.into(), cg.const_i64(min_chunk).into()])
         } else {
-            cg.call_void(kernel.function, &[table.into(), cg.const_i64(0).into(), extent.into()])
+            cg.call_void(function, &[table.into(), cg.const_i64(0).into(), extent.into()])
         }
     }
 
@@ -309,7 +268,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
     fn lower_call(&mut self, comp: &Computation, id: InstrId, fl: &mut FunctionLowering<'_, 'ctx>) -> Result<()> {
         let inst = comp.get(id);
         let callee = inst.to_apply().ok_or_else(|| Error::Internal(format!("{}: call without a computation", inst.name)))?;
-        let f = self.function_for(callee)?;
+        let f = self.function_for(callee, false)?;
         let params: Vec<PointerValue> = inst.operands.iter().flat_map(|&o| self.leaf_ptrs(fl, o)).collect();
         let results = self.leaf_ptrs(fl, id);
         self.call_computation(f, &params, &results, fl)
@@ -324,8 +283,8 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             (Some(c), Some(b)) => (c, b),
             _ => return Err(Error::Internal(format!("{}: while without condition or body", inst.name))),
         };
-        let cond_fn = self.function_for(cond)?;
-        let body_fn = self.state_update_function(body)?;
+        let cond_fn = self.function_for(cond, false)?;
+        let body_fn = self.function_for(body, true)?;
         let state = self.leaf_ptrs(fl, id);
         let shapes = self.leaf_shapes(fl, id);
         let init = self.leaf_ptrs(fl, inst.operands[0]);
@@ -386,7 +345,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         cg.b.build_switch(index, default, &cases)?;
         for (i, &branch) in branches.iter().enumerate() {
             cg.b.position_at_end(blocks[i]);
-            let f = self.function_for(branch)?;
+            let f = self.function_for(branch, false)?;
             let params = self.leaf_ptrs(fl, inst.operands[i + 1]);
             self.call_computation(f, &params, &results, fl)?;
             cg.b.build_unconditional_branch(done)?;

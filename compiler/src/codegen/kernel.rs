@@ -9,6 +9,8 @@ use super::elemental::{Elemental, Input};
 use super::loops::{emit_loop_nest, outer_dimension};
 use crate::error::{Error, Result};
 use crate::hlo::{Computation, InstrId, Module, Opcode};
+use super::function::KernelInfo;
+use super::plan::LoweringPlan;
 use crate::passes::buffer_assignment::BufferAssignment;
 use hlojit_runtime::Shape;
 use inkwell::values::{FunctionValue, IntValue, PointerValue};
@@ -49,6 +51,25 @@ impl<'a, 'ctx> KernelContext<'a, 'ctx> {
     }
 }
 
+/// `void k(ptr table, i64 begin, i64 end)`.
+pub fn kernel_fn_type<'ctx>(cg: &Codegen<'ctx>) -> inkwell::types::FunctionType<'ctx> {
+    cg.fn_type(None, &[cg.ptr().into(), cg.i64().into(), cg.i64().into()])
+}
+
+/// Emits the planned kernels `jobs` into `cg`'s module. With `exported`, the kernels are
+/// visible to other modules (the sequencing code is compiled separately).
+pub fn emit_kernels(cg: &Codegen, module: &Module, plan: &LoweringPlan, jobs: &[usize], exported: bool) -> Result<Vec<(usize, KernelInfo)>> {
+    let mut out = Vec::with_capacity(jobs.len());
+    for &j in jobs {
+        let job = &plan.kernels[j];
+        let fp = &plan.functions[job.function];
+        let comp = module.computation(fp.comp);
+        let kernel = emit_kernel(cg, module, comp, job.inst, &fp.assignment, &job.name, exported)?;
+        out.push((j, KernelInfo { name: job.name.clone(), extent: kernel.extent, elements: kernel.elements }));
+    }
+    Ok(out)
+}
+
 /// Emits the kernel computing instruction `id` of `comp` into the buffers `assignment` gave.
 pub fn emit_kernel<'ctx>(
     cg: &Codegen<'ctx>,
@@ -57,10 +78,10 @@ pub fn emit_kernel<'ctx>(
     id: InstrId,
     assignment: &BufferAssignment,
     name: &str,
+    exported: bool,
 ) -> Result<Kernel<'ctx>> {
     let saved = cg.b.get_insert_block();
-    let fn_type = cg.fn_type(None, &[cg.ptr().into(), cg.i64().into(), cg.i64().into()]);
-    let function = cg.add_function(name, fn_type, false);
+    let function = cg.add_function(name, kernel_fn_type(cg), exported);
     let entry = cg.llvm.append_basic_block(function, "entry");
     cg.b.position_at_end(entry);
     let table = function.get_nth_param(0).expect("table").into_pointer_value();
