@@ -2,6 +2,7 @@
 //! what host programs use to talk to them. It never links LLVM.
 
 pub mod buffer;
+pub mod collectives;
 pub mod custom_call;
 pub mod element_type;
 pub mod float_bits;

@@ -85,6 +85,10 @@ pub fn runtime_symbols() -> Vec<(&'static str, usize)> {
         ("XlaCustomCallStatusSetSuccess", crate::custom_call::status::XlaCustomCallStatusSetSuccess as *const () as usize),
         ("XlaCustomCallStatusSetFailure", crate::custom_call::status::XlaCustomCallStatusSetFailure as *const () as usize),
         ("hlojit_last_error", crate::custom_call::last_error::hlojit_last_error as *const () as usize),
+        ("hlojit_rt_replica_id", crate::collectives::entry_points::hlojit_rt_replica_id as *const () as usize),
+        ("hlojit_rt_partition_id", crate::collectives::entry_points::hlojit_rt_partition_id as *const () as usize),
+        ("hlojit_rt_collective_enter", crate::collectives::entry_points::hlojit_rt_collective_enter as *const () as usize),
+        ("hlojit_rt_collective_leave", crate::collectives::entry_points::hlojit_rt_collective_leave as *const () as usize),
         ("XLA_FFI_GetApi", crate::custom_call::api::XLA_FFI_GetApi as *const () as usize),
     ]
 }

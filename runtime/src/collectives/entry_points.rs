@@ -1,0 +1,121 @@
+//! The collective functions generated code calls.
+//!
+//! A collective op runs as: `hlojit_rt_collective_enter` (publish this device's operand
+//! buffers, wait for the group, receive every member's buffers), generated code that reads
+//! them and writes this device's results, then `hlojit_rt_collective_leave` (wait until no
+//! member reads this device's buffers any more).
+//!
+//! Groups are precomputed by the compiler as a table with one row of `stride` i64 per global
+//! device: `[size, member_0, ..., member_{size-1}]`, members as global device ids in the
+//! order the op's results use.
+
+use super::device::DEVICE;
+use super::rendezvous::InstanceKey;
+use crate::custom_call::last_error::set_last_error;
+
+/// The replica this thread runs as (0 outside a multi-device run).
+#[no_mangle]
+pub extern "C" fn hlojit_rt_replica_id() -> u32 {
+    DEVICE.with(|d| d.borrow().as_ref().map_or(0, |c| c.id.replica as u32))
+}
+
+/// The partition this thread runs as (0 outside a multi-device run).
+#[no_mangle]
+pub extern "C" fn hlojit_rt_partition_id() -> u32 {
+    DEVICE.with(|d| d.borrow().as_ref().map_or(0, |c| c.id.partition as u32))
+}
+
+/// Joins collective op `op` with the group `groups` gives this device. Writes member `g`'s
+/// pointer for leaf `l` to `peers[g * leaves + l]`, this device's position in the group to
+/// `rank` and the group's size to `size`. Returns 0, or 1 with the thread's last error set.
+///
+/// # Safety
+/// `groups` must hold `devices * stride` values as described in the module docs, `mine`
+/// `leaves` pointers, `peers` room for `size * leaves` pointers, `rank` and `size` one i64.
+#[no_mangle]
+pub unsafe extern "C" fn hlojit_rt_collective_enter(
+    op: i64,
+    devices: i64,
+    groups: *const i64,
+    stride: i64,
+    leaves: i64,
+    mine: *const *const u8,
+    peers: *mut *const u8,
+    rank: *mut i64,
+    size: *mut i64,
+) -> i32 {
+    let leaves = leaves.max(0) as usize;
+    let stride = stride.max(1) as usize;
+    // SAFETY: the caller passes `leaves` operand pointers.
+    let own: Vec<usize> = (0..leaves).map(|l| unsafe { *mine.add(l) } as usize).collect();
+    let group_of = |device: usize| -> Vec<usize> {
+        // SAFETY: the table has a row for every device the program was compiled for.
+        let row = unsafe { std::slice::from_raw_parts(groups.add(device * stride), stride) };
+        let n = (row[0].max(0) as usize).min(stride - 1);
+        row[1..=n].iter().map(|&m| m as usize).collect()
+    };
+    let outcome = DEVICE.with(|d| -> Result<(usize, Vec<Vec<usize>>), String> {
+        let mut d = d.borrow_mut();
+        let Some(ctx) = d.as_mut() else {
+            // A single-device run: only a group of this device alone can be met.
+            let members = group_of(0);
+            if members.len() != 1 || devices != 1 {
+                return Err(format!(
+                    "collective op {op} needs {devices} devices; run the program with Executable::run_devices"
+                ));
+            }
+            return Ok((0, vec![own.clone()]));
+        };
+        if devices as usize != ctx.rendezvous.devices() {
+            return Err(format!("the program was compiled for {devices} devices, the run has {}", ctx.rendezvous.devices()));
+        }
+        let members = group_of(ctx.id.global);
+        let me = members
+            .iter()
+            .position(|&m| m == ctx.id.global)
+            .ok_or_else(|| format!("device {} is in no group of collective op {op}", ctx.id.global))?;
+        let counter = ctx.sequence.entry(op).or_insert(0);
+        let key = InstanceKey { op, sequence: *counter, leader: members[0] };
+        *counter += 1;
+        let rendezvous = ctx.rendezvous.clone();
+        ctx.pending = Some(key);
+        drop(d);
+        let published = rendezvous.arrive(key, &members, me, own.clone())?;
+        Ok((me, published))
+    });
+    match outcome {
+        Ok((me, published)) => {
+            for (g, ptrs) in published.iter().enumerate() {
+                for l in 0..leaves {
+                    // SAFETY: the caller sized `peers` for the group.
+                    unsafe { *peers.add(g * leaves + l) = ptrs.get(l).copied().unwrap_or(0) as *const u8 };
+                }
+            }
+            // SAFETY: valid out-pointers.
+            unsafe {
+                *rank = me as i64;
+                *size = published.len() as i64;
+            }
+            0
+        }
+        Err(e) => {
+            set_last_error(e);
+            1
+        }
+    }
+}
+
+/// Leaves the collective this device last entered, once every member is done with it.
+/// Returns 0, or 1 with the thread's last error set.
+#[no_mangle]
+pub extern "C" fn hlojit_rt_collective_leave() -> i32 {
+    let pending = DEVICE.with(|d| d.borrow_mut().as_mut().and_then(|c| c.pending.take().map(|k| (k, c.rendezvous.clone()))));
+    let Some((key, rendezvous)) = pending else { return 0 };
+    match rendezvous.depart(key) {
+        Ok(()) => 0,
+        Err(e) => {
+            set_last_error(e);
+            1
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! Where the devices of one run meet for each collective op instance.
+//!
+//! A device arrives with the pointers of its operand buffers and waits until every member of
+//! its group has arrived; it then reads its peers' buffers, and departs. A buffer must stay
+//! untouched until every member departed, so departing waits too. Waits use a condition
+//! variable, never spinning, and end early when the run is aborted (a device failed) or when a
+//! member the others wait for has already finished the program without arriving.
+
+use std::collections::HashMap;
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// One collective op instance: the op, how often this op ran before on the device (so an op
+/// in a loop meets its own iteration), and the group (its first member).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct InstanceKey {
+    pub op: i64,
+    pub sequence: u64,
+    pub leader: usize,
+}
+
+struct Instance {
+    members: Vec<usize>,
+    published: Vec<Option<Vec<usize>>>,
+    arrived: usize,
+    departed: usize,
+}
+
+struct State {
+    failure: Option<String>,
+    finished: Vec<bool>,
+    instances: HashMap<InstanceKey, Instance>,
+}
+
+/// The meeting point of the devices of one run.
+pub struct Rendezvous {
+    devices: usize,
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Rendezvous {
+    pub fn new(devices: usize) -> Rendezvous {
+        Rendezvous {
+            devices,
+            state: Mutex::new(State { failure: None, finished: vec![false; devices], instances: HashMap::new() }),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// Devices taking part in the run.
+    pub fn devices(&self) -> usize {
+        self.devices
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panicking device thread is reported through `abort`; the state stays consistent.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Publishes `pointers` as member `rank` of `members` and waits for the whole group;
+    /// returns every member's pointers in group order.
+    pub fn arrive(&self, key: InstanceKey, members: &[usize], rank: usize, pointers: Vec<usize>) -> Result<Vec<Vec<usize>>, String> {
+        let mut state = self.lock();
+        if let Some(f) = &state.failure {
+            return Err(f.clone());
+        }
+        let instance = state.instances.entry(key).or_insert_with(|| Instance {
+            members: members.to_vec(),
+            published: vec![None; members.len()],
+            arrived: 0,
+            departed: 0,
+        });
+        if instance.members != members {
+            let message = format!(
+                "collective op {} (instance {}): devices disagree on the group ({:?} and {:?})",
+                key.op, key.sequence, instance.members, members
+            );
+            drop(state);
+            self.abort(message.clone());
+            return Err(message);
+        }
+        if instance.published[rank].is_some() {
+            return Err(format!("collective op {}: device {} arrived twice", key.op, members[rank]));
+        }
+        instance.published[rank] = Some(pointers);
+        instance.arrived += 1;
+        self.changed.notify_all();
+        loop {
+            if let Some(f) = &state.failure {
+                return Err(f.clone());
+            }
+            let instance = state.instances.get(&key).ok_or("collective instance vanished")?;
+            if instance.arrived == instance.members.len() {
+                return Ok(instance.published.iter().map(|p| p.clone().unwrap_or_default()).collect());
+            }
+            let missing = instance.members.iter().zip(&instance.published).find(|(&m, p)| p.is_none() && state.finished[m]);
+            if let Some((&m, _)) = missing {
+                let message = format!("device {m} finished without joining collective op {} (instance {})", key.op, key.sequence);
+                drop(state);
+                self.abort(message.clone());
+                return Err(message);
+            }
+            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Leaves instance `key` once every member is done reading the published buffers.
+    pub fn depart(&self, key: InstanceKey) -> Result<(), String> {
+        let mut state = self.lock();
+        let instance = state.instances.get_mut(&key).ok_or("departing a collective that was never joined")?;
+        instance.departed += 1;
+        if instance.departed == instance.members.len() {
+            state.instances.remove(&key);
+            self.changed.notify_all();
+            return Ok(());
+        }
+        loop {
+            if let Some(f) = &state.failure {
+                return Err(f.clone());
+            }
+            if !state.instances.contains_key(&key) {
+                return Ok(());
+            }
+            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Marks `device` as done with the program: nobody may wait for it any more.
+    pub fn finish(&self, device: usize) {
+        let mut state = self.lock();
+        if let Some(f) = state.finished.get_mut(device) {
+            *f = true;
+        }
+        self.changed.notify_all();
+    }
+
+    /// Ends the run: every waiting device (and every later arrival) fails with the first
+    /// recorded reason.
+    pub fn abort(&self, reason: String) {
+        let mut state = self.lock();
+        if state.failure.is_none() {
+            state.failure = Some(reason);
+        }
+        self.changed.notify_all();
+    }
+
+    /// Why the run was aborted, if it was.
+    pub fn failure(&self) -> Option<String> {
+        self.lock().failure.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn every_member_sees_every_publication_in_group_order() {
+        let r = Arc::new(Rendezvous::new(3));
+        let key = InstanceKey { op: 7, sequence: 0, leader: 0 };
+        let handles: Vec<_> = (0..3)
+            .map(|d| {
+                let r = r.clone();
+                std::thread::spawn(move || {
+                    let got = r.arrive(key, &[0, 1, 2], d, vec![100 + d]).unwrap();
+                    r.depart(key).unwrap();
+                    got
+                })
+            })
+            .collect();
+        for h in handles {
+            assert_eq!(h.join().unwrap(), vec![vec![100], vec![101], vec![102]]);
+        }
+    }
+
+    #[test]
+    fn abort_wakes_waiters_and_finished_peers_are_detected() {
+        let r = Arc::new(Rendezvous::new(2));
+        let key = InstanceKey { op: 1, sequence: 0, leader: 0 };
+        let r2 = r.clone();
+        let waiter = std::thread::spawn(move || r2.arrive(key, &[0, 1], 0, vec![1]));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        r.abort("device 1 failed".into());
+        assert_eq!(waiter.join().unwrap().unwrap_err(), "device 1 failed");
+
+        let r = Arc::new(Rendezvous::new(2));
+        r.finish(1);
+        let err = r.arrive(key, &[0, 1], 0, vec![1]).unwrap_err();
+        assert!(err.contains("device 1 finished without joining"), "{err}");
+    }
+}
