@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::hlo::Module;
 use crate::pipeline::{compile_objects, prepare, CompileOptions, CompileStats};
 use crate::hlo::AliasKind;
+use crate::codegen::collectives::groups::DeviceGrid;
 use hlojit_runtime::custom_call::{clear_last_error, resolve_target, take_last_error, CustomCallRegistry, Plugin};
 use hlojit_runtime::physical::PhysicalLayout;
 use hlojit_runtime::{ArrayLiteral, ArrayShape, ArrayView, HostBuffer, Literal, Shape};
@@ -32,6 +33,8 @@ pub struct Executable {
     aliases: Vec<(usize, usize, AliasKind)>,
     compile_time: Duration,
     compile_stats: CompileStats,
+    /// Replicas × partitions the program runs on (see `run_devices`).
+    pub(crate) grid: DeviceGrid,
 }
 
 impl std::fmt::Debug for Executable {
@@ -100,6 +103,7 @@ impl Executable {
             aliases,
             compile_time: start.elapsed(),
             compile_stats: stats,
+            grid: DeviceGrid::of(module),
         })
     }
 
@@ -139,8 +143,16 @@ impl Executable {
     /// output the module aliases with it (`input_output_alias`) is computed in its memory and
     /// returned in it. An argument passed by reference is never modified: an aliased output
     /// gets a copy of it to work in. A `must-alias` parameter must be donated.
+    ///
+    /// A program for several devices (`replica_count` or `num_partitions` above 1) runs with
+    /// [`Executable::run_devices`] instead.
     pub fn run<'a, A: Into<Argument<'a>>>(&self, args: impl IntoIterator<Item = A>) -> Result<Vec<HostBuffer>> {
-        let args: Vec<Argument<'a>> = args.into_iter().map(Into::into).collect();
+        self.check_single_device()?;
+        self.run_on_this_thread(args.into_iter().map(Into::into).collect())
+    }
+
+    /// `run` for the device this thread runs as (any device of a multi-device run).
+    pub(crate) fn run_on_this_thread<'a>(&self, args: Vec<Argument<'a>>) -> Result<Vec<HostBuffer>> {
         let params = self.argument_shapes();
         if args.len() != params.len() {
             return Err(Error::InvalidArgument(format!(
@@ -249,6 +261,12 @@ impl Executable {
     /// tuple literals), converting to and from the entry layouts; returns the result the same
     /// way.
     pub fn run_literals(&self, args: &[Literal]) -> Result<Literal> {
+        self.check_single_device()?;
+        self.run_literals_on_this_thread(args)
+    }
+
+    /// `run_literals` for the device this thread runs as.
+    pub(crate) fn run_literals_on_this_thread(&self, args: &[Literal]) -> Result<Literal> {
         if args.len() != self.parameter_shapes.len() {
             return Err(Error::InvalidArgument(format!(
                 "the computation takes {} arguments, {} given",
@@ -284,7 +302,7 @@ impl Executable {
             .zip(&needs_copy)
             .map(|(leaf, &copy)| if copy { staged_iter.next().expect("staged").view() } else { ArrayView::from_literal(leaf) })
             .collect();
-        let outputs = self.run(views)?;
+        let outputs = self.run_on_this_thread(views.into_iter().map(Argument::from).collect())?;
         let mut it = outputs.into_iter().map(HostBuffer::into_literal);
         Literal::from_leaves(&self.result_shape, &mut it).ok_or_else(|| Error::Internal("result leaves missing".into()))
     }

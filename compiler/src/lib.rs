@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod executable;
+mod devices;
 pub mod backend;
 pub mod client;
 pub mod codegen;

@@ -3,6 +3,7 @@
 
 pub mod case;
 pub mod compare;
+pub mod multi_device;
 
 use crate::{parse_module, CompileOptions, Executable};
 use case::Case;
@@ -83,9 +84,6 @@ fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result
     let case = Case::load(dir)?;
     outcome.case = case.name.clone();
     outcome.group = case.group.clone();
-    if case.replicas > 1 {
-        return Err(format!("unsupported: multi-device execution ({} replicas)", case.replicas));
-    }
     let path = dir.join(file.file_name());
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let module = parse_module(&text).map_err(|e| format!("parse: {e}"))?;
@@ -93,9 +91,16 @@ fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result
     let exe = Executable::compile(&module, &CompileOptions::default()).map_err(|e| e.to_string())?;
     outcome.compile_ms = start.elapsed().as_secs_f64() * 1e3;
     let leaves: Vec<ArrayLiteral> = case.inputs.iter().map(|a| case.read_array(a)).collect::<Result<_, _>>()?;
-    let args = Literal::group_leaves(exe.parameter_shapes(), leaves)?;
-    let result = exe.run_literals(&args).map_err(|e| e.to_string())?;
-    let got: Vec<&ArrayLiteral> = result.leaves();
+    let stacked: Vec<ArrayLiteral>;
+    let result;
+    let got: Vec<&ArrayLiteral> = if case.replicas > 1 {
+        stacked = run_devices(&exe, case.replicas, leaves)?;
+        stacked.iter().collect()
+    } else {
+        let args = Literal::group_leaves(exe.parameter_shapes(), leaves)?;
+        result = exe.run_literals(&args).map_err(|e| e.to_string())?;
+        result.leaves()
+    };
     if got.len() != case.outputs.len() {
         return Err(format!("{} results, expected {}", got.len(), case.outputs.len()));
     }
@@ -108,6 +113,25 @@ fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result
     Ok(())
 }
 
+/// Runs a multi-device case: every input holds one slice per device along its leading
+/// dimension, and so does every expected output.
+fn run_devices(exe: &Executable, devices: usize, leaves: Vec<ArrayLiteral>) -> Result<Vec<ArrayLiteral>, String> {
+    if exe.num_devices() != devices {
+        return Err(format!("the case runs on {devices} devices, the module declares {}", exe.num_devices()));
+    }
+    let mut per_device: Vec<Vec<ArrayLiteral>> = vec![Vec::new(); devices];
+    for leaf in &leaves {
+        for (d, slice) in multi_device::unstack(leaf, devices)?.into_iter().enumerate() {
+            per_device[d].push(slice);
+        }
+    }
+    let args: Vec<Vec<Literal>> =
+        per_device.into_iter().map(|l| Literal::group_leaves(exe.parameter_shapes(), l)).collect::<Result<_, _>>()?;
+    let results = exe.run_literals_devices(&args).map_err(|e| e.to_string())?;
+    let per_device: Vec<Vec<ArrayLiteral>> = results.into_iter().map(Literal::into_leaves).collect();
+    let outputs = per_device.first().map_or(0, Vec::len);
+    (0..outputs).map(|j| multi_device::stack(&per_device.iter().map(|r| &r[j]).collect::<Vec<_>>())).collect()
+}
 
 /// A JSON report of outcomes.
 pub fn report_json(outcomes: &[Outcome]) -> String {

@@ -4,6 +4,7 @@
 pub mod array;
 pub mod constants;
 pub mod context;
+pub mod collectives;
 pub mod custom_call;
 pub mod elemental;
 pub mod index;

@@ -23,6 +23,8 @@ pub enum Step {
     Call,
     /// A call into a custom-call target.
     CustomCall,
+    /// A collective (or device id) that runs on the device's own thread.
+    Collective,
 }
 
 pub fn step_of(comp: &Computation, id: InstrId) -> Step {
@@ -35,6 +37,7 @@ pub fn step_of(comp: &Computation, id: InstrId) -> Step {
         Conditional => Step::Conditional,
         Call => Step::Call,
         CustomCall if !super::emitters::is_builtin_custom_call(inst) => Step::CustomCall,
+        op if super::collectives::is_collective_step(op) => Step::Collective,
         _ => Step::Kernel,
     }
 }

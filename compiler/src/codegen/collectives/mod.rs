@@ -1,0 +1,137 @@
+//! Collective ops (all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute)
+//! and the device ids (replica-id, partition-id), lowered as steps of the sequencing function
+//! that runs on the device's own thread.
+//!
+//! A collective publishes this device's operand buffers through the runtime's rendezvous
+//! (`hlojit_rt_collective_enter`), which returns the buffers of every member of its group;
+//! generated code then reads the peers' buffers directly and writes this device's results,
+//! and `hlojit_rt_collective_leave` waits until no member reads this device's buffers any
+//! more. Groups are computed here, at compile time, for every device of the module's
+//! `replica_count` × `num_partitions` (see [`groups`]).
+
+pub mod groups;
+mod ops;
+
+use super::function::{pointer_array, FunctionLowering, ModuleLowering};
+use crate::error::{Error, Result};
+use crate::hlo::{Computation, InstrId, Opcode};
+use groups::{participants, DeviceGrid};
+use inkwell::module::Linkage;
+use inkwell::values::{IntValue, PointerValue};
+
+/// Whether `op` is lowered here.
+pub fn is_collective_step(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(op, AllReduce | AllGather | ReduceScatter | AllToAll | CollectivePermute | ReplicaId | PartitionId)
+}
+
+/// What `hlojit_rt_collective_enter` returned: every member's operand pointers (member `g`'s
+/// leaf `l` at `g * leaves + l`), this device's position in its group and the group's size.
+pub(crate) struct Exchange<'ctx> {
+    pub peers: PointerValue<'ctx>,
+    pub leaves: usize,
+    pub rank: IntValue<'ctx>,
+    pub size: IntValue<'ctx>,
+}
+
+impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
+    /// Lowers collective `id` of `comp` at the current position of the sequencing function.
+    pub(crate) fn lower_collective(&mut self, comp: &Computation, id: InstrId, fl: &mut FunctionLowering<'_, 'ctx>) -> Result<()> {
+        let cg = self.cg;
+        let inst = comp.get(id);
+        let verr = |m: String| Error::verify(&comp.name, &inst.name, m);
+        let grid = DeviceGrid::of(self.module);
+        let outputs: Vec<usize> = fl.assignment.leaf_slots(id).to_vec();
+        match inst.opcode {
+            Opcode::ReplicaId | Opcode::PartitionId => {
+                let name = if inst.opcode == Opcode::ReplicaId { "hlojit_rt_replica_id" } else { "hlojit_rt_partition_id" };
+                let f = cg.external(name, cg.fn_type(Some(cg.i32().into()), &[]));
+                let v = cg.call(f, &[])?;
+                let out = *outputs.first().ok_or_else(|| Error::Internal(format!("{}: no buffer", inst.name)))?;
+                cg.b.build_store(fl.slot_ptrs[out], v)?;
+                Ok(())
+            }
+            _ => {
+                let members = if inst.opcode == Opcode::CollectivePermute {
+                    // Every device meets every other; each then picks its source.
+                    vec![(0..grid.devices()).collect(); grid.devices()]
+                } else {
+                    participants(inst, grid).map_err(verr)?
+                };
+                let operand_slots: Vec<usize> = inst.operands.iter().flat_map(|&o| fl.assignment.leaf_slots(o).to_vec()).collect();
+                let op_uid = op_uid(&comp.name, &inst.name);
+                let exchange = self.enter(fl, op_uid, &members, &operand_slots)?;
+                let group_size = members.first().map_or(1, Vec::len);
+                let ctx = ops::OpContext { module: self.module, inst, grid, operand_slots, outputs, exchange, group_size };
+                ops::emit(cg, fl, &ctx).map_err(|e| match e {
+                    Error::Unsupported(m) => verr(m),
+                    e => e,
+                })?;
+                let leave = cg.external("hlojit_rt_collective_leave", cg.fn_type(Some(cg.i32().into()), &[]));
+                let status = cg.call(leave, &[])?.into_int_value();
+                fl.check(cg, status)
+            }
+        }
+    }
+
+    /// Publishes this device's operand leaves and receives its group's.
+    fn enter(&self, fl: &mut FunctionLowering<'_, 'ctx>, op: i64, members: &[Vec<usize>], operand_slots: &[usize]) -> Result<Exchange<'ctx>> {
+        let cg = self.cg;
+        let devices = members.len();
+        let max_group = members.iter().map(Vec::len).max().unwrap_or(1).max(1);
+        let stride = max_group + 1;
+        let mut table = Vec::with_capacity(devices * stride);
+        for row in members {
+            table.push(cg.i64().const_int(row.len() as u64, false));
+            table.extend(row.iter().map(|&m| cg.i64().const_int(m as u64, false)));
+            table.extend(std::iter::repeat(cg.i64().const_zero()).take(stride - 1 - row.len()));
+        }
+        let init = cg.i64().const_array(&table);
+        let name = format!("collective.groups.{op:x}");
+        let global = match cg.module.get_global(&name) {
+            Some(g) => g,
+            None => {
+                let g = cg.module.add_global(init.get_type(), None, &name);
+                g.set_initializer(&init);
+                g.set_constant(true);
+                g.set_linkage(Linkage::Private);
+                g
+            }
+        };
+        let leaves = operand_slots.len();
+        let mine: Vec<PointerValue> = operand_slots.iter().map(|&s| fl.slot_ptrs[s]).collect();
+        let mine = pointer_array(cg, &mine, "collective.mine")?;
+        let peers = cg.entry_alloca(cg.ptr().array_type((max_group * leaves).max(1) as u32).into(), "collective.peers")?;
+        let rank = cg.entry_alloca(cg.i64().into(), "collective.rank")?;
+        let size = cg.entry_alloca(cg.i64().into(), "collective.size")?;
+        let p = cg.ptr().into();
+        let i = cg.i64().into();
+        let enter = cg.external("hlojit_rt_collective_enter", cg.fn_type(Some(cg.i32().into()), &[i, i, p, i, i, p, p, p, p]));
+        let args = [
+            cg.const_i64(op).into(),
+            cg.const_i64(devices as i64).into(),
+            global.as_pointer_value().into(),
+            cg.const_i64(stride as i64).into(),
+            cg.const_i64(leaves as i64).into(),
+            mine.into(),
+            peers.into(),
+            rank.into(),
+            size.into(),
+        ];
+        let status = cg.call(enter, &args)?.into_int_value();
+        fl.check(cg, status)?;
+        let rank = cg.b.build_load(cg.i64(), rank, "rank")?.into_int_value();
+        let size = cg.b.build_load(cg.i64(), size, "size")?.into_int_value();
+        Ok(Exchange { peers, leaves, rank, size })
+    }
+}
+
+/// An id for a collective op that every device computes alike (FNV-1a of its names).
+fn op_uid(comp: &str, inst: &str) -> i64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in comp.bytes().chain([0u8]).chain(inst.bytes()) {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    (h >> 1) as i64
+}

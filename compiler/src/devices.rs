@@ -1,0 +1,95 @@
+//! Running a program on several devices in this process: XLA's replicas and partitions, one
+//! thread per device, collectives meeting in the runtime's rendezvous.
+
+use crate::error::{Error, Result};
+use crate::executable::{Argument, Executable};
+use hlojit_runtime::collectives::run_on_devices;
+use hlojit_runtime::{HostBuffer, Literal};
+use std::sync::Mutex;
+
+impl Executable {
+    /// Devices the program runs on: the module's `replica_count` × `num_partitions`.
+    pub fn num_devices(&self) -> usize {
+        self.grid.devices()
+    }
+
+    /// The module's `replica_count` (1 when not given).
+    pub fn replica_count(&self) -> usize {
+        self.grid.replicas
+    }
+
+    /// The module's `num_partitions` (1 when not given).
+    pub fn num_partitions(&self) -> usize {
+        self.grid.partitions
+    }
+
+    pub(crate) fn check_single_device(&self) -> Result<()> {
+        if self.num_devices() > 1 {
+            return Err(Error::InvalidArgument(format!(
+                "the program runs on {} devices ({} replicas x {} partitions): use Executable::run_devices",
+                self.num_devices(),
+                self.grid.replicas,
+                self.grid.partitions
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_device_count(&self, given: usize) -> Result<()> {
+        if given != self.num_devices() {
+            return Err(Error::InvalidArgument(format!(
+                "the program runs on {} devices, arguments for {given} given",
+                self.num_devices()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Runs the program on every device at once, each on its own thread: `args[d]` are the
+    /// arguments of global device `d` (replica `d / num_partitions`, partition
+    /// `d % num_partitions`), as [`Executable::run`] takes them; returns each device's
+    /// results in the same order. Collectives (all-reduce, all-gather, ...) exchange data
+    /// between the devices. If any device fails, the whole run fails with its error.
+    ///
+    /// ```
+    /// # use hlojit_compiler::{hlo::text::parse_module, CompileOptions, Executable};
+    /// # use hlojit_runtime::HostBuffer;
+    /// let text = "HloModule m, replica_count=2
+    /// add {
+    ///   a = f32[] parameter(0)
+    ///   b = f32[] parameter(1)
+    ///   ROOT s = f32[] add(a, b)
+    /// }
+    /// ENTRY e {
+    ///   p = f32[2] parameter(0)
+    ///   ROOT r = f32[2] all-reduce(p), replica_groups={}, to_apply=add
+    /// }";
+    /// let exe = Executable::compile(&parse_module(text)?, &CompileOptions::default())?;
+    /// let per_device = vec![
+    ///     vec![HostBuffer::from_slice(&[2], &[1f32, 2.0])?],
+    ///     vec![HostBuffer::from_slice(&[2], &[10f32, 20.0])?],
+    /// ];
+    /// let results = exe.run_devices(per_device)?;
+    /// assert_eq!(results[1][0].as_slice::<f32>()?, &[11.0, 22.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn run_devices<'a, A: Into<Argument<'a>> + Send>(&self, args: Vec<Vec<A>>) -> Result<Vec<Vec<HostBuffer>>> {
+        self.check_device_count(args.len())?;
+        let slots: Vec<Mutex<Option<Vec<A>>>> = args.into_iter().map(|a| Mutex::new(Some(a))).collect();
+        run_on_devices(self.grid.replicas, self.grid.partitions, |device| {
+            let args = slots[device.global].lock().ok().and_then(|mut a| a.take()).ok_or("arguments taken twice")?;
+            self.run_on_this_thread(args.into_iter().map(Into::into).collect()).map_err(|e| e.to_string())
+        })
+        .map_err(Error::Execution)
+    }
+
+    /// [`Executable::run_literals`] on every device at once: `args[d]` are device `d`'s
+    /// logical arguments; returns each device's result.
+    pub fn run_literals_devices(&self, args: &[Vec<Literal>]) -> Result<Vec<Literal>> {
+        self.check_device_count(args.len())?;
+        run_on_devices(self.grid.replicas, self.grid.partitions, |device| {
+            self.run_literals_on_this_thread(&args[device.global]).map_err(|e| e.to_string())
+        })
+        .map_err(Error::Execution)
+    }
+}
