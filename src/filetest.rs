@@ -20,6 +20,10 @@
 //!   containing TEXT.
 //!
 //! A directive may continue on the following comment lines while its braces are open.
+//!
+//! A module for several devices (`replica_count` / `num_partitions` above 1) runs on all of
+//! them: each input and each expected result is written stacked over the devices along a new
+//! leading dimension (global device order), as in the conformance corpus.
 
 use crate::conformance::compare::compare;
 use crate::{parse_module, CompileOptions, Executable};
@@ -114,9 +118,15 @@ pub fn run_file(path: &Path) -> Result<(), String> {
         };
     }
     let exe = compiled?;
-    let args = Literal::group_leaves(exe.parameter_shapes(), test.inputs)?;
-    let result = exe.run_literals(&args).map_err(|e| e.to_string())?;
-    let got = result.leaves();
+    let (stacked, result);
+    let got: Vec<&ArrayLiteral> = if exe.num_devices() > 1 {
+        stacked = crate::conformance::run_stacked(&exe, exe.num_devices(), test.inputs)?;
+        stacked.iter().collect()
+    } else {
+        let args = Literal::group_leaves(exe.parameter_shapes(), test.inputs)?;
+        result = exe.run_literals(&args).map_err(|e| e.to_string())?;
+        result.leaves()
+    };
     if got.len() != test.expected.len() {
         return Err(format!("{} results, {} expected", got.len(), test.expected.len()));
     }

@@ -7,6 +7,8 @@ mod builder;
 
 #[path = "harness/aliasing.rs"]
 mod aliasing;
+#[path = "harness/collectives.rs"]
+mod collectives;
 #[path = "harness/custom_calls/mod.rs"]
 mod custom_calls;
 
@@ -41,9 +43,9 @@ fn filetests() {
     assert!(failures.is_empty(), "{} of {} file tests failed:\n{}", failures.len(), files.len(), failures.join("\n"));
 }
 
-/// Corpus groups that other issues own and that are reported but not required yet:
-/// programs for 4 devices with collectives, and JAX's LAPACK custom calls (jaxlib's handlers
-/// are not exported symbols; see tests/harness/custom_calls/jaxlib_lapack.rs).
+/// Corpus groups that other issues own and that are reported but not required yet: JAX's
+/// LAPACK custom calls (jaxlib's handlers are not exported symbols; see
+/// tests/harness/custom_calls/jaxlib_lapack.rs).
 const PENDING_GROUPS: &[&str] = &["jaxffi"];
 
 /// Cases that cannot pass, with the error they must give instead: the printer elided the

@@ -94,7 +94,7 @@ fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result
     let stacked: Vec<ArrayLiteral>;
     let result;
     let got: Vec<&ArrayLiteral> = if case.replicas > 1 {
-        stacked = run_devices(&exe, case.replicas, leaves)?;
+        stacked = run_stacked(&exe, case.replicas, leaves)?;
         stacked.iter().collect()
     } else {
         let args = Literal::group_leaves(exe.parameter_shapes(), leaves)?;
@@ -113,9 +113,9 @@ fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result
     Ok(())
 }
 
-/// Runs a multi-device case: every input holds one slice per device along its leading
-/// dimension, and so does every expected output.
-fn run_devices(exe: &Executable, devices: usize, leaves: Vec<ArrayLiteral>) -> Result<Vec<ArrayLiteral>, String> {
+/// Runs a multi-device program: every input holds one slice per device along its leading
+/// dimension (global device order), and so does every returned output.
+pub fn run_stacked(exe: &Executable, devices: usize, leaves: Vec<ArrayLiteral>) -> Result<Vec<ArrayLiteral>, String> {
     if exe.num_devices() != devices {
         return Err(format!("the case runs on {devices} devices, the module declares {}", exe.num_devices()));
     }
