@@ -38,6 +38,17 @@ pub fn compile_aot(module: &Module, name: &str, options: &CompileOptions, emit: 
     if !is_c_identifier(name) {
         return Err(Error::InvalidArgument(format!("'{name}' is not a C identifier: choose another function name")));
     }
+    let grid = crate::codegen::collectives::groups::DeviceGrid::of(module);
+    if grid.devices() > 1 && emit == OutputKind::Object {
+        // The in-process device threads and their rendezvous are set up by
+        // Executable::run_devices; an AOT function has no such driver yet.
+        return Err(Error::Unsupported(format!(
+            "AOT compilation of a program for {} devices ({} replicas x {} partitions); run it with the JIT (Executable::run_devices)",
+            grid.devices(),
+            grid.replicas,
+            grid.partitions
+        )));
+    }
     let prepared = prepare(module)?;
     let code = compile_to(&prepared, name, options, emit, false)?;
     let header = header(&prepared, name)?;

@@ -12,7 +12,8 @@
 pub mod groups;
 mod ops;
 
-use super::function::{pointer_array, FunctionLowering, ModuleLowering};
+use super::array::IrArray;
+use super::function::{copy_array, pointer_array, FunctionLowering, ModuleLowering};
 use crate::error::{Error, Result};
 use crate::hlo::{Computation, InstrId, Opcode};
 use groups::{participants, DeviceGrid};
@@ -23,6 +24,21 @@ use inkwell::values::{IntValue, PointerValue};
 pub fn is_collective_step(op: Opcode) -> bool {
     use Opcode::*;
     matches!(op, AllReduce | AllGather | ReduceScatter | AllToAll | CollectivePermute | ReplicaId | PartitionId)
+        || matches!(op, AllReduceStart | AllGatherStart | CollectivePermuteStart)
+        || matches!(op, AllReduceDone | AllGatherDone | CollectivePermuteDone)
+}
+
+/// The synchronous collective an async start runs as, and where in the start's result
+/// leaves that collective's results go: (kind, first leaf, leaf count).
+fn synchronous_form(op: Opcode, operand_leaves: usize, result_leaves: usize) -> (Opcode, usize, usize) {
+    match op {
+        // (operands, results): the results are the second half.
+        Opcode::AllGatherStart => (Opcode::AllGather, operand_leaves, result_leaves - operand_leaves.min(result_leaves)),
+        // (operand, result, u32[], u32[]).
+        Opcode::CollectivePermuteStart => (Opcode::CollectivePermute, 1, 1),
+        Opcode::AllReduceStart => (Opcode::AllReduce, 0, result_leaves),
+        op => (op, 0, result_leaves),
+    }
 }
 
 /// What `hlojit_rt_collective_enter` returned: every member's operand pointers (member `g`'s
@@ -51,18 +67,34 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                 cg.b.build_store(fl.slot_ptrs[out], v)?;
                 Ok(())
             }
+            Opcode::AllReduceDone | Opcode::AllGatherDone | Opcode::CollectivePermuteDone => {
+                // The start did the work (synchronously): hand over its results.
+                let start = fl.assignment.leaf_slots(inst.operands[0]).to_vec();
+                let first = match inst.opcode {
+                    Opcode::CollectivePermuteDone => 1,
+                    _ => start.len().saturating_sub(outputs.len()),
+                };
+                for (k, &out) in outputs.iter().enumerate() {
+                    let src = *start.get(first + k).ok_or_else(|| verr("the done's start has too few results".into()))?;
+                    let src = IrArray::new(fl.slot_ptrs[src], &fl.assignment.slots[src].shape)?;
+                    copy_array(cg, &src, &IrArray::new(fl.slot_ptrs[out], &fl.assignment.slots[out].shape)?)?;
+                }
+                Ok(())
+            }
             _ => {
-                let members = if inst.opcode == Opcode::CollectivePermute {
+                let operand_slots: Vec<usize> = inst.operands.iter().flat_map(|&o| fl.assignment.leaf_slots(o).to_vec()).collect();
+                let (kind, first, count) = synchronous_form(inst.opcode, operand_slots.len(), outputs.len());
+                let outputs = outputs.get(first..first + count).ok_or_else(|| verr("unexpected result shape".into()))?.to_vec();
+                let members = if kind == Opcode::CollectivePermute {
                     // Every device meets every other; each then picks its source.
                     vec![(0..grid.devices()).collect(); grid.devices()]
                 } else {
                     participants(inst, grid).map_err(verr)?
                 };
-                let operand_slots: Vec<usize> = inst.operands.iter().flat_map(|&o| fl.assignment.leaf_slots(o).to_vec()).collect();
                 let op_uid = op_uid(&comp.name, &inst.name);
                 let exchange = self.enter(fl, op_uid, &members, &operand_slots)?;
                 let group_size = members.first().map_or(1, Vec::len);
-                let ctx = ops::OpContext { module: self.module, inst, grid, operand_slots, outputs, exchange, group_size };
+                let ctx = ops::OpContext { module: self.module, inst, kind, grid, operand_slots, outputs, exchange, group_size };
                 ops::emit(cg, fl, &ctx).map_err(|e| match e {
                     Error::Unsupported(m) => verr(m),
                     e => e,

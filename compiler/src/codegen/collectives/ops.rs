@@ -19,6 +19,8 @@ use inkwell::IntPredicate;
 pub(crate) struct OpContext<'m, 'ctx> {
     pub module: &'m Module,
     pub inst: &'m Instruction,
+    /// The synchronous op it runs as (an async start runs as its op).
+    pub kind: Opcode,
     pub grid: DeviceGrid,
     /// The operands' leaf slots, flattened.
     pub operand_slots: Vec<usize>,
@@ -49,7 +51,7 @@ pub(crate) fn emit<'ctx>(cg: &Codegen<'ctx>, fl: &FunctionLowering<'_, 'ctx>, c:
         }
     };
     let reducer = || inst.to_apply().ok_or_else(|| Error::Unsupported(format!("{} without to_apply", inst.opcode.name())));
-    match inst.opcode {
+    match c.kind {
         Opcode::AllReduce => {
             let f = reducer()?;
             for l in 0..c.operand_slots.len() {
