@@ -182,6 +182,9 @@ fn run(path: &Path, inputs: &[PathBuf], seed: Option<u64>, output_dir: Option<&P
     let module = parse_module(&text).map_err(|e| format!("{}:{e}", path.display()))?;
     let exe = Executable::compile(&module, &CompileOptions::default()).map_err(|e| e.to_string())?;
     println!("compiled {} in {:.1} ms ({})", module.name, exe.compile_time().as_secs_f64() * 1e3, exe.compile_stats());
+    if exe.num_devices() > 1 {
+        return run_devices(&exe, inputs, seed, output_dir);
+    }
     let leaves: Vec<hlojit::ArrayShape> = exe.argument_shapes().into_iter().cloned().collect();
     let arrays: Vec<ArrayLiteral> = match seed {
         Some(seed) => {
@@ -222,6 +225,40 @@ fn run(path: &Path, inputs: &[PathBuf], seed: Option<u64>, output_dir: Option<&P
         if let Some(dir) = output_dir {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
             npy::write(&dir.join(format!("out{i}.npy")), &literal).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `run` for a program on several devices: inputs and outputs are stacked over the devices
+/// along a new leading dimension (global device order), as in the conformance corpus.
+fn run_devices(exe: &Executable, inputs: &[PathBuf], seed: Option<u64>, output_dir: Option<&Path>) -> Result<ExitCode, String> {
+    let devices = exe.num_devices();
+    let stacked: Vec<hlojit::ArrayShape> = exe
+        .argument_shapes()
+        .into_iter()
+        .map(|s| hlojit::ArrayShape::new(s.element_type, [&[devices as i64][..], &s.dims].concat()))
+        .collect();
+    let arrays: Vec<ArrayLiteral> = match seed {
+        Some(seed) => {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            stacked.iter().map(|s| random_array(&mut rng, s)).collect()
+        }
+        None if inputs.len() == stacked.len() => inputs
+            .iter()
+            .zip(&stacked)
+            .map(|(p, s)| npy::read(p, Some(s.element_type)).map_err(|e| format!("{}: {e}", p.display())))
+            .collect::<Result<_, _>>()?,
+        None => return Err(format!("the module takes {} input arrays (each stacked over {devices} devices), {} given", stacked.len(), inputs.len())),
+    };
+    let start = Instant::now();
+    let outputs = hlojit::conformance::run_stacked(exe, devices, arrays)?;
+    println!("ran on {devices} devices in {:.3} ms", start.elapsed().as_secs_f64() * 1e3);
+    for (i, literal) in outputs.iter().enumerate() {
+        println!("out{i}: {}", summarize(literal));
+        if let Some(dir) = output_dir {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            npy::write(&dir.join(format!("out{i}.npy")), literal).map_err(|e| e.to_string())?;
         }
     }
     Ok(ExitCode::SUCCESS)
