@@ -116,7 +116,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         for row in members {
             table.push(cg.i64().const_int(row.len() as u64, false));
             table.extend(row.iter().map(|&m| cg.i64().const_int(m as u64, false)));
-            table.extend(std::iter::repeat(cg.i64().const_zero()).take(stride - 1 - row.len()));
+            table.extend(std::iter::repeat_n(cg.i64().const_zero(), stride - 1 - row.len()));
         }
         let init = cg.i64().const_array(&table);
         let name = format!("collective.groups.{op:x}");
