@@ -15,10 +15,10 @@ pub enum Error {
     /// bad dimension numbers, ...): the Rust call site and what is wrong, starting with the op.
     #[error("{location}: {message}")]
     Build { location: String, message: String },
-    /// A module that lacks what is needed to compile it (say, a constant whose values the
-    /// printer elided).
-    #[error("{0}")]
-    InvalidModule(String),
+    /// A constant whose values the printer elided (`constant({...})`): the text does not say
+    /// what to compute, so no compiler can run the module.
+    #[error("constant {0}: its values were elided (`{{...}}`) when the module was printed, so they are not in the text")]
+    ElidedConstant(String),
     /// Valid HLO that hlojit cannot compile (yet).
     #[error("unsupported: {0}")]
     Unsupported(String),

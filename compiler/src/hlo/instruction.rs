@@ -102,10 +102,7 @@ impl Instruction {
         match &self.attrs.literal {
             Some(hlojit_runtime::Literal::Array(a)) => Ok(a),
             Some(_) => Err(crate::error::Error::Unsupported(format!("tuple constant {}", self.name))),
-            None => Err(crate::error::Error::InvalidModule(format!(
-                "constant {}: its values were elided (`{{...}}`) when the module was printed, so they are not in the text",
-                self.name
-            ))),
+            None => Err(crate::error::Error::ElidedConstant(self.name.clone())),
         }
     }
 
