@@ -1,5 +1,5 @@
 //! Safe access to a typed-FFI call frame for handlers written in Rust, and the glue that turns
-//! a plain Rust function into an exported `XLA_FFI_Handler` (see [`export_handler!`]).
+//! a plain Rust function into an exported `XLA_FFI_Handler` (see [`export_handler!`](crate::export_handler)).
 //!
 //! A handler written this way runs on any host that implements XLA's FFI C API: hlojit, or XLA
 //! itself.

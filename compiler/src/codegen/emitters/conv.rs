@@ -118,14 +118,7 @@ fn emit_direct(kc: &KernelContext, lhs: InstrId, rhs: InstrId, d: &ConvDims) -> 
                                 xi[dn.input_spatial[s] as usize] = in_pos[s];
                                 wi[dn.kernel_spatial[s] as usize] = k_pos[s];
                             }
-                            let x = e.gen_scalar(lhs, &Index::new(xi))?;
-                            let w = e.gen_scalar(rhs, &Index::new(wi))?;
-                            let x = acc.operand(e, x, lhs_type)?;
-                            let w = acc.operand(e, w, rhs_type)?;
-                            let sum = cg.b.build_load(acc.llvm_type(cg), slot, "")?;
-                            let sum = acc.mul_add(cg, sum, x, w)?;
-                            cg.b.build_store(slot, sum)?;
-                            Ok(())
+                            acc.add_product(e, slot, (lhs, Index::new(xi), lhs_type), (rhs, Index::new(wi), rhs_type))
                         })
                     })
                 })

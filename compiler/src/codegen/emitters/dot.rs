@@ -76,14 +76,7 @@ fn emit_naive(kc: &KernelContext, lhs: InstrId, rhs: InstrId, dims: &DotDims) ->
                         li[dims.lhs_contracting[i]] = kv;
                         ri[dims.rhs_contracting[i]] = kv;
                     }
-                    let a = e.gen_scalar(lhs, &Index::new(li))?;
-                    let b = e.gen_scalar(rhs, &Index::new(ri))?;
-                    let a = acc.operand(e, a, lhs_type)?;
-                    let b = acc.operand(e, b, rhs_type)?;
-                    let sum = cg.b.build_load(acc.llvm_type(cg), slot, "")?;
-                    let sum = acc.mul_add(cg, sum, a, b)?;
-                    cg.b.build_store(slot, sum)?;
-                    Ok(())
+                    acc.add_product(e, slot, (lhs, Index::new(li), lhs_type), (rhs, Index::new(ri), rhs_type))
                 })
             })?;
             let sum = cg.b.build_load(acc.llvm_type(cg), slot, "")?;

@@ -9,7 +9,9 @@ use crate::codegen::elemental::Elemental;
 use crate::error::{Error, Result};
 use hlojit_runtime::ElementType;
 use inkwell::types::BasicTypeEnum;
-use inkwell::values::BasicValueEnum;
+use crate::codegen::index::Index;
+use crate::hlo::InstrId;
+use inkwell::values::{BasicValueEnum, PointerValue};
 
 /// How the products of one dot or convolution are summed.
 #[derive(Clone, Copy, Debug)]
@@ -80,6 +82,26 @@ impl Accumulator {
             Kind::Float => Ok(e.float_to_compute(v, self.out)?.into()),
             _ => Ok(v),
         }
+    }
+
+    /// Adds the product of two generated operand elements, `(instruction, index, element
+    /// type)` each, to the running sum kept in `slot`.
+    pub fn add_product<'ctx>(
+        &self,
+        e: &mut Elemental<'_, 'ctx>,
+        slot: PointerValue<'ctx>,
+        (lhs, lhs_index, lhs_type): (InstrId, Index<'ctx>, ElementType),
+        (rhs, rhs_index, rhs_type): (InstrId, Index<'ctx>, ElementType),
+    ) -> Result<()> {
+        let cg = e.cg;
+        let a = e.gen_scalar(lhs, &lhs_index)?;
+        let b = e.gen_scalar(rhs, &rhs_index)?;
+        let a = self.operand(e, a, lhs_type)?;
+        let b = self.operand(e, b, rhs_type)?;
+        let sum = cg.b.build_load(self.llvm_type(cg), slot, "")?;
+        let sum = self.mul_add(cg, sum, a, b)?;
+        cg.b.build_store(slot, sum)?;
+        Ok(())
     }
 
     /// `acc + a * b` on compute-type values.
