@@ -7,7 +7,7 @@ use super::index::Index;
 use crate::error::Result;
 use hlojit_runtime::Layout;
 use inkwell::basic_block::BasicBlock;
-use inkwell::values::{IntValue, PhiValue};
+use inkwell::values::{InstructionValue, IntValue, PhiValue};
 use inkwell::IntPredicate;
 
 /// A loop whose header and body have been emitted but whose latch has not.
@@ -37,12 +37,17 @@ pub fn open_loop<'ctx>(cg: &Codegen<'ctx>, name: &str, start: IntValue<'ctx>, en
 
 /// Closes a loop opened by [`open_loop`]; the builder is left after the loop.
 pub fn close_loop<'ctx>(cg: &Codegen<'ctx>, l: OpenLoop<'ctx>) -> Result<()> {
+    close_loop_at_latch(cg, l).map(|_| ())
+}
+
+/// [`close_loop`], returning the back-edge branch (where loop metadata goes).
+pub fn close_loop_at_latch<'ctx>(cg: &Codegen<'ctx>, l: OpenLoop<'ctx>) -> Result<InstructionValue<'ctx>> {
     let next = cg.b.build_int_nsw_add(l.induction, cg.const_i64(1), "")?;
     let latch = cg.b.get_insert_block().expect("positioned");
-    cg.b.build_unconditional_branch(l.header)?;
+    let back = cg.b.build_unconditional_branch(l.header)?;
     l.phi.add_incoming(&[(&next, latch)]);
     cg.b.position_at_end(l.exit);
-    Ok(())
+    Ok(back)
 }
 
 /// Emits `for (i = start; i < end; ++i) body(i)`; the builder ends positioned after the loop.
