@@ -193,7 +193,7 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
         lightest.0 += work[j];
         lightest.1.push(j);
     }
-    let results: Vec<Result<(Vec<u8>, Vec<(usize, KernelInfo)>, CompileStats)>> = std::thread::scope(|scope| {
+    let results: Vec<Result<CompiledPartition>> = std::thread::scope(|scope| {
         let handles: Vec<_> = parts
             .iter()
             .enumerate()
@@ -224,6 +224,9 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
     Ok((objects, stats))
 }
 
+/// A partition's object file, the kernels it defines and its compile times.
+type CompiledPartition = (Vec<u8>, Vec<(usize, KernelInfo)>, CompileStats);
+
 /// One partition of kernels in its own LLVM context, on the calling thread.
 fn compile_partition(
     module: &Module,
@@ -231,7 +234,7 @@ fn compile_partition(
     jobs: &[usize],
     options: &CompileOptions,
     name: &str,
-) -> Result<(Vec<u8>, Vec<(usize, KernelInfo)>, CompileStats)> {
+) -> Result<CompiledPartition> {
     let mut stats = CompileStats::default();
     let t = Instant::now();
     let machine = options.target.machine(true)?;

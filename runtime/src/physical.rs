@@ -130,7 +130,7 @@ impl PhysicalLayout {
 
 /// Calls `f(logical_linear_index, index)` for every index of `dims` in row-major order.
 pub fn for_each_index(dims: &[i64], mut f: impl FnMut(usize, &[i64])) {
-    if dims.iter().any(|&d| d == 0) {
+    if dims.contains(&0) {
         return;
     }
     let mut index = vec![0i64; dims.len()];
@@ -171,6 +171,10 @@ pub fn physical_to_logical(src: &[u8], dst: &mut [u8], dims: &[i64], layout: &Ph
     });
 }
 
+fn ceil_div(a: i64, b: i64) -> i64 {
+    (a + b - 1) / b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,8 +202,4 @@ mod tests {
         offsets.dedup();
         assert_eq!(offsets.len(), 16 * 128, "distinct elements get distinct offsets");
     }
-}
-
-fn ceil_div(a: i64, b: i64) -> i64 {
-    (a + b - 1) / b
 }

@@ -81,7 +81,7 @@ pub fn emit_loop_nest<'ctx>(
     outer_range: Option<(IntValue<'ctx>, IntValue<'ctx>)>,
     mut body: impl FnMut(&Index<'ctx>) -> Result<()>,
 ) -> Result<()> {
-    if dims.iter().any(|&d| d == 0) {
+    if dims.contains(&0) {
         return Ok(());
     }
     let outer = outer_dimension(dims, layout);
