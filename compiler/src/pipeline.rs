@@ -141,12 +141,15 @@ fn codegen_for<'ctx>(context: &'ctx Context, name: &str, options: &CompileOption
     cg
 }
 
+/// Names a file to write each compiled module's optimized LLVM IR to (for debugging).
+const DUMP_IR_VARIABLE: &str = "HLOJIT_DUMP_IR";
+
 /// Optimizes the module and emits it, timing both.
 fn finish(cg: &Codegen, machine: &TargetMachine, output: OutputKind, stats: &mut CompileStats) -> Result<Vec<u8>> {
     let t = Instant::now();
     optimize(&cg.module, machine)?;
     stats.optimize += t.elapsed();
-    if let Ok(path) = std::env::var("HLOJIT_DUMP_IR") {
+    if let Ok(path) = std::env::var(DUMP_IR_VARIABLE) {
         let _ = cg.module.print_to_file(path);
     }
     let t = Instant::now();
@@ -174,7 +177,9 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
     let work: Vec<usize> = plan.kernels.iter().map(|k| kernel_work(module, &plan, k)).collect();
     let total: usize = work.iter().sum();
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let partitions = if !options.parallel_compile || total < PARALLEL_COMPILE_MIN_WORK { 1 } else { threads.min(plan.kernels.len()) };
+    // An IR dump shows the whole program, so it asks for a single module.
+    let parallel = options.parallel_compile && std::env::var_os(DUMP_IR_VARIABLE).is_none();
+    let partitions = if !parallel || total < PARALLEL_COMPILE_MIN_WORK { 1 } else { threads.min(plan.kernels.len()) };
     if partitions <= 1 {
         let machine = options.target.machine(true)?;
         let context = Context::create();
