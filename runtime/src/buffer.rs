@@ -1,10 +1,9 @@
 //! Heap memory with the alignment generated code expects (64 bytes: one cache line, one
 //! AVX-512 vector).
 
-use std::alloc::{self, Layout};
+use crate::block_cache;
+pub use crate::block_cache::BUFFER_ALIGNMENT;
 use std::ptr::NonNull;
-
-pub const BUFFER_ALIGNMENT: usize = 64;
 
 /// An owned, zero-initialised, 64-byte-aligned byte buffer.
 pub struct AlignedBuffer {
@@ -21,10 +20,7 @@ impl AlignedBuffer {
         if len == 0 {
             return AlignedBuffer { ptr: dangling_aligned(), len: 0 };
         }
-        let layout = Layout::from_size_align(len, BUFFER_ALIGNMENT).expect("buffer size overflows");
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { alloc::alloc_zeroed(layout) };
-        let ptr = NonNull::new(ptr).unwrap_or_else(|| alloc::handle_alloc_error(layout));
+        let ptr = block_cache::allocate_zeroed(len).unwrap_or_else(|| out_of_memory(len));
         AlignedBuffer { ptr, len }
     }
 
@@ -36,10 +32,7 @@ impl AlignedBuffer {
         if len == 0 {
             return AlignedBuffer { ptr: dangling_aligned(), len: 0 };
         }
-        let layout = Layout::from_size_align(len, BUFFER_ALIGNMENT).expect("buffer size overflows");
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { alloc::alloc(layout) };
-        let ptr = NonNull::new(ptr).unwrap_or_else(|| alloc::handle_alloc_error(layout));
+        let ptr = block_cache::allocate(len).unwrap_or_else(|| out_of_memory(len));
         AlignedBuffer { ptr, len }
     }
 
@@ -76,6 +69,12 @@ impl AlignedBuffer {
     }
 }
 
+/// Like a `Vec` that cannot grow, an allocation failure aborts through the standard handler.
+fn out_of_memory(len: usize) -> ! {
+    let layout = std::alloc::Layout::from_size_align(len, BUFFER_ALIGNMENT).unwrap_or(std::alloc::Layout::new::<u8>());
+    std::alloc::handle_alloc_error(layout)
+}
+
 fn dangling_aligned() -> NonNull<u8> {
     // A non-null address with the full alignment; never dereferenced for a zero-length buffer.
     NonNull::new(BUFFER_ALIGNMENT as *mut u8).expect("non-zero")
@@ -84,9 +83,8 @@ fn dangling_aligned() -> NonNull<u8> {
 impl Drop for AlignedBuffer {
     fn drop(&mut self) {
         if self.len != 0 {
-            let layout = Layout::from_size_align(self.len, BUFFER_ALIGNMENT).expect("valid layout");
-            // SAFETY: allocated in `zeroed` with this layout.
-            unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) }
+            // SAFETY: allocated by the block cache with this length, and no longer used.
+            unsafe { block_cache::free(self.ptr, self.len) }
         }
     }
 }
