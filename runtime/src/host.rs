@@ -11,14 +11,31 @@ use crate::shape::{ArrayShape, Layout};
 use std::path::Path;
 use thiserror::Error;
 
+/// Why a host array could not be made, read or viewed.
 #[derive(Debug, Error)]
 pub enum HostError {
+    /// The bytes given do not fill the shape's storage exactly (padding included).
     #[error("{shape} needs {expected} bytes, {got} given")]
-    Size { shape: String, expected: usize, got: usize },
+    Size {
+        /// The shape, with its layout, in HLO text.
+        shape: String,
+        /// Bytes the layout's storage takes.
+        expected: usize,
+        /// Bytes given.
+        got: usize,
+    },
+    /// The layout does not fit the shape or is one hlojit cannot lay out on the host.
     #[error("{0}")]
     Layout(#[from] LayoutError),
+    /// Elements read as a Rust type that is not the array's element type.
     #[error("element type mismatch: the array holds {actual}, {requested} requested")]
-    Type { actual: ElementType, requested: ElementType },
+    Type {
+        /// The array's element type.
+        actual: ElementType,
+        /// The element type of the Rust type asked for.
+        requested: ElementType,
+    },
+    /// A `.npy` file could not be read or written.
     #[error("{0}")]
     Npy(#[from] npy::NpyError),
 }
@@ -39,6 +56,26 @@ fn as_bytes<T: NativeType>(values: &[T]) -> &[u8] {
 }
 
 /// A borrowed host array: no copy is made when a computation reads it.
+///
+/// The bytes are in the physical order of the view's layout (row-major unless one is given),
+/// so a view can describe, say, column-major data without moving it.
+///
+/// ```rust
+/// use hlojit_runtime::{ArrayView, Layout};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let row_major = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+/// let view = ArrayView::from_slice(&row_major, &[2, 3])?;
+/// assert_eq!(view.shape().to_string(), "f32[2,3]{1,0}");
+///
+/// // The same six numbers read as a column-major 2x3 array: element (i, j) is at i + 2*j.
+/// let col_major = ArrayView::from_slice(&row_major, &[2, 3])?.with_layout(Layout::new(vec![0, 1]))?;
+/// assert_eq!(col_major.to_literal().as_slice::<f32>()?, &[1.0, 3.0, 5.0, 2.0, 4.0, 6.0]);
+///
+/// // A wrong length is an error, not a panic.
+/// assert!(ArrayView::from_slice(&row_major, &[4, 2]).is_err());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug)]
 pub struct ArrayView<'a> {
     shape: ArrayShape,
@@ -46,6 +83,31 @@ pub struct ArrayView<'a> {
 }
 
 /// An owned host array, 64-byte aligned.
+///
+/// A host buffer always has a layout (row-major when its shape came without one) and holds
+/// exactly the bytes that layout's storage takes, padding included. It is what executables
+/// return, and what they take as donated arguments.
+///
+/// ```rust
+/// use hlojit_runtime::{ArrayShape, ElementType, HostBuffer, Layout};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let a = HostBuffer::from_slice(&[2, 2], &[1i32, 2, 3, 4])?;
+/// assert_eq!(a.element_type(), ElementType::S32);
+/// assert_eq!(a.dims(), &[2, 2]);
+/// assert!(a.layout().is_row_major());
+/// assert_eq!(a.as_slice::<i32>()?, &[1, 2, 3, 4]);
+/// assert!(a.as_slice::<f32>().is_err()); // wrong element type
+///
+/// // Column-major storage of the same logical array.
+/// let t = a.relayout(Layout::new(vec![0, 1]))?;
+/// assert_eq!(t.as_slice::<i32>()?, &[1, 3, 2, 4]);
+/// assert_eq!(t.to_literal(), a.to_literal());
+///
+/// let z = HostBuffer::zeros(&ArrayShape::new(ElementType::F32, vec![3]))?;
+/// assert_eq!(z.bytes().len(), 12);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostBuffer {
     shape: ArrayShape,
@@ -122,18 +184,22 @@ impl HostBuffer {
         Self::from_literal_with_layout(&self.to_literal(), layout)
     }
 
+    /// The shape, always with its layout set.
     pub fn shape(&self) -> &ArrayShape {
         &self.shape
     }
 
+    /// The type of each element.
     pub fn element_type(&self) -> ElementType {
         self.shape.element_type
     }
 
+    /// Logical dimension sizes, major-most first as in `f32[2,3]`.
     pub fn dims(&self) -> &[i64] {
         &self.shape.dims
     }
 
+    /// The storage layout (never absent for a host buffer).
     pub fn layout(&self) -> &Layout {
         self.shape.layout.as_ref().expect("host buffers always have a layout")
     }
@@ -143,6 +209,7 @@ impl HostBuffer {
         self.data.as_slice()
     }
 
+    /// The raw bytes in physical order, for writing in place.
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         self.data.as_mut_slice()
     }
@@ -153,6 +220,7 @@ impl HostBuffer {
         self.data.as_ptr()
     }
 
+    /// The mutable address of the data; see [`HostBuffer::as_ptr`].
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         self.data.as_mut_ptr()
     }
@@ -182,6 +250,7 @@ impl HostBuffer {
         self.to_literal()
     }
 
+    /// A borrowed view of the same bytes and shape (no copy).
     pub fn view(&self) -> ArrayView<'_> {
         ArrayView { shape: self.shape.clone(), data: self.data.as_slice() }
     }
@@ -214,10 +283,12 @@ impl<'a> ArrayView<'a> {
         Self::from_bytes(&ArrayShape { layout: Some(layout), ..self.shape }, self.data)
     }
 
+    /// The shape, always with its layout set.
     pub fn shape(&self) -> &ArrayShape {
         &self.shape
     }
 
+    /// The viewed bytes, in the physical order of the layout.
     pub fn bytes(&self) -> &'a [u8] {
         self.data
     }
