@@ -68,7 +68,7 @@ pub enum Error {
     Internal(String),
 }
 
-/// The compiler's result type, with [`Error`] as the default error.
+/// The compiler's result type, with [`Error`](enum@Error) as the default error.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
