@@ -136,13 +136,20 @@ impl HostBuffer {
         Ok(HostBuffer { shape, data })
     }
 
-    /// A row-major array from a slice of values.
+    /// A row-major array from a slice of values (copied into aligned memory).
+    ///
+    /// # Errors
+    /// [`HostError::Size`] when `values.len()` is not the product of `dims`.
     pub fn from_slice<T: NativeType>(dims: &[i64], values: &[T]) -> Result<HostBuffer, HostError> {
         Self::from_bytes(&ArrayShape::new(T::TYPE, dims.to_vec()), as_bytes(values))
     }
 
     /// An array from raw bytes in the physical order of the shape's layout (row-major when
     /// the shape has none).
+    ///
+    /// # Errors
+    /// [`HostError::Layout`] when the layout does not fit the shape, [`HostError::Size`] when
+    /// `bytes` is not exactly the layout's storage size (padding included).
     pub fn from_bytes(shape: &ArrayShape, bytes: &[u8]) -> Result<HostBuffer, HostError> {
         let shape = with_layout(shape, None);
         let expected = storage_bytes(&shape)?;
@@ -257,13 +264,20 @@ impl HostBuffer {
 }
 
 impl<'a> ArrayView<'a> {
-    /// A row-major view of a slice of values.
+    /// A row-major view of a slice of values. Note the argument order: values first, unlike
+    /// [`HostBuffer::from_slice`].
+    ///
+    /// # Errors
+    /// [`HostError::Size`] when `values.len()` is not the product of `dims`.
     pub fn from_slice<T: NativeType>(values: &'a [T], dims: &[i64]) -> Result<ArrayView<'a>, HostError> {
         Self::from_bytes(&ArrayShape::new(T::TYPE, dims.to_vec()), as_bytes(values))
     }
 
     /// A view of raw bytes in the physical order of the shape's layout (row-major when the
     /// shape has none).
+    ///
+    /// # Errors
+    /// As [`HostBuffer::from_bytes`].
     pub fn from_bytes(shape: &ArrayShape, data: &'a [u8]) -> Result<ArrayView<'a>, HostError> {
         let shape = with_layout(shape, None);
         let expected = storage_bytes(&shape)?;
