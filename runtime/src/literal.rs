@@ -119,6 +119,9 @@ impl ArrayLiteral {
     }
 
     /// An array from raw element bytes (`byte_size` per element, row-major).
+    ///
+    /// # Errors
+    /// [`LiteralError::ElementCount`] when `bytes` is not `byte_size` times the element count.
     pub fn from_bytes(element_type: ElementType, dims: &[i64], bytes: &[u8]) -> Result<ArrayLiteral, LiteralError> {
         let count = dims.iter().product::<i64>() as usize;
         let expected = count * element_type.byte_size();
