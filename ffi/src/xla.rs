@@ -222,7 +222,8 @@ pub struct XLA_FFI_Buffer {
     pub extension_start: *mut XLA_FFI_Extension_Base,
     /// Element type (an `XLA_FFI_DataType_*`).
     pub dtype: XLA_FFI_DataType,
-    /// The first element; the data is dense, in row-major order.
+    /// The first element; the data is dense, row-major unless the custom call's
+    /// `operand_layout_constraints` give another layout.
     pub data: *mut c_void,
     /// Number of dimensions.
     pub rank: i64,
