@@ -300,8 +300,8 @@ pub struct Attributes {
     pub slice: Option<Vec<SliceDim>>,
     /// `padding=low_high_interior x ...` of pad, one entry per dimension.
     pub padding: Option<Vec<PadDim>>,
-    /// `window={...}` of convolution, reduce-window and select-and-scatter, one entry per
-    /// spatial (or, for reduce-window, every) dimension.
+    /// `window={...}` of convolution (one entry per spatial dimension), reduce-window and
+    /// select-and-scatter (one entry per operand dimension).
     pub window: Option<Vec<WindowDim>>,
     /// `dim_labels=` of convolution.
     pub conv_dims: Option<ConvDimensionNumbers>,
@@ -382,7 +382,8 @@ pub struct Attributes {
     pub use_global_device_ids: bool,
     /// `source_target_pairs={{0,1},...}` of collective-permute: (from, to) replica pairs.
     pub source_target_pairs: Option<Vec<(i64, i64)>>,
-    /// `is_composite=true` of call: a composite op (its body is what runs).
+    /// `is_composite=true` of call: a named composite op (`composite.name` and friends in
+    /// `frontend_attributes`, which the verifier requires); the called body is what runs.
     pub is_composite: bool,
     /// Attributes kept verbatim, in the order they were written.
     pub other: Vec<RawAttribute>,
