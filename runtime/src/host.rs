@@ -176,7 +176,24 @@ impl HostBuffer {
     }
 
     /// Reads a `.npy` file as a row-major array of `element_type` (raw-bits storage for types
-    /// NumPy lacks, as in [`npy`]).
+    /// NumPy lacks, as in [`npy`]). Without `element_type`, the file's dtype decides.
+    ///
+    /// ```rust
+    /// use hlojit_runtime::{ElementType, HostBuffer, Layout};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let path = std::env::temp_dir().join(format!("hlojit-host-doc-{}.npy", std::process::id()));
+    /// let col_major = HostBuffer::from_slice(&[2, 2], &[1.0f64, 2.0, 3.0, 4.0])?.relayout(Layout::new(vec![0, 1]))?;
+    /// col_major.write_npy(&path)?; // written in logical order
+    /// let back = HostBuffer::read_npy(&path, Some(ElementType::F64))?;
+    /// assert_eq!(back.as_slice::<f64>()?, &[1.0, 2.0, 3.0, 4.0]);
+    /// assert!(back.layout().is_row_major());
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`HostError::Npy`] when the file cannot be read or does not hold `element_type`.
     pub fn read_npy(path: &Path, element_type: Option<ElementType>) -> Result<HostBuffer, HostError> {
         Ok(Self::from_literal(npy::read(path, element_type)?))
     }
