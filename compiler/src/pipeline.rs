@@ -13,9 +13,26 @@ use inkwell::context::Context;
 use inkwell::targets::{FileType, TargetMachine};
 use std::time::{Duration, Instant};
 
-/// What to produce from a module.
+/// How to compile a module: for which machine, with which custom calls, on how many threads.
+///
+/// ```rust
+/// use hlojit_compiler::backend::target::TargetOptions;
+/// use hlojit_compiler::{Client, CompileOptions};
+///
+/// // Code using Haswell's features only (AVX2, not the host's AVX-512, say), compiled on the
+/// // calling thread. Without `features`, the host's features would be enabled.
+/// let options = CompileOptions {
+///     target: TargetOptions { cpu: Some("haswell".into()), features: Some(String::new()), ..TargetOptions::default() },
+///     parallel_compile: false,
+///     ..CompileOptions::default()
+/// };
+/// assert!(options.target.is_host()); // no triple: still this machine's OS and ABI
+/// let client = Client::with_options(options);
+/// assert!(!client.options().parallel_compile);
+/// ```
 #[derive(Clone, Debug)]
 pub struct CompileOptions {
+    /// The machine to generate code for (the host, with all its CPU features, by default).
     pub target: TargetOptions,
     /// Where custom-call targets are looked up first (then the process-wide registry, then
     /// the process's exported symbols). Ignored for AOT output, whose targets the linker
@@ -118,8 +135,11 @@ impl std::fmt::Display for CompileStats {
 /// What to emit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputKind {
+    /// Optimized LLVM IR, as text (`.ll`).
     LlvmIr,
+    /// Assembly for the target, as text (`.s`).
     Assembly,
+    /// A relocatable object file (`.o`), to link into a program.
     Object,
 }
 

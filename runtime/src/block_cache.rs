@@ -10,7 +10,8 @@ use std::alloc::{self, Layout};
 use std::ptr::NonNull;
 use std::sync::Mutex;
 
-/// The alignment of every block: one cache line, one AVX-512 vector.
+/// Alignment in bytes of every block, and so of every host buffer and literal: one cache line,
+/// one AVX-512 vector. Generated code may assume it for aligned vector loads and stores.
 pub const BUFFER_ALIGNMENT: usize = 64;
 
 /// Blocks from this size up are cached when freed.

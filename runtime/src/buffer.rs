@@ -6,6 +6,18 @@ pub use crate::block_cache::BUFFER_ALIGNMENT;
 use std::ptr::NonNull;
 
 /// An owned, zero-initialised, 64-byte-aligned byte buffer.
+///
+/// A zero-length buffer allocates nothing (its pointer is dangling but still aligned).
+///
+/// ```rust
+/// use hlojit_runtime::buffer::{AlignedBuffer, BUFFER_ALIGNMENT};
+///
+/// let mut buf = AlignedBuffer::zeroed(16);
+/// assert_eq!(buf.as_ptr() as usize % BUFFER_ALIGNMENT, 0);
+/// buf.as_mut_slice()[0] = 7;
+/// assert_eq!(buf.as_slice()[..2], [7, 0]);
+/// assert_eq!(buf, AlignedBuffer::from_bytes(&buf.as_slice().to_vec()));
+/// ```
 pub struct AlignedBuffer {
     ptr: NonNull<u8>,
     len: usize,
@@ -16,6 +28,11 @@ unsafe impl Send for AlignedBuffer {}
 unsafe impl Sync for AlignedBuffer {}
 
 impl AlignedBuffer {
+    /// `len` bytes, all zero.
+    ///
+    /// # Panics
+    /// When `len` rounded up to the alignment overflows `isize`; aborts (through
+    /// `handle_alloc_error`) when the allocation fails.
     pub fn zeroed(len: usize) -> AlignedBuffer {
         if len == 0 {
             return AlignedBuffer { ptr: dangling_aligned(), len: 0 };
@@ -36,34 +53,41 @@ impl AlignedBuffer {
         AlignedBuffer { ptr, len }
     }
 
+    /// A copy of `bytes` in aligned memory.
     pub fn from_bytes(bytes: &[u8]) -> AlignedBuffer {
         let mut buffer = AlignedBuffer::zeroed(bytes.len());
         buffer.as_mut_slice().copy_from_slice(bytes);
         buffer
     }
 
+    /// Size in bytes.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// True for a zero-length buffer.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    /// The contents as bytes.
     pub fn as_slice(&self) -> &[u8] {
         // SAFETY: ptr is valid for len bytes (or dangling and aligned with len 0).
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 
+    /// The contents as mutable bytes.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: as above, and we hold the only reference.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 
+    /// Address of the first byte, 64-byte aligned (dangling, not null, when empty).
     pub fn as_ptr(&self) -> *const u8 {
         self.ptr.as_ptr()
     }
 
+    /// Mutable address of the first byte, as [`AlignedBuffer::as_ptr`].
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         self.ptr.as_ptr()
     }

@@ -13,11 +13,14 @@ use std::path::{Path, PathBuf};
 /// Which HLO file of a case to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ModuleFile {
+    /// `module.hlo`: the module as the frontend produced it, before XLA's optimizations.
     Module,
+    /// `optimized.hlo`: the module after XLA:CPU's optimization passes (fusions, layouts).
     Optimized,
 }
 
 impl ModuleFile {
+    /// The file's name within a case directory.
     pub fn file_name(self) -> &'static str {
         match self {
             ModuleFile::Module => "module.hlo",
@@ -29,14 +32,18 @@ impl ModuleFile {
 /// The outcome of one case with one of its HLO files.
 #[derive(Clone, Debug)]
 pub struct Outcome {
+    /// The case's name (from `case.json`; the directory name if that cannot be read).
     pub case: String,
+    /// The case's group (empty if `case.json` cannot be read).
     pub group: String,
+    /// Which HLO file was run.
     pub file: ModuleFile,
     /// `None` when the case passed; the reason otherwise.
     pub failure: Option<String>,
     /// The failure is the module text's, not hlojit's: it lacks data needed to run it (XLA's
     /// printer elided a constant's values).
     pub not_runnable: bool,
+    /// Compile time in milliseconds (0 when compilation did not succeed).
     pub compile_ms: f64,
 }
 
