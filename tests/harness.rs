@@ -7,6 +7,8 @@ mod builder;
 
 #[path = "harness/aliasing.rs"]
 mod aliasing;
+#[path = "harness/transposes.rs"]
+mod transposes;
 #[path = "harness/custom_calls/mod.rs"]
 mod custom_calls;
 
