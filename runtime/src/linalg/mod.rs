@@ -18,3 +18,6 @@ mod targets;
 pub mod trsm;
 
 pub use targets::{builtin_handler, BUILTIN_TARGETS};
+
+#[cfg(test)]
+mod tests;
