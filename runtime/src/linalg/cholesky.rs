@@ -19,8 +19,8 @@ pub fn potrf<T: Real>(a: &mut [T], n: usize, lower: bool) -> i32 {
             let l = a[at(j, k)].to_f64();
             d -= l * l;
         }
-        // `!(d > 0)` also catches NaN, which LAPACK reports the same way.
-        if !(d > 0.0) {
+        // NaN fails like a non-positive pivot, as in LAPACK.
+        if d.is_nan() || d <= 0.0 {
             a[at(j, j)] = T::from_f64(d);
             return (j + 1) as i32;
         }

@@ -28,7 +28,7 @@ pub fn trsm<T: Real>(opts: Options, m: usize, n: usize, alpha: T, a: &[T], b: &m
     let k = if opts.left { m } else { n };
     // Element (i, j) of the triangle T that multiplies X: op(A) on the left. On the right,
     // X·op(A) = B is solved row by row as op(A)ᵀ·xᵀ = bᵀ, so T = op(A)ᵀ there.
-    let transposed = opts.transpose != !opts.left;
+    let transposed = opts.transpose == opts.left;
     let t = |i: usize, j: usize| if transposed { a[i * k + j] } else { a[j * k + i] };
     let lower = opts.lower != transposed;
     let (count, stride, step) = if opts.left { (n, m, 1) } else { (m, 1, m) };
