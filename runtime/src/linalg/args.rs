@@ -7,8 +7,11 @@ use hlojit_ffi::handler::{Attrs, Error};
 /// A stack of matrices: `count` matrices of `rows` x `cols`, each stored column-major.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Batch {
+    /// The product of the batch dimensions (1 without any).
     pub count: usize,
+    /// The matrix's rows (second-to-last dimension).
     pub rows: usize,
+    /// The matrix's columns (last dimension).
     pub cols: usize,
 }
 

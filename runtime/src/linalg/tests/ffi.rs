@@ -140,3 +140,12 @@ fn trsm_with_alpha_argument() {
     // 2·x0 = 6 -> x0 = 3; x0 + x1 = 9 -> x1 = 6.
     assert_eq!(x, [3.0, 6.0]);
 }
+
+#[test]
+fn every_builtin_name_resolves_with_no_registry() {
+    for name in crate::linalg::BUILTIN_TARGETS {
+        let r = crate::custom_call::resolve_target(&[], name).unwrap_or_else(|| panic!("{name} resolves"));
+        assert_eq!(r.address, builtin_handler(name).unwrap() as usize, "{name}");
+    }
+    assert_eq!(crate::linalg::BUILTIN_TARGETS.len(), 24, "6 routines x 4 element types");
+}
