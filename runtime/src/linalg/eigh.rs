@@ -89,11 +89,8 @@ fn rotate(s: &mut [f64], v: &mut [f64], n: usize, p: usize, q: usize) {
     }
     let theta = (aqq - app) / (2.0 * apq);
     // The smaller root of t² + 2θt - 1 = 0, stable for large θ (where θ² would overflow).
-    let t = if theta.abs() > 1e150 {
-        0.5 / theta
-    } else {
-        theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt())
-    };
+    let t =
+        if theta.abs() > 1e150 { 0.5 / theta } else { theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt()) };
     let c = 1.0 / (t * t + 1.0).sqrt();
     let sn = t * c;
     s[p * n + p] = app - t * apq;
@@ -146,7 +143,8 @@ pub fn handler<T: Real>(mut call: Call<'_>) -> HandlerResult {
     out.copy_from_slice(input);
     let len = b.matrix_len();
     for i in 0..b.count {
-        let (a, vs, ws) = (&input[i * len..(i + 1) * len], &mut out[i * len..(i + 1) * len], &mut w[i * n..(i + 1) * n]);
+        let (a, vs, ws) =
+            (&input[i * len..(i + 1) * len], &mut out[i * len..(i + 1) * len], &mut w[i * n..(i + 1) * n]);
         match syevd(a, n, lower, vectors) {
             Some(e) => {
                 info[i] = 0;

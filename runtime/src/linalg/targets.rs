@@ -2,7 +2,7 @@
 
 use super::{cholesky, eigh, lu, qr, trsm};
 use hlojit_ffi::handler::{dispatch, Call, Error, HandlerResult};
-use hlojit_ffi::xla::{XLA_FFI_CallFrame, XLA_FFI_Error, XLA_FFI_Handler, XLA_FFI_Error_Code_UNIMPLEMENTED};
+use hlojit_ffi::xla::{XLA_FFI_CallFrame, XLA_FFI_Error, XLA_FFI_Error_Code_UNIMPLEMENTED, XLA_FFI_Handler};
 
 macro_rules! handlers {
     ($($fn_name:ident => $body:expr;)*) => {

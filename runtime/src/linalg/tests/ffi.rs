@@ -31,7 +31,13 @@ fn call(
     let handler = builtin_handler(target).expect("a built-in target");
     // SAFETY: the pointer arrays match the descriptor's buffers, which outlive the call.
     let rc = unsafe {
-        hlojit_rt_ffi_call(handler as *const c_void, bytes.as_ptr(), bytes.len() as i64, arg_ptrs.as_ptr(), ret_ptrs.as_ptr())
+        hlojit_rt_ffi_call(
+            handler as *const c_void,
+            bytes.as_ptr(),
+            bytes.len() as i64,
+            arg_ptrs.as_ptr(),
+            ret_ptrs.as_ptr(),
+        )
     };
     if rc == 0 {
         Ok(())
@@ -71,7 +77,11 @@ fn batched_getrf_pivots_are_one_based_per_matrix() {
     call(
         "lapack_dgetrf_ffi",
         vec![spec(XLA_FFI_DataType_F64, &[2, 2, 2])],
-        vec![spec(XLA_FFI_DataType_F64, &[2, 2, 2]), spec(XLA_FFI_DataType_S32, &[2, 2]), spec(XLA_FFI_DataType_S32, &[2])],
+        vec![
+            spec(XLA_FFI_DataType_F64, &[2, 2, 2]),
+            spec(XLA_FFI_DataType_S32, &[2, 2]),
+            spec(XLA_FFI_DataType_S32, &[2]),
+        ],
         vec![],
         &[ptr(&mut a)],
         &[ptr(&mut lu), ptr(&mut ipiv), ptr(&mut info)],
@@ -88,14 +98,29 @@ fn bad_attribute_wrong_dtype_and_wrong_shape_are_errors() {
     let (mut out, mut info) = ([0.0f32; 4], [0i32; 1]);
     let args = || vec![spec(XLA_FFI_DataType_F32, &[2, 2])];
     let rets = || vec![spec(XLA_FFI_DataType_F32, &[2, 2]), spec(XLA_FFI_DataType_S32, &[])];
-    let e = call("lapack_spotrf_ffi", args(), rets(), vec![("uplo", AttrValue::U8(b'X'))], &[ptr(&mut a)], &[ptr(&mut out), ptr(&mut info)])
-        .unwrap_err();
+    let e = call(
+        "lapack_spotrf_ffi",
+        args(),
+        rets(),
+        vec![("uplo", AttrValue::U8(b'X'))],
+        &[ptr(&mut a)],
+        &[ptr(&mut out), ptr(&mut info)],
+    )
+    .unwrap_err();
     assert!(e.contains("attribute 'uplo' is 88, expected one of 'L' (76), 'U' (85)"), "{e}");
-    let e = call("lapack_spotrf_ffi", args(), rets(), vec![], &[ptr(&mut a)], &[ptr(&mut out), ptr(&mut info)]).unwrap_err();
+    let e = call("lapack_spotrf_ffi", args(), rets(), vec![], &[ptr(&mut a)], &[ptr(&mut out), ptr(&mut info)])
+        .unwrap_err();
     assert!(e.contains("missing attribute 'uplo'"), "{e}");
     // The f64 target given f32 buffers.
-    let e = call("lapack_dpotrf_ffi", args(), rets(), vec![("uplo", AttrValue::U8(b'L'))], &[ptr(&mut a)], &[ptr(&mut out), ptr(&mut info)])
-        .unwrap_err();
+    let e = call(
+        "lapack_dpotrf_ffi",
+        args(),
+        rets(),
+        vec![("uplo", AttrValue::U8(b'L'))],
+        &[ptr(&mut a)],
+        &[ptr(&mut out), ptr(&mut info)],
+    )
+    .unwrap_err();
     assert!(e.contains("element type f32") && e.contains("f64"), "{e}");
     // A vector is not a matrix.
     let e = call(

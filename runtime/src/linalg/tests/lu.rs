@@ -38,11 +38,7 @@ fn hand_worked_3x3() {
     let mut ipiv = [0; 3];
     assert_eq!(getrf(&mut a, 3, 3, &mut ipiv), 0);
     assert_eq!(ipiv, [3, 3, 3]);
-    let want = col_major(&[
-        &[7.0, 8.0, 10.0],
-        &[1.0 / 7.0, 6.0 / 7.0, 11.0 / 7.0],
-        &[4.0 / 7.0, 0.5, -0.5],
-    ]);
+    let want = col_major(&[&[7.0, 8.0, 10.0], &[1.0 / 7.0, 6.0 / 7.0, 11.0 / 7.0], &[4.0 / 7.0, 0.5, -0.5]]);
     assert_close(&a, &want, 1e-14);
 }
 
@@ -65,7 +61,15 @@ fn reconstructs_rectangular_matrices() {
         // L is m x k (unit lower trapezoid), U is k x n (upper trapezoid).
         let l: Vec<f64> = (0..k)
             .flat_map(|j| (0..m).map(move |i| (i, j)))
-            .map(|(i, j)| if i > j { a[j * m + i] } else if i == j { 1.0 } else { 0.0 })
+            .map(|(i, j)| {
+                if i > j {
+                    a[j * m + i]
+                } else if i == j {
+                    1.0
+                } else {
+                    0.0
+                }
+            })
             .collect();
         let u: Vec<f64> = (0..n)
             .flat_map(|j| (0..k).map(move |i| (i, j)))

@@ -26,7 +26,12 @@ fn triangle(a: &[f64], k: usize, opts: Options) -> Vec<f64> {
 fn every_combination_solves_its_equation() {
     let (m, n) = (4, 3);
     for bits in 0..16 {
-        let opts = Options { left: bits & 1 != 0, lower: bits & 2 != 0, transpose: bits & 4 != 0, unit_diagonal: bits & 8 != 0 };
+        let opts = Options {
+            left: bits & 1 != 0,
+            lower: bits & 2 != 0,
+            transpose: bits & 4 != 0,
+            unit_diagonal: bits & 8 != 0,
+        };
         let k = if opts.left { m } else { n };
         let mut a = pseudo_random(k, k, bits as u64);
         for i in 0..k {
@@ -39,8 +44,10 @@ fn every_combination_solves_its_equation() {
         }
         // B = op(A)·X or X·op(A), scaled by 1/alpha so that the solve with alpha gives X.
         let alpha = 2.0;
-        let b: Vec<f64> =
-            if opts.left { matmul(&t, &x, m, m, n) } else { matmul(&x, &t, m, n, n) }.iter().map(|v| v / alpha).collect();
+        let b: Vec<f64> = if opts.left { matmul(&t, &x, m, m, n) } else { matmul(&x, &t, m, n, n) }
+            .iter()
+            .map(|v| v / alpha)
+            .collect();
         let mut got = b.clone();
         trsm(opts, m, n, alpha, &a, &mut got);
         assert_close(&got, &x, 1e-12);
