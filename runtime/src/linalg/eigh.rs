@@ -34,6 +34,12 @@ pub fn syevd<T: Real>(a: &[T], n: usize, lower: bool, vectors: bool) -> Option<E
     if s.iter().any(|v| !v.is_finite()) {
         return None;
     }
+    // Work on A / max|a| so that the sums of squares of the convergence test cannot overflow;
+    // the eigenvalues scale back (eigenvectors do not change).
+    let scale = s.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    if scale > 0.0 {
+        s.iter_mut().for_each(|x| *x /= scale);
+    }
     let mut v = if vectors { identity(n) } else { Vec::new() };
     let norm2: f64 = s.iter().map(|x| x * x).sum();
     let mut converged = false;
@@ -54,7 +60,7 @@ pub fn syevd<T: Real>(a: &[T], n: usize, lower: bool, vectors: bool) -> Option<E
     }
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&x, &y| s[x * n + x].total_cmp(&s[y * n + y]));
-    let values = order.iter().map(|&j| s[j * n + j]).collect();
+    let values = order.iter().map(|&j| s[j * n + j] * if scale > 0.0 { scale } else { 1.0 }).collect();
     let mut sorted = Vec::with_capacity(if vectors { n * n } else { 0 });
     if vectors {
         for &j in &order {

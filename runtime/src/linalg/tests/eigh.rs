@@ -69,6 +69,9 @@ fn degenerate_and_non_finite_matrices() {
     assert_eq!(e.vectors, vec![1.0, 0.0, 0.0, 1.0]);
     assert!(syevd::<f64>(&[], 0, true, true).unwrap().values.is_empty());
     assert!(syevd(&[f64::NAN, 0.0, 0.0, 1.0], 2, true, true).is_none());
+    // Entries whose squares overflow f64: [[0, h], [h, 0]] has eigenvalues -h and h.
+    let h = 1e200;
+    assert_close(&syevd(&[0.0, h, h, 0.0], 2, true, false).unwrap().values, &[-h, h], 1e-15);
     // A larger random matrix: the trace and Frobenius norm are invariants of the spectrum.
     let n = 12;
     let g = pseudo_random(n, n, 5);
