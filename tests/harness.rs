@@ -44,9 +44,8 @@ fn filetests() {
 }
 
 /// Corpus groups that other issues own and that are reported but not required yet:
-/// programs for 4 devices with collectives, and JAX's LAPACK custom calls (jaxlib's handlers
-/// are not exported symbols; see tests/harness/custom_calls/jaxlib_lapack.rs).
-const PENDING_GROUPS: &[&str] = &["collective", "jaxffi"];
+/// programs for 4 devices with collectives.
+const PENDING_GROUPS: &[&str] = &["collective"];
 
 /// Cases that cannot pass, with the error they must give instead: the printer elided the
 /// constant's values (`constant({...})`), so the text does not say what to compute.

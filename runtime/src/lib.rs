@@ -9,6 +9,7 @@ pub mod float_bits;
 pub mod float_env;
 pub mod host;
 pub mod kernels;
+pub mod linalg;
 pub mod literal;
 pub mod npy;
 pub mod physical;
