@@ -13,8 +13,12 @@ use std::time::Instant;
 /// One workload's measurements.
 #[derive(Clone, Debug)]
 pub struct Measurement {
+    /// The workload's `name` from `perf.json`.
     pub name: String,
+    /// Wall time of `Client::compile_text` (parse, passes, LLVM, loading), in milliseconds.
     pub compile_ms: f64,
+    /// Median wall time of one `run` over the timed runs, in milliseconds (inputs already in
+    /// host buffers of the entry's layouts; output allocation included).
     pub run_ms_median: f64,
     /// "12.3GFLOP/s", "4.56GB/s" or "-".
     pub throughput: String,
@@ -33,8 +37,11 @@ impl std::fmt::Display for Measurement {
     }
 }
 
+/// How to benchmark a workload.
 pub struct BenchOptions {
+    /// Timed runs whose median is reported (at least one is made).
     pub runs: usize,
+    /// Untimed runs before timing (at least one is made).
     pub warmup: usize,
     /// Read inputs from `DIR/<name>/in<i>.npy` instead of generating them.
     pub inputs_dir: Option<PathBuf>,

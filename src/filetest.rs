@@ -34,11 +34,17 @@ use std::path::Path;
 /// What a file test asks for.
 #[derive(Debug, Default)]
 pub struct FileTest {
+    /// `// input:` directives: the argument leaves, in order.
     pub inputs: Vec<ArrayLiteral>,
+    /// `// expect:` directives: the expected result leaves, in order.
     pub expected: Vec<ArrayLiteral>,
+    /// `rtol=` of `// tolerance:` (0 when absent).
     pub rtol: f64,
+    /// `atol=` of `// tolerance:` (0 when absent).
     pub atol: f64,
+    /// True unless a `// tolerance:` directive is present: compare bitwise.
     pub exact: bool,
+    /// `// error:`: text the compile error must contain; the test expects compilation to fail.
     pub error: Option<String>,
 }
 

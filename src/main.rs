@@ -343,16 +343,28 @@ fn conformance_cmd(dirs: &[PathBuf], which: Which, filter: Option<&str>, report:
         cases.retain(|c| c.file_name().is_some_and(|n| n.to_string_lossy().contains(f)));
     }
     let outcomes = conformance::run_all(&cases, files);
-    let mut failed = 0;
+    let (mut failed, mut not_runnable) = (0, 0);
     for o in &outcomes {
-        if let Some(reason) = &o.failure {
-            failed += 1;
-            println!("FAIL {} [{}] {}", o.case, o.file.file_name(), reason);
+        match &o.failure {
+            Some(reason) if o.not_runnable => {
+                not_runnable += 1;
+                println!("NOT RUNNABLE {} [{}] {}", o.case, o.file.file_name(), reason);
+            }
+            Some(reason) => {
+                failed += 1;
+                println!("FAIL {} [{}] {}", o.case, o.file.file_name(), reason);
+            }
+            None => {}
         }
     }
     if let Some(path) = report {
         std::fs::write(path, conformance::report_json(&outcomes)).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    println!("{} passed, {} failed", outcomes.len() - failed, failed);
+    let passed = outcomes.len() - failed - not_runnable;
+    if not_runnable == 0 {
+        println!("{passed} passed, {failed} failed");
+    } else {
+        println!("{passed} passed, {failed} failed, {not_runnable} not runnable (the text lacks data)");
+    }
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

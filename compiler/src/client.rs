@@ -15,6 +15,30 @@ use crate::pipeline::CompileOptions;
 /// let exe = client.compile_text("HloModule m\nENTRY e { x = f32[2] parameter(0)\n ROOT y = f32[2] negate(x) }")?;
 /// # Ok::<(), hlojit_compiler::Error>(())
 /// ```
+///
+/// Compiling and running, with settings of one's own:
+///
+/// ```rust
+/// use hlojit_compiler::{Client, CompileOptions};
+/// use hlojit_runtime::HostBuffer;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// // One LLVM module on the calling thread: the quickest for a tiny module.
+/// let client = Client::with_options(CompileOptions { parallel_compile: false, ..CompileOptions::default() });
+/// let exe = client.compile_text(
+///     "HloModule m
+///      ENTRY e {
+///        x = f32[3] parameter(0)
+///        y = f32[3] parameter(1)
+///        ROOT s = f32[3] add(x, y)
+///      }",
+/// )?;
+/// let x = HostBuffer::from_slice(&[3], &[1.0f32, 2.0, 3.0])?;
+/// let y = HostBuffer::from_slice(&[3], &[10.0f32, 20.0, 30.0])?;
+/// let out = exe.run([&x, &y])?; // borrowed arguments; one buffer per result array
+/// assert_eq!(out[0].as_slice::<f32>()?, &[11.0, 22.0, 33.0]);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Client {
     options: CompileOptions,
@@ -26,10 +50,13 @@ impl Client {
         Client::default()
     }
 
+    /// A client that compiles with `options` (another target, a registry of custom calls,
+    /// serial compilation).
     pub fn with_options(options: CompileOptions) -> Client {
         Client { options }
     }
 
+    /// The settings every compilation of this client uses.
     pub fn options(&self) -> &CompileOptions {
         &self.options
     }

@@ -3,22 +3,51 @@
 
 use thiserror::Error;
 
+/// Everything that can go wrong between HLO text (or a builder) and a finished run.
+///
+/// ```rust
+/// use hlojit_compiler::{Client, Error};
+///
+/// let err = Client::new().compile_text("HloModule m\nENTRY e { x = f32[2] parameter(0)\n ROOT y = f32[3] negate(x) }");
+/// assert!(matches!(err, Err(Error::Verify { .. })), "{err:?}");
+/// ```
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum Error {
     /// HLO text that does not parse.
     #[error("{line}:{column}: {message}")]
-    Parse { line: usize, column: usize, message: String },
+    Parse {
+        /// 1-based line of the offending token.
+        line: usize,
+        /// 1-based column of the offending token, in characters.
+        column: usize,
+        /// What was expected or found.
+        message: String,
+    },
     /// A module that parses but is not valid HLO.
     #[error("in {computation}, instruction {instruction}: {message}")]
-    Verify { computation: String, instruction: String, message: String },
+    Verify {
+        /// Name of the computation holding the instruction (the module's name for a
+        /// problem with the module as a whole).
+        computation: String,
+        /// Name of the offending instruction, empty when the problem is not one
+        /// instruction's.
+        instruction: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// A builder call that cannot make a valid instruction (wrong rank, mismatched dimensions,
     /// bad dimension numbers, ...): the Rust call site and what is wrong, starting with the op.
     #[error("{location}: {message}")]
-    Build { location: String, message: String },
-    /// A module that lacks what is needed to compile it (say, a constant whose values the
-    /// printer elided).
-    #[error("{0}")]
-    InvalidModule(String),
+    Build {
+        /// The calling Rust source location, `file:line:column`.
+        location: String,
+        /// The op and what is wrong with its operands or attributes.
+        message: String,
+    },
+    /// A constant whose values the printer elided (`constant({...})`): the text does not say
+    /// what to compute, so no compiler can run the module.
+    #[error("constant {0}: its values were elided (`{{...}}`) when the module was printed, so they are not in the text")]
+    ElidedConstant(String),
     /// Valid HLO that hlojit cannot compile (yet).
     #[error("unsupported: {0}")]
     Unsupported(String),
@@ -39,9 +68,11 @@ pub enum Error {
     Internal(String),
 }
 
+/// The compiler's result type, with [`Error`](enum@Error) as the default error.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// An [`Error::Verify`] for `instruction` in `computation`.
     pub fn verify(computation: &str, instruction: &str, message: impl Into<String>) -> Error {
         Error::Verify { computation: computation.to_string(), instruction: instruction.to_string(), message: message.into() }
     }

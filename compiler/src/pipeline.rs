@@ -13,9 +13,26 @@ use inkwell::context::Context;
 use inkwell::targets::{FileType, TargetMachine};
 use std::time::{Duration, Instant};
 
-/// What to produce from a module.
+/// How to compile a module: for which machine, with which custom calls, on how many threads.
+///
+/// ```rust
+/// use hlojit_compiler::backend::target::TargetOptions;
+/// use hlojit_compiler::{Client, CompileOptions};
+///
+/// // Code using Haswell's features only (AVX2, not the host's AVX-512, say), compiled on the
+/// // calling thread. Without `features`, the host's features would be enabled.
+/// let options = CompileOptions {
+///     target: TargetOptions { cpu: Some("haswell".into()), features: Some(String::new()), ..TargetOptions::default() },
+///     parallel_compile: false,
+///     ..CompileOptions::default()
+/// };
+/// assert!(options.target.is_host()); // no triple: still this machine's OS and ABI
+/// let client = Client::with_options(options);
+/// assert!(!client.options().parallel_compile);
+/// ```
 #[derive(Clone, Debug)]
 pub struct CompileOptions {
+    /// The machine to generate code for (the host, with all its CPU features, by default).
     pub target: TargetOptions,
     /// Where custom-call targets are looked up first (then the process-wide registry, then
     /// the process's exported symbols). Ignored for AOT output, whose targets the linker
@@ -118,8 +135,11 @@ impl std::fmt::Display for CompileStats {
 /// What to emit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputKind {
+    /// Optimized LLVM IR, as text (`.ll`).
     LlvmIr,
+    /// Assembly for the target, as text (`.s`).
     Assembly,
+    /// A relocatable object file (`.o`), to link into a program.
     Object,
 }
 
@@ -141,12 +161,15 @@ fn codegen_for<'ctx>(context: &'ctx Context, name: &str, options: &CompileOption
     cg
 }
 
+/// Names a file to write each compiled module's optimized LLVM IR to (for debugging).
+const DUMP_IR_VARIABLE: &str = "HLOJIT_DUMP_IR";
+
 /// Optimizes the module and emits it, timing both.
 fn finish(cg: &Codegen, machine: &TargetMachine, output: OutputKind, stats: &mut CompileStats) -> Result<Vec<u8>> {
     let t = Instant::now();
     optimize(&cg.module, machine)?;
     stats.optimize += t.elapsed();
-    if let Ok(path) = std::env::var("HLOJIT_DUMP_IR") {
+    if let Ok(path) = std::env::var(DUMP_IR_VARIABLE) {
         let _ = cg.module.print_to_file(path);
     }
     let t = Instant::now();
@@ -174,7 +197,9 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
     let work: Vec<usize> = plan.kernels.iter().map(|k| kernel_work(module, &plan, k)).collect();
     let total: usize = work.iter().sum();
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let partitions = if !options.parallel_compile || total < PARALLEL_COMPILE_MIN_WORK { 1 } else { threads.min(plan.kernels.len()) };
+    // An IR dump shows the whole program, so it asks for a single module.
+    let parallel = options.parallel_compile && std::env::var_os(DUMP_IR_VARIABLE).is_none();
+    let partitions = if !parallel || total < PARALLEL_COMPILE_MIN_WORK { 1 } else { threads.min(plan.kernels.len()) };
     if partitions <= 1 {
         let machine = options.target.machine(true)?;
         let context = Context::create();
@@ -193,7 +218,7 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
         lightest.0 += work[j];
         lightest.1.push(j);
     }
-    let results: Vec<Result<(Vec<u8>, Vec<(usize, KernelInfo)>, CompileStats)>> = std::thread::scope(|scope| {
+    let results: Vec<Result<CompiledPartition>> = std::thread::scope(|scope| {
         let handles: Vec<_> = parts
             .iter()
             .enumerate()
@@ -224,6 +249,9 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
     Ok((objects, stats))
 }
 
+/// A partition's object file, the kernels it defines and its compile times.
+type CompiledPartition = (Vec<u8>, Vec<(usize, KernelInfo)>, CompileStats);
+
 /// One partition of kernels in its own LLVM context, on the calling thread.
 fn compile_partition(
     module: &Module,
@@ -231,7 +259,7 @@ fn compile_partition(
     jobs: &[usize],
     options: &CompileOptions,
     name: &str,
-) -> Result<(Vec<u8>, Vec<(usize, KernelInfo)>, CompileStats)> {
+) -> Result<CompiledPartition> {
     let mut stats = CompileStats::default();
     let t = Instant::now();
     let machine = options.target.machine(true)?;

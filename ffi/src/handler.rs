@@ -1,8 +1,79 @@
 //! Safe access to a typed-FFI call frame for handlers written in Rust, and the glue that turns
-//! a plain Rust function into an exported `XLA_FFI_Handler` (see [`export_handler!`]).
+//! a plain Rust function into an exported `XLA_FFI_Handler` (see
+//! [`export_handler!`](crate::export_handler)).
 //!
 //! A handler written this way runs on any host that implements XLA's FFI C API: hlojit, or XLA
 //! itself.
+//!
+//! Below, the hidden lines play the host: they describe two `f32[3]` buffers and a `factor`
+//! attribute in a call frame, as hlojit does for
+//! `custom-call(x), custom_call_target="scale", api_version=API_VERSION_TYPED_FFI,
+//! backend_config={factor = 2.0 : f64}`.
+//!
+//! ```rust
+//! use hlojit_ffi::handler::{dispatch, Call, Error, HandlerResult};
+//! # use hlojit_ffi::xla::*;
+//! # use std::ffi::{c_char, c_void};
+//! # use std::ptr::null_mut;
+//!
+//! fn scale(mut call: Call) -> HandlerResult {
+//!     call.expect_arity(1, 1)?;
+//!     let factor = call.attrs.f64("factor")? as f32;
+//!     let x = call.arg(0)?.as_slice::<f32>()?; // an error, not a panic, if x is not f32
+//!     let y = call.rets[0].as_mut_slice::<f32>()?;
+//!     for (y, x) in y.iter_mut().zip(x) {
+//!         *y = x * factor;
+//!     }
+//!     Ok(())
+//! }
+//!
+//! let x = [1.0f32, 2.0, 3.0];
+//! let mut y = [0.0f32; 3];
+//! # unsafe extern "C" fn error_create(_: *mut XLA_FFI_Error_Create_Args) -> *mut XLA_FFI_Error {
+//! #     std::ptr::NonNull::dangling().as_ptr() // a host would allocate an error object
+//! # }
+//! # // SAFETY: every field of the table is a number, a pointer or an optional function.
+//! # let mut api: XLA_FFI_Api = unsafe { std::mem::zeroed() };
+//! # api.XLA_FFI_Error_Create = Some(error_create);
+//! # let mut dims = [3i64];
+//! # let buffer = |data: *mut c_void, dims: *mut i64| XLA_FFI_Buffer {
+//! #     struct_size: sizes::buffer(), extension_start: null_mut(), dtype: XLA_FFI_DataType_F32, data, rank: 1, dims,
+//! # };
+//! # let mut xb = buffer(x.as_ptr() as *mut c_void, dims.as_mut_ptr());
+//! # let mut yb = buffer(y.as_mut_ptr() as *mut c_void, dims.as_mut_ptr());
+//! # let mut arg_types = [XLA_FFI_ArgType_BUFFER];
+//! # let mut args = [&mut xb as *mut XLA_FFI_Buffer as *mut c_void];
+//! # let mut ret_types = [XLA_FFI_RetType_BUFFER];
+//! # let mut rets = [&mut yb as *mut XLA_FFI_Buffer as *mut c_void];
+//! # let mut factor = 2.0f64;
+//! # let mut scalar = XLA_FFI_Scalar { dtype: XLA_FFI_DataType_F64, value: &mut factor as *mut f64 as *mut c_void };
+//! # let mut name = XLA_FFI_ByteSpan { ptr: "factor".as_ptr() as *const c_char, len: 6 };
+//! # let mut names = [&mut name as *mut XLA_FFI_ByteSpan];
+//! # let mut attr_types = [XLA_FFI_AttrType_SCALAR];
+//! # let mut attrs = [&mut scalar as *mut XLA_FFI_Scalar as *mut c_void];
+//! # let mut frame = XLA_FFI_CallFrame {
+//! #     struct_size: sizes::call_frame(),
+//! #     extension_start: null_mut(),
+//! #     api: &api,
+//! #     ctx: null_mut(),
+//! #     stage: XLA_FFI_ExecutionStage_EXECUTE,
+//! #     args: XLA_FFI_Args { struct_size: sizes::args(), extension_start: null_mut(), size: 1, types: arg_types.as_mut_ptr(), args: args.as_mut_ptr() },
+//! #     rets: XLA_FFI_Rets { struct_size: sizes::rets(), extension_start: null_mut(), size: 1, types: ret_types.as_mut_ptr(), rets: rets.as_mut_ptr() },
+//! #     attrs: XLA_FFI_Attrs {
+//! #         struct_size: sizes::attrs(), extension_start: null_mut(), size: 1,
+//! #         types: attr_types.as_mut_ptr(), names: names.as_mut_ptr(), attrs: attrs.as_mut_ptr(),
+//! #     },
+//! #     future: null_mut(),
+//! # };
+//! // What the exported symbol does with the host's call frame (see `export_handler!`):
+//! let error = unsafe { dispatch(&mut frame, scale) };
+//! assert!(error.is_null()); // success
+//! assert_eq!(y, [2.0, 4.0, 6.0]);
+//!
+//! // A handler's `Err` (or panic) becomes an error object created through the host's API.
+//! let error = unsafe { dispatch(&mut frame, |_| Err(Error::invalid_argument("no"))) };
+//! assert!(!error.is_null());
+//! ```
 
 #![allow(non_upper_case_globals)] // XLA's C constant names, matched in patterns
 
@@ -16,19 +87,24 @@ pub type HandlerResult = Result<(), Error>;
 /// A handler failure: an XLA error code and a message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
+    /// An `XLA_FFI_Error_Code_*` (absl status code); `OK` is reported as `UNKNOWN`.
     pub code: XLA_FFI_Error_Code,
+    /// What went wrong, for the host to show (NUL bytes become spaces when it is passed on).
     pub message: String,
 }
 
 impl Error {
+    /// An error with an `XLA_FFI_Error_Code_*` code.
     pub fn new(code: XLA_FFI_Error_Code, message: impl Into<String>) -> Error {
         Error { code, message: message.into() }
     }
 
+    /// An `INVALID_ARGUMENT` error: bad operands or attributes.
     pub fn invalid_argument(message: impl Into<String>) -> Error {
         Error::new(XLA_FFI_Error_Code_INVALID_ARGUMENT, message)
     }
 
+    /// An `INTERNAL` error: the handler's own invariant broke.
     pub fn internal(message: impl Into<String>) -> Error {
         Error::new(XLA_FFI_Error_Code_INTERNAL, message)
     }
@@ -55,7 +131,11 @@ impl std::fmt::Display for Error {
 impl std::error::Error for Error {}
 
 /// An element type a buffer or attribute array can be viewed as.
+///
+/// Implemented for `i8`..`i64`, `u8`..`u64`, `f32`, `f64` and `bool` (`pred`, one byte of 0
+/// or 1). Other element types (f16, bf16, complex) are reached through the raw data pointer.
 pub trait Element: Copy + 'static {
+    /// The FFI element type this Rust type reads.
     const DTYPE: XLA_FFI_DataType;
 }
 
@@ -90,18 +170,22 @@ impl<'a> Buffer<'a> {
         Ok(Buffer { dtype: raw.dtype, dims, data: raw.data })
     }
 
+    /// The element type (an `XLA_FFI_DataType_*`; see [`dtype_name`]).
     pub fn dtype(&self) -> XLA_FFI_DataType {
         self.dtype
     }
 
+    /// Dimension sizes, major-most first (empty for a scalar).
     pub fn dims(&self) -> &'a [i64] {
         self.dims
     }
 
+    /// Number of elements (1 for a scalar, 0 when a dimension is 0).
     pub fn element_count(&self) -> usize {
         self.dims.iter().map(|&d| d.max(0) as usize).product()
     }
 
+    /// The first element, for element types without an [`Element`] impl.
     pub fn data(&self) -> *const c_void {
         self.data
     }
@@ -131,18 +215,22 @@ pub struct BufferMut<'a> {
 }
 
 impl<'a> BufferMut<'a> {
+    /// The element type (an `XLA_FFI_DataType_*`; see [`dtype_name`]).
     pub fn dtype(&self) -> XLA_FFI_DataType {
         self.dtype
     }
 
+    /// Dimension sizes, major-most first (empty for a scalar).
     pub fn dims(&self) -> &'a [i64] {
         self.dims
     }
 
+    /// Number of elements (1 for a scalar, 0 when a dimension is 0).
     pub fn element_count(&self) -> usize {
         self.dims.iter().map(|&d| d.max(0) as usize).product()
     }
 
+    /// The first element to write, for element types without an [`Element`] impl.
     pub fn data(&mut self) -> *mut c_void {
         self.data
     }
@@ -201,20 +289,37 @@ pub fn dtype_name(dtype: XLA_FFI_DataType) -> &'static str {
 
 /// One attribute value.
 #[derive(Clone, Copy, Debug)]
+///
+/// Scalars keep the type the attribute was written with (`42 : i32` is `I32(42)`); the
+/// [`Attrs`] getters convert between widths.
 pub enum Attr<'a> {
+    /// `true`/`false` (an `i1` / `pred` scalar).
     Bool(bool),
+    /// An `i8` scalar.
     I8(i8),
+    /// An `i16` scalar.
     I16(i16),
+    /// An `i32` scalar.
     I32(i32),
+    /// An `i64` scalar.
     I64(i64),
+    /// A `ui8` scalar.
     U8(u8),
+    /// A `ui16` scalar.
     U16(u16),
+    /// A `ui32` scalar.
     U32(u32),
+    /// A `ui64` scalar.
     U64(u64),
+    /// An `f32` scalar.
     F32(f32),
+    /// An `f64` scalar.
     F64(f64),
+    /// A string (`"..."`), UTF-8.
     Str(&'a str),
+    /// An array of scalars.
     Array(ArrayAttr<'a>),
+    /// A nested dictionary (`{a = 1 : i32}`).
     Dict(Attrs<'a>),
 }
 
@@ -244,6 +349,7 @@ impl<'a> Attr<'a> {
         }
     }
 
+    /// The value, if it is a string.
     pub fn as_str(&self) -> Option<&'a str> {
         match *self {
             Attr::Str(s) => Some(s),
@@ -262,18 +368,22 @@ pub struct ArrayAttr<'a> {
 }
 
 impl<'a> ArrayAttr<'a> {
+    /// The element type (an `XLA_FFI_DataType_*`).
     pub fn dtype(&self) -> XLA_FFI_DataType {
         self.dtype
     }
 
+    /// Number of elements.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// True when the array has no elements.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    /// The elements, if the array holds `T`s; [`Error::invalid_argument`] otherwise.
     pub fn as_slice<T: Element>(&self) -> Result<&'a [T], Error> {
         check_dtype::<T>(self.dtype)?;
         if self.len == 0 {
@@ -292,11 +402,13 @@ pub struct Attrs<'a> {
 }
 
 impl<'a> Attrs<'a> {
+    /// Number of attributes.
     pub fn len(&self) -> usize {
         // SAFETY: `raw` is valid for `'a` (checked at construction).
         unsafe { (*self.raw).size.max(0) as usize }
     }
 
+    /// True when there are no attributes.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -333,10 +445,12 @@ impl<'a> Attrs<'a> {
         self.required(name)?.as_f64().ok_or_else(|| wrong_kind(name, "a number"))
     }
 
+    /// A string attribute; an `INVALID_ARGUMENT` error when it is missing or not a string.
     pub fn str(&self, name: &str) -> Result<&'a str, Error> {
         self.required(name)?.as_str().ok_or_else(|| wrong_kind(name, "a string"))
     }
 
+    /// A boolean attribute; an `INVALID_ARGUMENT` error when it is missing or not a boolean.
     pub fn bool(&self, name: &str) -> Result<bool, Error> {
         match self.required(name)? {
             Attr::Bool(b) => Ok(b),
@@ -344,6 +458,7 @@ impl<'a> Attrs<'a> {
         }
     }
 
+    /// An array attribute; an `INVALID_ARGUMENT` error when it is missing or not an array.
     pub fn array(&self, name: &str) -> Result<ArrayAttr<'a>, Error> {
         match self.required(name)? {
             Attr::Array(a) => Ok(a),
@@ -351,6 +466,7 @@ impl<'a> Attrs<'a> {
         }
     }
 
+    /// A dictionary attribute; an `INVALID_ARGUMENT` error when it is missing or not one.
     pub fn dict(&self, name: &str) -> Result<Attrs<'a>, Error> {
         match self.required(name)? {
             Attr::Dict(d) => Ok(d),
@@ -416,8 +532,11 @@ unsafe fn decode_attr<'a>(ty: XLA_FFI_AttrType, value: *mut c_void, name: &str) 
 
 /// One call of a handler: its arguments, results and attributes.
 pub struct Call<'a> {
+    /// The operands, in order (see [`Call::arg`] for a checked lookup).
     pub args: Vec<Buffer<'a>>,
+    /// The results to write, in order (one per leaf of the custom call's result shape).
     pub rets: Vec<BufferMut<'a>>,
+    /// The attributes of the custom call's `backend_config` dictionary.
     pub attrs: Attrs<'a>,
 }
 

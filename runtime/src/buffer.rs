@@ -1,12 +1,23 @@
 //! Heap memory with the alignment generated code expects (64 bytes: one cache line, one
 //! AVX-512 vector).
 
-use std::alloc::{self, Layout};
+use crate::block_cache;
+pub use crate::block_cache::BUFFER_ALIGNMENT;
 use std::ptr::NonNull;
 
-pub const BUFFER_ALIGNMENT: usize = 64;
-
 /// An owned, zero-initialised, 64-byte-aligned byte buffer.
+///
+/// A zero-length buffer allocates nothing (its pointer is dangling but still aligned).
+///
+/// ```rust
+/// use hlojit_runtime::buffer::{AlignedBuffer, BUFFER_ALIGNMENT};
+///
+/// let mut buf = AlignedBuffer::zeroed(16);
+/// assert_eq!(buf.as_ptr() as usize % BUFFER_ALIGNMENT, 0);
+/// buf.as_mut_slice()[0] = 7;
+/// assert_eq!(buf.as_slice()[..2], [7, 0]);
+/// assert_eq!(buf, AlignedBuffer::from_bytes(&buf.as_slice().to_vec()));
+/// ```
 pub struct AlignedBuffer {
     ptr: NonNull<u8>,
     len: usize,
@@ -17,14 +28,16 @@ unsafe impl Send for AlignedBuffer {}
 unsafe impl Sync for AlignedBuffer {}
 
 impl AlignedBuffer {
+    /// `len` bytes, all zero.
+    ///
+    /// # Panics
+    /// When `len` rounded up to the alignment overflows `isize`; aborts (through
+    /// `handle_alloc_error`) when the allocation fails.
     pub fn zeroed(len: usize) -> AlignedBuffer {
         if len == 0 {
             return AlignedBuffer { ptr: dangling_aligned(), len: 0 };
         }
-        let layout = Layout::from_size_align(len, BUFFER_ALIGNMENT).expect("buffer size overflows");
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { alloc::alloc_zeroed(layout) };
-        let ptr = NonNull::new(ptr).unwrap_or_else(|| alloc::handle_alloc_error(layout));
+        let ptr = block_cache::allocate_zeroed(len).unwrap_or_else(|| out_of_memory(len));
         AlignedBuffer { ptr, len }
     }
 
@@ -36,44 +49,54 @@ impl AlignedBuffer {
         if len == 0 {
             return AlignedBuffer { ptr: dangling_aligned(), len: 0 };
         }
-        let layout = Layout::from_size_align(len, BUFFER_ALIGNMENT).expect("buffer size overflows");
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { alloc::alloc(layout) };
-        let ptr = NonNull::new(ptr).unwrap_or_else(|| alloc::handle_alloc_error(layout));
+        let ptr = block_cache::allocate(len).unwrap_or_else(|| out_of_memory(len));
         AlignedBuffer { ptr, len }
     }
 
+    /// A copy of `bytes` in aligned memory.
     pub fn from_bytes(bytes: &[u8]) -> AlignedBuffer {
         let mut buffer = AlignedBuffer::zeroed(bytes.len());
         buffer.as_mut_slice().copy_from_slice(bytes);
         buffer
     }
 
+    /// Size in bytes.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// True for a zero-length buffer.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    /// The contents as bytes.
     pub fn as_slice(&self) -> &[u8] {
         // SAFETY: ptr is valid for len bytes (or dangling and aligned with len 0).
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 
+    /// The contents as mutable bytes.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: as above, and we hold the only reference.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 
+    /// Address of the first byte, 64-byte aligned (dangling, not null, when empty).
     pub fn as_ptr(&self) -> *const u8 {
         self.ptr.as_ptr()
     }
 
+    /// Mutable address of the first byte, as [`AlignedBuffer::as_ptr`].
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         self.ptr.as_ptr()
     }
+}
+
+/// Like a `Vec` that cannot grow, an allocation failure aborts through the standard handler.
+fn out_of_memory(len: usize) -> ! {
+    let layout = std::alloc::Layout::from_size_align(len, BUFFER_ALIGNMENT).unwrap_or(std::alloc::Layout::new::<u8>());
+    std::alloc::handle_alloc_error(layout)
 }
 
 fn dangling_aligned() -> NonNull<u8> {
@@ -84,9 +107,8 @@ fn dangling_aligned() -> NonNull<u8> {
 impl Drop for AlignedBuffer {
     fn drop(&mut self) {
         if self.len != 0 {
-            let layout = Layout::from_size_align(self.len, BUFFER_ALIGNMENT).expect("valid layout");
-            // SAFETY: allocated in `zeroed` with this layout.
-            unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) }
+            // SAFETY: allocated by the block cache with this length, and no longer used.
+            unsafe { block_cache::free(self.ptr, self.len) }
         }
     }
 }

@@ -3,35 +3,82 @@
 use std::fmt;
 
 /// An XLA primitive type. Names follow HLO text (`f32`, `bf16`, `f8e4m3fn`, ...).
+///
+/// ```rust
+/// use hlojit_runtime::ElementType;
+///
+/// let t = ElementType::from_name("bf16").unwrap();
+/// assert_eq!(t, ElementType::BF16);
+/// assert_eq!(t.to_string(), "bf16");
+/// assert_eq!((t.bit_width(), t.byte_size()), (16, 2));
+/// assert!(t.is_float() && t.is_native_float() && !t.is_complex());
+/// assert_eq!(t.float_format().unwrap().mantissa_bits, 7);
+/// assert_eq!(ElementType::S4.byte_size(), 1); // sub-byte types take a byte each
+/// assert_eq!(ElementType::C64.complex_component(), Some(ElementType::F32));
+/// assert_eq!(ElementType::from_name("float32"), None); // HLO names only
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ElementType {
+    /// `pred`: a boolean, stored as one byte holding 0 or 1.
     Pred,
+    /// `s2`: 2-bit signed integer (stored one per byte, in the low bits).
     S2,
+    /// `s4`: 4-bit signed integer (stored one per byte, in the low bits).
     S4,
+    /// `s8`: 8-bit signed integer.
     S8,
+    /// `s16`: 16-bit signed integer.
     S16,
+    /// `s32`: 32-bit signed integer.
     S32,
+    /// `s64`: 64-bit signed integer.
     S64,
+    /// `u2`: 2-bit unsigned integer (stored one per byte, in the low bits).
     U2,
+    /// `u4`: 4-bit unsigned integer (stored one per byte, in the low bits).
     U4,
+    /// `u8`: 8-bit unsigned integer.
     U8,
+    /// `u16`: 16-bit unsigned integer.
     U16,
+    /// `u32`: 32-bit unsigned integer.
     U32,
+    /// `u64`: 64-bit unsigned integer.
     U64,
+    /// `f16`: IEEE half precision (1 sign, 5 exponent, 10 mantissa bits).
     F16,
+    /// `bf16`: bfloat16, the upper half of an f32 (8 exponent, 7 mantissa bits).
     BF16,
+    /// `f32`: IEEE single precision.
     F32,
+    /// `f64`: IEEE double precision.
     F64,
+    /// `f8e5m2`: 8-bit float, 5 exponent and 2 mantissa bits, IEEE-style inf and NaN.
     F8E5M2,
+    /// `f8e4m3fn`: 8-bit float, 4 exponent and 3 mantissa bits, no infinities, NaN only
+    /// when all bits but the sign are set.
     F8E4M3FN,
+    /// `f8e4m3b11fnuz`: 8-bit float, 4 exponent (bias 11) and 3 mantissa bits, no
+    /// infinities, no negative zero; `0x80` is the NaN.
     F8E4M3B11FNUZ,
+    /// `f8e5m2fnuz`: 8-bit float, 5 exponent (bias 16) and 2 mantissa bits, no infinities,
+    /// no negative zero; `0x80` is the NaN.
     F8E5M2FNUZ,
+    /// `f8e4m3fnuz`: 8-bit float, 4 exponent (bias 8) and 3 mantissa bits, no infinities,
+    /// no negative zero; `0x80` is the NaN.
     F8E4M3FNUZ,
+    /// `f8e4m3`: 8-bit float, 4 exponent and 3 mantissa bits, IEEE-style inf and NaN.
     F8E4M3,
+    /// `f8e3m4`: 8-bit float, 3 exponent and 4 mantissa bits, IEEE-style inf and NaN.
     F8E3M4,
+    /// `f8e8m0fnu`: 8-bit unsigned power of two (exponent only, bias 127); `0xff` is NaN.
     F8E8M0FNU,
+    /// `f4e2m1fn`: 4-bit float, 2 exponent and 1 mantissa bit, no infinities or NaN
+    /// (stored one per byte, in the low bits).
     F4E2M1FN,
+    /// `c64`: complex of two f32s (real part first).
     C64,
+    /// `c128`: complex of two f64s (real part first).
     C128,
 }
 
@@ -53,13 +100,18 @@ pub enum FloatEncoding {
 /// Bit-level description of a floating-point element type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FloatFormat {
+    /// Width of the biased exponent field.
     pub exponent_bits: u32,
+    /// Width of the stored mantissa (fraction) field, without the implicit leading bit.
     pub mantissa_bits: u32,
+    /// Exponent bias: a normal value is `1.m * 2^(e - bias)`.
     pub bias: i32,
+    /// How infinities, NaNs and negative zero are encoded.
     pub encoding: FloatEncoding,
 }
 
 impl FloatFormat {
+    /// Bits of one value: sign (absent for the unsigned e8m0 format), exponent and mantissa.
     pub fn total_bits(&self) -> u32 {
         let sign = if self.encoding == FloatEncoding::ExponentOnlyUnsigned { 0 } else { 1 };
         sign + self.exponent_bits + self.mantissa_bits
@@ -98,6 +150,7 @@ const ALL: [ElementType; 28] = [
 ];
 
 impl ElementType {
+    /// Every element type, in declaration order.
     pub fn all() -> &'static [ElementType] {
         &ALL
     }
@@ -137,6 +190,8 @@ impl ElementType {
         }
     }
 
+    /// The type an HLO name denotes (`"f32"`, `"pred"`, ...); `None` for anything else
+    /// (names are lowercase, as HLO prints them).
     pub fn from_name(name: &str) -> Option<ElementType> {
         ALL.iter().copied().find(|t| t.name() == name)
     }
@@ -163,15 +218,18 @@ impl ElementType {
         (self.bit_width() as usize).div_ceil(8)
     }
 
+    /// True for `pred`.
     pub fn is_pred(self) -> bool {
         self == ElementType::Pred
     }
 
+    /// True for `s2` to `s64`.
     pub fn is_signed_int(self) -> bool {
         use ElementType::*;
         matches!(self, S2 | S4 | S8 | S16 | S32 | S64)
     }
 
+    /// True for `u2` to `u64`.
     pub fn is_unsigned_int(self) -> bool {
         use ElementType::*;
         matches!(self, U2 | U4 | U8 | U16 | U32 | U64)
@@ -182,6 +240,7 @@ impl ElementType {
         self.is_signed_int() || self.is_unsigned_int()
     }
 
+    /// True for `c64` and `c128`.
     pub fn is_complex(self) -> bool {
         matches!(self, ElementType::C64 | ElementType::C128)
     }
@@ -216,6 +275,7 @@ impl ElementType {
         }
     }
 
+    /// The bit layout of a real floating-point type; `None` for integers, pred and complex types.
     pub fn float_format(self) -> Option<FloatFormat> {
         use ElementType::*;
         use FloatEncoding::*;

@@ -11,14 +11,31 @@ use crate::shape::{ArrayShape, Layout};
 use std::path::Path;
 use thiserror::Error;
 
+/// Why a host array could not be made, read or viewed.
 #[derive(Debug, Error)]
 pub enum HostError {
+    /// The bytes given do not fill the shape's storage exactly (padding included).
     #[error("{shape} needs {expected} bytes, {got} given")]
-    Size { shape: String, expected: usize, got: usize },
+    Size {
+        /// The shape, with its layout, in HLO text.
+        shape: String,
+        /// Bytes the layout's storage takes.
+        expected: usize,
+        /// Bytes given.
+        got: usize,
+    },
+    /// The layout does not fit the shape or is one hlojit cannot lay out on the host.
     #[error("{0}")]
     Layout(#[from] LayoutError),
+    /// Elements read as a Rust type that is not the array's element type.
     #[error("element type mismatch: the array holds {actual}, {requested} requested")]
-    Type { actual: ElementType, requested: ElementType },
+    Type {
+        /// The array's element type.
+        actual: ElementType,
+        /// The element type of the Rust type asked for.
+        requested: ElementType,
+    },
+    /// A `.npy` file could not be read or written.
     #[error("{0}")]
     Npy(#[from] npy::NpyError),
 }
@@ -39,6 +56,26 @@ fn as_bytes<T: NativeType>(values: &[T]) -> &[u8] {
 }
 
 /// A borrowed host array: no copy is made when a computation reads it.
+///
+/// The bytes are in the physical order of the view's layout (row-major unless one is given),
+/// so a view can describe, say, column-major data without moving it.
+///
+/// ```rust
+/// use hlojit_runtime::{ArrayView, Layout};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let row_major = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+/// let view = ArrayView::from_slice(&row_major, &[2, 3])?;
+/// assert_eq!(view.shape().to_string(), "f32[2,3]{1,0}");
+///
+/// // The same six numbers read as a column-major 2x3 array: element (i, j) is at i + 2*j.
+/// let col_major = ArrayView::from_slice(&row_major, &[2, 3])?.with_layout(Layout::new(vec![0, 1]))?;
+/// assert_eq!(col_major.to_literal().as_slice::<f32>()?, &[1.0, 3.0, 5.0, 2.0, 4.0, 6.0]);
+///
+/// // A wrong length is an error, not a panic.
+/// assert!(ArrayView::from_slice(&row_major, &[4, 2]).is_err());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug)]
 pub struct ArrayView<'a> {
     shape: ArrayShape,
@@ -46,6 +83,31 @@ pub struct ArrayView<'a> {
 }
 
 /// An owned host array, 64-byte aligned.
+///
+/// A host buffer always has a layout (row-major when its shape came without one) and holds
+/// exactly the bytes that layout's storage takes, padding included. It is what executables
+/// return, and what they take as donated arguments.
+///
+/// ```rust
+/// use hlojit_runtime::{ArrayShape, ElementType, HostBuffer, Layout};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let a = HostBuffer::from_slice(&[2, 2], &[1i32, 2, 3, 4])?;
+/// assert_eq!(a.element_type(), ElementType::S32);
+/// assert_eq!(a.dims(), &[2, 2]);
+/// assert!(a.layout().is_row_major());
+/// assert_eq!(a.as_slice::<i32>()?, &[1, 2, 3, 4]);
+/// assert!(a.as_slice::<f32>().is_err()); // wrong element type
+///
+/// // Column-major storage of the same logical array.
+/// let t = a.relayout(Layout::new(vec![0, 1]))?;
+/// assert_eq!(t.as_slice::<i32>()?, &[1, 3, 2, 4]);
+/// assert_eq!(t.to_literal(), a.to_literal());
+///
+/// let z = HostBuffer::zeros(&ArrayShape::new(ElementType::F32, vec![3]))?;
+/// assert_eq!(z.bytes().len(), 12);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostBuffer {
     shape: ArrayShape,
@@ -74,13 +136,20 @@ impl HostBuffer {
         Ok(HostBuffer { shape, data })
     }
 
-    /// A row-major array from a slice of values.
+    /// A row-major array from a slice of values (copied into aligned memory).
+    ///
+    /// # Errors
+    /// [`HostError::Size`] when `values.len()` is not the product of `dims`.
     pub fn from_slice<T: NativeType>(dims: &[i64], values: &[T]) -> Result<HostBuffer, HostError> {
         Self::from_bytes(&ArrayShape::new(T::TYPE, dims.to_vec()), as_bytes(values))
     }
 
     /// An array from raw bytes in the physical order of the shape's layout (row-major when
     /// the shape has none).
+    ///
+    /// # Errors
+    /// [`HostError::Layout`] when the layout does not fit the shape, [`HostError::Size`] when
+    /// `bytes` is not exactly the layout's storage size (padding included).
     pub fn from_bytes(shape: &ArrayShape, bytes: &[u8]) -> Result<HostBuffer, HostError> {
         let shape = with_layout(shape, None);
         let expected = storage_bytes(&shape)?;
@@ -107,7 +176,24 @@ impl HostBuffer {
     }
 
     /// Reads a `.npy` file as a row-major array of `element_type` (raw-bits storage for types
-    /// NumPy lacks, as in [`npy`]).
+    /// NumPy lacks, as in [`npy`]). Without `element_type`, the file's dtype decides.
+    ///
+    /// ```rust
+    /// use hlojit_runtime::{ElementType, HostBuffer, Layout};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let path = std::env::temp_dir().join(format!("hlojit-host-doc-{}.npy", std::process::id()));
+    /// let col_major = HostBuffer::from_slice(&[2, 2], &[1.0f64, 2.0, 3.0, 4.0])?.relayout(Layout::new(vec![0, 1]))?;
+    /// col_major.write_npy(&path)?; // written in logical order
+    /// let back = HostBuffer::read_npy(&path, Some(ElementType::F64))?;
+    /// assert_eq!(back.as_slice::<f64>()?, &[1.0, 2.0, 3.0, 4.0]);
+    /// assert!(back.layout().is_row_major());
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`HostError::Npy`] when the file cannot be read or does not hold `element_type`.
     pub fn read_npy(path: &Path, element_type: Option<ElementType>) -> Result<HostBuffer, HostError> {
         Ok(Self::from_literal(npy::read(path, element_type)?))
     }
@@ -122,18 +208,22 @@ impl HostBuffer {
         Self::from_literal_with_layout(&self.to_literal(), layout)
     }
 
+    /// The shape, always with its layout set.
     pub fn shape(&self) -> &ArrayShape {
         &self.shape
     }
 
+    /// The type of each element.
     pub fn element_type(&self) -> ElementType {
         self.shape.element_type
     }
 
+    /// Logical dimension sizes, major-most first as in `f32[2,3]`.
     pub fn dims(&self) -> &[i64] {
         &self.shape.dims
     }
 
+    /// The storage layout (never absent for a host buffer).
     pub fn layout(&self) -> &Layout {
         self.shape.layout.as_ref().expect("host buffers always have a layout")
     }
@@ -143,6 +233,7 @@ impl HostBuffer {
         self.data.as_slice()
     }
 
+    /// The raw bytes in physical order, for writing in place.
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         self.data.as_mut_slice()
     }
@@ -153,6 +244,7 @@ impl HostBuffer {
         self.data.as_ptr()
     }
 
+    /// The mutable address of the data; see [`HostBuffer::as_ptr`].
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         self.data.as_mut_ptr()
     }
@@ -182,19 +274,27 @@ impl HostBuffer {
         self.to_literal()
     }
 
+    /// A borrowed view of the same bytes and shape (no copy).
     pub fn view(&self) -> ArrayView<'_> {
         ArrayView { shape: self.shape.clone(), data: self.data.as_slice() }
     }
 }
 
 impl<'a> ArrayView<'a> {
-    /// A row-major view of a slice of values.
+    /// A row-major view of a slice of values. Note the argument order: values first, unlike
+    /// [`HostBuffer::from_slice`].
+    ///
+    /// # Errors
+    /// [`HostError::Size`] when `values.len()` is not the product of `dims`.
     pub fn from_slice<T: NativeType>(values: &'a [T], dims: &[i64]) -> Result<ArrayView<'a>, HostError> {
         Self::from_bytes(&ArrayShape::new(T::TYPE, dims.to_vec()), as_bytes(values))
     }
 
     /// A view of raw bytes in the physical order of the shape's layout (row-major when the
     /// shape has none).
+    ///
+    /// # Errors
+    /// As [`HostBuffer::from_bytes`].
     pub fn from_bytes(shape: &ArrayShape, data: &'a [u8]) -> Result<ArrayView<'a>, HostError> {
         let shape = with_layout(shape, None);
         let expected = storage_bytes(&shape)?;
@@ -214,10 +314,12 @@ impl<'a> ArrayView<'a> {
         Self::from_bytes(&ArrayShape { layout: Some(layout), ..self.shape }, self.data)
     }
 
+    /// The shape, always with its layout set.
     pub fn shape(&self) -> &ArrayShape {
         &self.shape
     }
 
+    /// The viewed bytes, in the physical order of the layout.
     pub fn bytes(&self) -> &'a [u8] {
         self.data
     }

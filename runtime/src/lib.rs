@@ -1,6 +1,7 @@
 //! hlojit's runtime: what both JIT-compiled and AOT-compiled computations need at run time and
 //! what host programs use to talk to them. It never links LLVM.
 
+pub mod block_cache;
 pub mod buffer;
 pub mod collectives;
 pub mod custom_call;
@@ -9,12 +10,14 @@ pub mod float_bits;
 pub mod float_env;
 pub mod host;
 pub mod kernels;
+pub mod linalg;
 pub mod literal;
 pub mod npy;
 pub mod physical;
 pub mod shape;
 pub mod symbols;
 
+pub use block_cache::release_cached_memory;
 pub use buffer::AlignedBuffer;
 pub use element_type::ElementType;
 pub use host::{ArrayView, HostBuffer, HostError};

@@ -9,18 +9,39 @@ use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
 use thiserror::Error;
 
+/// A literal that cannot be built, reshaped or read as asked.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum LiteralError {
+    /// The values given (or the new dimensions) do not match the shape's element count.
     #[error("expected {expected} elements for shape {shape}, got {got}")]
-    ElementCount { shape: String, expected: usize, got: usize },
+    ElementCount {
+        /// The shape asked for, in HLO text.
+        shape: String,
+        /// Elements that shape holds.
+        expected: usize,
+        /// Elements given (for raw bytes: whole elements' worth of bytes).
+        got: usize,
+    },
+    /// Elements read as a Rust type that is not the literal's element type.
     #[error("element type mismatch: literal is {actual}, requested {requested}")]
-    TypeMismatch { actual: ElementType, requested: &'static str },
+    TypeMismatch {
+        /// The literal's element type.
+        actual: ElementType,
+        /// The HLO name of the element type asked for.
+        requested: &'static str,
+    },
+    /// A tuple or token used where an array is needed; holds its shape in HLO text.
     #[error("a {0} literal is not an array")]
     NotArray(String),
 }
 
 /// A Rust type that is the in-memory representation of one element type.
+///
+/// Implemented for `i8`..`i64`, `u8`..`u64`, `half::f16`, `half::bf16`, `f32`, `f64` and
+/// `num_complex::Complex32`/`Complex64`; `pred` and the sub-byte and f8 types have none (use
+/// [`ArrayLiteral::from_bools`], [`ArrayLiteral::from_f64s`] or the `bits` accessors).
 pub trait NativeType: Copy + Send + Sync + 'static {
+    /// The element type whose in-memory form this Rust type is.
     const TYPE: ElementType;
 }
 
@@ -48,6 +69,30 @@ native!(Complex64, C128);
 
 /// A dense array in logical row-major order: `byte_size` bytes per element, pred as 0/1 bytes,
 /// sub-byte integers and floats one per byte (low bits).
+///
+/// ```rust
+/// use hlojit_runtime::{ArrayLiteral, ElementType, Literal};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let a = ArrayLiteral::from_slice(&[2, 2], &[1.0f32, 2.0, 3.0, 4.0])?;
+/// assert_eq!(a.shape().to_string(), "f32[2,2]");
+/// assert_eq!(a.as_slice::<f32>()?[3], 4.0);
+///
+/// // Any element type from f64s, converted as XLA's convert does.
+/// let h = ArrayLiteral::from_f64s(ElementType::BF16, &[3], &[1.0, 0.1, -2.5])?;
+/// assert_eq!(h.get_f64(1), 0.10009765625); // rounded to bf16
+/// let i = ArrayLiteral::from_f64s(ElementType::S8, &[2], &[300.0, -1.9])?;
+/// assert_eq!(i.as_slice::<i8>()?, &[127, -1]); // saturated, truncated toward zero
+///
+/// let r = a.reshaped(&[4])?;
+/// assert_eq!(r.dims(), &[4]);
+/// assert!(ArrayLiteral::from_slice(&[3], &[1i32, 2]).is_err());
+///
+/// let pair = Literal::Tuple(vec![r.into(), ArrayLiteral::scalar(7i32).into()]);
+/// assert_eq!(pair.shape().to_string(), "(f32[4], s32[])");
+/// assert_eq!(pair.leaves().len(), 2);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct ArrayLiteral {
     element_type: ElementType,
@@ -58,18 +103,25 @@ pub struct ArrayLiteral {
 /// A host value: an array, a tuple of values, or a token.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Literal {
+    /// An array value.
     Array(ArrayLiteral),
+    /// A tuple of values, possibly nested.
     Tuple(Vec<Literal>),
+    /// A token value (no data); also stands for `opaque[]` values.
     Token,
 }
 
 impl ArrayLiteral {
+    /// An array of `dims` whose bytes are all zero (0, `false`, +0.0).
     pub fn zeros(element_type: ElementType, dims: &[i64]) -> ArrayLiteral {
         let count: i64 = dims.iter().product();
         ArrayLiteral { element_type, dims: dims.to_vec(), data: AlignedBuffer::zeroed(count as usize * element_type.byte_size()) }
     }
 
     /// An array from raw element bytes (`byte_size` per element, row-major).
+    ///
+    /// # Errors
+    /// [`LiteralError::ElementCount`] when `bytes` is not `byte_size` times the element count.
     pub fn from_bytes(element_type: ElementType, dims: &[i64], bytes: &[u8]) -> Result<ArrayLiteral, LiteralError> {
         let count = dims.iter().product::<i64>() as usize;
         let expected = count * element_type.byte_size();
@@ -88,12 +140,20 @@ impl ArrayLiteral {
         ArrayLiteral { element_type, dims: dims.to_vec(), data }
     }
 
+    /// A row-major array of `dims` from values of the matching Rust type.
+    ///
+    /// # Errors
+    /// [`LiteralError::ElementCount`] when `values.len()` is not the product of `dims`.
     pub fn from_slice<T: NativeType>(dims: &[i64], values: &[T]) -> Result<ArrayLiteral, LiteralError> {
         // SAFETY: NativeType types are plain data without padding.
         let bytes = unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, std::mem::size_of_val(values)) };
         Self::from_bytes(T::TYPE, dims, bytes)
     }
 
+    /// A `pred` array from booleans (stored as 0/1 bytes).
+    ///
+    /// # Errors
+    /// [`LiteralError::ElementCount`] when `values.len()` is not the product of `dims`.
     pub fn from_bools(dims: &[i64], values: &[bool]) -> Result<ArrayLiteral, LiteralError> {
         let bytes: Vec<u8> = values.iter().map(|&b| b as u8).collect();
         Self::from_bytes(ElementType::Pred, dims, &bytes)
@@ -116,38 +176,47 @@ impl ArrayLiteral {
         Ok(lit)
     }
 
+    /// A rank-0 array holding `value`.
     pub fn scalar<T: NativeType>(value: T) -> ArrayLiteral {
         Self::from_slice(&[], &[value]).expect("one element")
     }
 
+    /// The type of each element.
     pub fn element_type(&self) -> ElementType {
         self.element_type
     }
 
+    /// Dimension sizes, major-most first.
     pub fn dims(&self) -> &[i64] {
         &self.dims
     }
 
+    /// The array's shape (without a layout: literals are always row-major).
     pub fn shape(&self) -> ArrayShape {
         ArrayShape::new(self.element_type, self.dims.clone())
     }
 
+    /// Number of elements (1 for a scalar).
     pub fn element_count(&self) -> usize {
         self.dims.iter().product::<i64>() as usize
     }
 
+    /// The elements' bytes, row-major, `byte_size` per element.
     pub fn bytes(&self) -> &[u8] {
         self.data.as_slice()
     }
 
+    /// The elements' bytes, row-major, for writing in place.
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         self.data.as_mut_slice()
     }
 
+    /// The aligned buffer the elements live in.
     pub fn buffer(&self) -> &AlignedBuffer {
         &self.data
     }
 
+    /// Gives up the aligned buffer holding the elements (no copy).
     pub fn into_buffer(self) -> AlignedBuffer {
         self.data
     }
@@ -166,6 +235,10 @@ impl ArrayLiteral {
         Ok(self)
     }
 
+    /// The elements as `T`, row-major.
+    ///
+    /// # Errors
+    /// [`LiteralError::TypeMismatch`] when `T` is not the Rust type of the element type.
     pub fn as_slice<T: NativeType>(&self) -> Result<&[T], LiteralError> {
         if self.element_type != T::TYPE {
             return Err(LiteralError::TypeMismatch { actual: self.element_type, requested: T::TYPE.name() });
@@ -174,6 +247,10 @@ impl ArrayLiteral {
         Ok(unsafe { std::slice::from_raw_parts(self.data.as_ptr() as *const T, self.element_count()) })
     }
 
+    /// The elements as mutable `T`, row-major.
+    ///
+    /// # Errors
+    /// [`LiteralError::TypeMismatch`] when `T` is not the Rust type of the element type.
     pub fn as_mut_slice<T: NativeType>(&mut self) -> Result<&mut [T], LiteralError> {
         if self.element_type != T::TYPE {
             return Err(LiteralError::TypeMismatch { actual: self.element_type, requested: T::TYPE.name() });
@@ -192,6 +269,10 @@ impl ArrayLiteral {
         u64::from_le_bytes(word)
     }
 
+    /// Stores the low `byte_size` bytes (at most 8) of `bits` as element `i`, unchanged.
+    ///
+    /// # Panics
+    /// When `i` is out of range.
     pub fn set_bits(&mut self, i: usize, bits: u64) {
         let n = self.element_type.byte_size().min(8);
         let bytes = bits.to_le_bytes();
@@ -226,6 +307,7 @@ impl ArrayLiteral {
         }
     }
 
+    /// Element `i` as a complex number (imaginary part 0 for real types).
     pub fn get_c128(&self, i: usize) -> Complex64 {
         let data = self.data.as_slice();
         match self.element_type {
@@ -279,6 +361,8 @@ impl ArrayLiteral {
         }
     }
 
+    /// Stores `v` as element `i`: both parts for complex types, the real part converted (as
+    /// [`ArrayLiteral::set_f64`]) otherwise.
     pub fn set_c128(&mut self, i: usize, v: Complex64) {
         let data = self.data.as_mut_slice();
         match self.element_type {
@@ -295,6 +379,7 @@ impl ArrayLiteral {
     }
 }
 
+/// A mask of the low `bits` bits (all ones from 64 up).
 pub fn width_mask(bits: u32) -> u64 {
     if bits >= 64 {
         u64::MAX
@@ -303,6 +388,7 @@ pub fn width_mask(bits: u32) -> u64 {
     }
 }
 
+/// Sign-extends the low `width` bits of `bits` to an i64 (unchanged from 64 up).
 pub fn sign_extend(bits: u64, width: u32) -> i64 {
     if width >= 64 {
         return bits as i64;
@@ -312,6 +398,7 @@ pub fn sign_extend(bits: u64, width: u32) -> i64 {
 }
 
 impl Literal {
+    /// The value's shape (arrays without layouts).
     pub fn shape(&self) -> Shape {
         match self {
             Literal::Array(a) => Shape::Array(a.shape()),
@@ -320,6 +407,7 @@ impl Literal {
         }
     }
 
+    /// The array, or [`LiteralError::NotArray`] for a tuple or token.
     pub fn as_array(&self) -> Result<&ArrayLiteral, LiteralError> {
         match self {
             Literal::Array(a) => Ok(a),
@@ -363,6 +451,7 @@ impl Literal {
         Ok(shapes.iter().map(|s| Literal::from_leaves(s, &mut it).expect("counted")).collect())
     }
 
+    /// The arrays in depth-first order, taken out of their tuples (tokens dropped).
     pub fn into_leaves(self) -> Vec<ArrayLiteral> {
         match self {
             Literal::Array(a) => vec![a],

@@ -1,6 +1,29 @@
 //! Reading and writing NumPy `.npy` files as literals. Types NumPy lacks (bf16, f8, sub-byte
 //! integers) travel as unsigned integers of the same width holding the raw bits, as JAX's
 //! tooling stores them; the caller says which element type such a file holds.
+//!
+//! ```rust
+//! use hlojit_runtime::{npy, ArrayLiteral, ElementType};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let a = ArrayLiteral::from_slice(&[2, 3], &[1i32, 2, 3, 4, 5, 6])?;
+//! let bytes = npy::to_bytes(&a);
+//! assert_eq!(npy::parse(&bytes, None)?, a);
+//!
+//! // bf16 travels as raw u16 bits: say which type the file holds to get it back.
+//! let b = ArrayLiteral::from_f64s(ElementType::BF16, &[2], &[1.5, -2.0])?;
+//! assert_eq!(npy::descr_for(ElementType::BF16), "<u2");
+//! let back = npy::parse(&npy::to_bytes(&b), Some(ElementType::BF16))?;
+//! assert_eq!(back, b);
+//! assert_eq!(npy::parse(&npy::to_bytes(&b), None)?.element_type(), ElementType::U16);
+//!
+//! // Files work the same way.
+//! let path = std::env::temp_dir().join(format!("hlojit-npy-doc-{}.npy", std::process::id()));
+//! npy::write(&path, &a)?;
+//! assert_eq!(npy::read(&path, None)?, a);
+//! # std::fs::remove_file(&path)?;
+//! # Ok(())
+//! # }
+//! ```
 
 use crate::element_type::ElementType;
 use crate::literal::ArrayLiteral;
@@ -8,16 +31,32 @@ use crate::physical::for_each_index;
 use std::path::Path;
 use thiserror::Error;
 
+/// Why a `.npy` file could not be read or written.
 #[derive(Debug, Error)]
 pub enum NpyError {
+    /// The file could not be read or written.
     #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        /// The file.
+        path: String,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// The bytes are not a well-formed `.npy` file (bad magic, header or data length); says
+    /// what is wrong (and, from [`read`], in which file).
     #[error("not a .npy file: {0}")]
     Format(String),
+    /// A dtype descriptor hlojit does not read (big-endian, strings, records, ...).
     #[error("unsupported .npy dtype '{0}'")]
     Dtype(String),
+    /// The element type asked for is neither the file's dtype nor stored with it.
     #[error(".npy dtype '{descr}' cannot hold {wanted} values")]
-    Mismatch { descr: String, wanted: ElementType },
+    Mismatch {
+        /// The file's dtype descriptor (`<f4`, `|u1`, ...).
+        descr: String,
+        /// The element type asked for.
+        wanted: ElementType,
+    },
 }
 
 const MAGIC: &[u8] = b"\x93NUMPY";
@@ -69,6 +108,11 @@ fn native_type(descr: &str) -> Option<ElementType> {
 
 /// Parses `.npy` bytes. With `want`, the data is taken as that element type (it must be the
 /// type's own dtype or its raw-bits storage dtype); without, the dtype's natural type is used.
+/// Fortran-order files are transposed into row-major order; header versions 1 to 3 are read.
+///
+/// # Errors
+/// [`NpyError::Format`] for a malformed file, [`NpyError::Dtype`] for big-endian and
+/// non-numeric dtypes, [`NpyError::Mismatch`] when `want` does not fit the dtype.
 pub fn parse(bytes: &[u8], want: Option<ElementType>) -> Result<ArrayLiteral, NpyError> {
     if bytes.len() < 10 || &bytes[..6] != MAGIC {
         return Err(NpyError::Format("missing magic string".into()));
@@ -149,7 +193,8 @@ fn quoted(s: &str) -> Option<String> {
     Some(rest[..rest.find(q)?].to_string())
 }
 
-/// Serialises an array as `.npy` (version 1.0).
+/// Serialises an array as `.npy` (version 1.0, C order, dtype from [`descr_for`]), with the
+/// header padded so that the data starts at a 64-byte offset.
 pub fn to_bytes(array: &ArrayLiteral) -> Vec<u8> {
     let shape = match array.dims() {
         [] => "()".to_string(),
@@ -173,6 +218,11 @@ pub fn to_bytes(array: &ArrayLiteral) -> Vec<u8> {
     out
 }
 
+/// Reads a `.npy` file; `want` as in [`parse`].
+///
+/// # Errors
+/// [`NpyError::Io`] when the file cannot be read, otherwise as [`parse`] (format errors name
+/// the file).
 pub fn read(path: &Path, want: Option<ElementType>) -> Result<ArrayLiteral, NpyError> {
     let bytes = std::fs::read(path).map_err(|source| NpyError::Io { path: path.display().to_string(), source })?;
     parse(&bytes, want).map_err(|e| match e {
@@ -181,6 +231,10 @@ pub fn read(path: &Path, want: Option<ElementType>) -> Result<ArrayLiteral, NpyE
     })
 }
 
+/// Writes `array` as a `.npy` file (see [`to_bytes`]), replacing any file at `path`.
+///
+/// # Errors
+/// [`NpyError::Io`] when the file cannot be written.
 pub fn write(path: &Path, array: &ArrayLiteral) -> Result<(), NpyError> {
     std::fs::write(path, to_bytes(array)).map_err(|source| NpyError::Io { path: path.display().to_string(), source })
 }

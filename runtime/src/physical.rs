@@ -6,20 +6,40 @@
 use crate::shape::{ArrayShape, Layout, TILE_COMBINE_DIMENSION};
 use thiserror::Error;
 
+/// A layout that cannot place a shape's elements.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum LayoutError {
+    /// `minor_to_major` does not have one entry per dimension.
     #[error("layout {layout} does not fit a rank-{rank} shape")]
-    RankMismatch { layout: String, rank: usize },
+    RankMismatch {
+        /// The layout in HLO text.
+        layout: String,
+        /// The shape's rank.
+        rank: usize,
+    },
+    /// `minor_to_major` repeats a dimension or names one out of range.
     #[error("layout {layout} is not a permutation of the dimensions")]
-    NotPermutation { layout: String },
+    NotPermutation {
+        /// The layout in HLO text.
+        layout: String,
+    },
+    /// Valid in XLA but not handled here: packed element sizes `E(n)`, `*` or non-positive
+    /// tile dimensions.
     #[error("unsupported layout {layout}: {why}")]
-    Unsupported { layout: String, why: &'static str },
+    Unsupported {
+        /// The layout in HLO text.
+        layout: String,
+        /// Which feature is unsupported.
+        why: &'static str,
+    },
 }
 
 /// One step applied to a logical index to get a coordinate of the tiled shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CoordOp {
+    /// Integer division by a tile size: which tile the index falls in.
     Div(i64),
+    /// Remainder by a tile size: the position within the tile.
     Rem(i64),
 }
 
@@ -29,12 +49,30 @@ pub enum CoordOp {
 pub struct PhysicalDim {
     /// The logical dimension, or `None` for a dimension a tile added beyond the rank.
     pub logical_dim: Option<usize>,
+    /// Applied in order to the logical index to get this dimension's coordinate (empty for
+    /// an untiled dimension).
     pub ops: Vec<CoordOp>,
+    /// Number of coordinates, tile padding included (`ceil(n / tile)` for an outer tile
+    /// dimension, the tile size for an inner one).
     pub size: i64,
+    /// Distance in elements between consecutive coordinates (the product of the sizes of the
+    /// more minor physical dimensions).
     pub stride: i64,
 }
 
 /// The map from logical indices to element offsets in a buffer.
+///
+/// ```rust
+/// use hlojit_runtime::physical::PhysicalLayout;
+/// use hlojit_runtime::{Layout, Tile};
+///
+/// // f32[3,5]{1,0:T(2,4)}: 2x4 tiles, so the storage is padded to 2x2 tiles of 8 elements.
+/// let layout = Layout { tiles: vec![Tile { dims: vec![2, 4] }], ..Layout::row_major(2) };
+/// let p = PhysicalLayout::for_layout(&[3, 5], &layout).unwrap();
+/// assert_eq!(p.storage_elements, 32);
+/// assert_eq!(p.offset(&[0, 4]), 8); // first element of the second tile
+/// assert!(!p.is_row_major_dense());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PhysicalLayout {
     /// Physical dimensions, major to minor.
@@ -44,11 +82,23 @@ pub struct PhysicalLayout {
 }
 
 impl PhysicalLayout {
+    /// The physical layout of `shape` under its layout (row-major when it has none).
+    ///
+    /// # Errors
+    /// As [`PhysicalLayout::for_layout`].
     pub fn new(shape: &ArrayShape) -> Result<PhysicalLayout, LayoutError> {
         let layout = shape.layout_or_default();
         Self::for_layout(&shape.dims, &layout)
     }
 
+    /// The physical layout of an array of logical dimensions `dims` stored as `layout` says:
+    /// the dimensions permuted by `minor_to_major`, then each tile splitting the minor-most
+    /// dimensions into tile-index and within-tile dimensions (padding partial tiles), then the
+    /// total rounded up to the tail-padding alignment.
+    ///
+    /// # Errors
+    /// [`LayoutError`] when `minor_to_major` is not a permutation of `0..dims.len()`, and for
+    /// packed element sizes `E(n)` and `*` or non-positive tile dimensions.
     pub fn for_layout(dims: &[i64], layout: &Layout) -> Result<PhysicalLayout, LayoutError> {
         let rank = dims.len();
         let text = || layout.to_string();
@@ -130,7 +180,7 @@ impl PhysicalLayout {
 
 /// Calls `f(logical_linear_index, index)` for every index of `dims` in row-major order.
 pub fn for_each_index(dims: &[i64], mut f: impl FnMut(usize, &[i64])) {
-    if dims.iter().any(|&d| d == 0) {
+    if dims.contains(&0) {
         return;
     }
     let mut index = vec![0i64; dims.len()];
@@ -171,6 +221,10 @@ pub fn physical_to_logical(src: &[u8], dst: &mut [u8], dims: &[i64], layout: &Ph
     });
 }
 
+fn ceil_div(a: i64, b: i64) -> i64 {
+    (a + b - 1) / b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,8 +252,4 @@ mod tests {
         offsets.dedup();
         assert_eq!(offsets.len(), 16 * 128, "distinct elements get distinct offsets");
     }
-}
-
-fn ceil_div(a: i64, b: i64) -> i64 {
-    (a + b - 1) / b
 }

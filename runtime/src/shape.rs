@@ -4,15 +4,37 @@
 use crate::element_type::ElementType;
 use std::fmt::{self, Write};
 
-/// One tile of a tiled layout, `T(8,128)`. A dimension of `-1` is XLA's combine dimension `*`.
+/// One tile of a tiled layout, `T(8,128)`. A dimension of [`TILE_COMBINE_DIMENSION`] is XLA's
+/// combine dimension `*`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Tile {
+    /// Tile sizes, major to minor, applied to the same number of minor-most dimensions.
     pub dims: Vec<i64>,
 }
 
+/// The value a [`Tile`] dimension holds for XLA's `*` (combine the dimension with the next
+/// more minor one). Printed back as `*`; hlojit's host-side layout code does not support it.
 pub const TILE_COMBINE_DIMENSION: i64 = i64::MIN;
 
 /// How an array is stored in memory.
+///
+/// Prints as in HLO text (`{1,0}`, `{0,1:T(8,128)}`); parsing is
+/// `hlojit_compiler::hlo::text::parse_shape` on a whole shape. The default layout (empty
+/// `minor_to_major`) is that of a scalar.
+///
+/// ```rust
+/// use hlojit_runtime::{Layout, Tile};
+///
+/// let row_major = Layout::row_major(3);
+/// assert_eq!(row_major.minor_to_major, vec![2, 1, 0]);
+/// assert!(row_major.is_row_major());
+/// assert_eq!(row_major.to_string(), "{2,1,0}");
+///
+/// let tiled = Layout { tiles: vec![Tile { dims: vec![8, 128] }], ..Layout::new(vec![0, 1]) };
+/// assert_eq!(tiled.to_string(), "{0,1:T(8,128)}");
+/// assert_eq!(tiled.major_to_minor(), vec![1, 0]);
+/// assert!(!tiled.is_untiled());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Layout {
     /// Dimensions from fastest-varying to slowest-varying.
@@ -31,6 +53,8 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// A plain (untiled, unpadded) layout with the given minor-to-major dimension order, as in
+    /// `{1,0}` for `vec![1, 0]`.
     pub fn new(minor_to_major: Vec<i64>) -> Layout {
         Layout { minor_to_major, ..Layout::default() }
     }
@@ -40,6 +64,8 @@ impl Layout {
         Layout::new((0..rank as i64).rev().collect())
     }
 
+    /// True when the minor-to-major order is `{rank-1,...,1,0}` (tiles and padding are not
+    /// looked at).
     pub fn is_row_major(&self) -> bool {
         self.minor_to_major.iter().rev().enumerate().all(|(i, &d)| i as i64 == d)
     }
@@ -109,30 +135,52 @@ impl fmt::Display for Layout {
 }
 
 /// A dense array's shape: element type, dimension sizes, dynamic-ness and layout.
+///
+/// ```rust
+/// use hlojit_runtime::{ArrayShape, ElementType, Layout};
+///
+/// let s = ArrayShape::new(ElementType::BF16, vec![2, 3]);
+/// assert_eq!((s.rank(), s.element_count()), (2, 6));
+/// assert_eq!(s.to_string(), "bf16[2,3]"); // no layout given: none printed
+/// let c = s.clone().with_layout(Layout::new(vec![0, 1]));
+/// assert_eq!(c.to_string(), "bf16[2,3]{0,1}");
+/// assert!(c.same_dims_and_type(&s));
+/// assert_eq!(s.layout_or_default(), Layout::row_major(2));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ArrayShape {
+    /// The type of every element.
     pub element_type: ElementType,
+    /// Dimension sizes, major-most first as written (`f32[2,3]` is `[2, 3]`); for a dynamic
+    /// dimension, its upper bound.
     pub dims: Vec<i64>,
     /// `<=N` dimensions: the size is a bound, the actual size is known at run time.
+    /// One entry per dimension.
     pub dynamic: Vec<bool>,
+    /// The layout written after the dimensions (`{1,0}`), or `None` when the text gave none
+    /// (then it means row-major, see [`ArrayShape::layout_or_default`]).
     pub layout: Option<Layout>,
 }
 
 impl ArrayShape {
+    /// A static array shape with no layout.
     pub fn new(element_type: ElementType, dims: Vec<i64>) -> ArrayShape {
         let rank = dims.len();
         ArrayShape { element_type, dims, dynamic: vec![false; rank], layout: None }
     }
 
+    /// The same shape with `layout` set.
     pub fn with_layout(mut self, layout: Layout) -> ArrayShape {
         self.layout = Some(layout);
         self
     }
 
+    /// Number of dimensions (0 for a scalar).
     pub fn rank(&self) -> usize {
         self.dims.len()
     }
 
+    /// Product of the dimension sizes (1 for a scalar, the bound for dynamic dimensions).
     pub fn element_count(&self) -> i64 {
         self.dims.iter().product()
     }
@@ -142,6 +190,7 @@ impl ArrayShape {
         self.layout.clone().unwrap_or_else(|| Layout::row_major(self.rank()))
     }
 
+    /// True when any dimension is dynamic (`<=N`).
     pub fn is_dynamic(&self) -> bool {
         self.dynamic.iter().any(|&d| d)
     }
@@ -153,15 +202,38 @@ impl ArrayShape {
 }
 
 /// An HLO shape.
+///
+/// `Display` prints HLO text with layouts (`(f32[2]{0}, s32[])`); [`Shape::to_text`] can
+/// leave them out. Parsing is in the compiler (`hlojit_compiler::hlo::text::parse_shape`).
+///
+/// ```rust
+/// use hlojit_runtime::{ElementType, Shape};
+///
+/// let t = Shape::Tuple(vec![
+///     Shape::array_row_major(ElementType::F32, [2, 3]),
+///     Shape::Tuple(vec![Shape::scalar(ElementType::S32), Shape::Token]),
+/// ]);
+/// assert_eq!(t.to_string(), "(f32[2,3]{1,0}, (s32[], token[]))");
+/// assert_eq!(t.to_text(false), "(f32[2,3], (s32[], token[]))");
+/// assert_eq!(t.subshape(&[1, 0]), Some(&Shape::scalar(ElementType::S32)));
+/// assert_eq!(t.array_leaves().len(), 2); // tokens are not arrays
+/// assert_eq!(t.leaf_offset(&[1]), Some(1));
+/// assert!(t.compatible(&t.without_layouts()));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Shape {
+    /// A dense array (a scalar is a rank-0 array).
     Array(ArrayShape),
+    /// A tuple of shapes, possibly nested and possibly empty (`()`).
     Tuple(Vec<Shape>),
+    /// `token[]`: orders side effects; carries no data.
     Token,
+    /// `opaque[]`: a value only custom calls understand; carries no data hlojit can see.
     Opaque,
 }
 
 impl Shape {
+    /// An array shape with no layout.
     pub fn array(element_type: ElementType, dims: impl Into<Vec<i64>>) -> Shape {
         Shape::Array(ArrayShape::new(element_type, dims.into()))
     }
@@ -173,10 +245,12 @@ impl Shape {
         Shape::Array(ArrayShape::new(element_type, dims).with_layout(Layout::row_major(rank)))
     }
 
+    /// A rank-0 array shape.
     pub fn scalar(element_type: ElementType) -> Shape {
         Shape::array(element_type, Vec::new())
     }
 
+    /// The array shape, or `None` for a tuple, token or opaque shape.
     pub fn as_array(&self) -> Option<&ArrayShape> {
         match self {
             Shape::Array(a) => Some(a),
@@ -184,6 +258,7 @@ impl Shape {
         }
     }
 
+    /// The array shape, mutably, or `None` for a tuple, token or opaque shape.
     pub fn as_array_mut(&mut self) -> Option<&mut ArrayShape> {
         match self {
             Shape::Array(a) => Some(a),
@@ -191,6 +266,7 @@ impl Shape {
         }
     }
 
+    /// The element shapes of a tuple, or `None` when this is not a tuple.
     pub fn tuple_elements(&self) -> Option<&[Shape]> {
         match self {
             Shape::Tuple(elements) => Some(elements),
@@ -198,30 +274,37 @@ impl Shape {
         }
     }
 
+    /// True for an array (scalars included).
     pub fn is_array(&self) -> bool {
         matches!(self, Shape::Array(_))
     }
 
+    /// True for a tuple (the empty tuple included).
     pub fn is_tuple(&self) -> bool {
         matches!(self, Shape::Tuple(_))
     }
 
+    /// True for `token[]`.
     pub fn is_token(&self) -> bool {
         matches!(self, Shape::Token)
     }
 
+    /// The element type of an array, or `None` for other shapes.
     pub fn element_type(&self) -> Option<ElementType> {
         self.as_array().map(|a| a.element_type)
     }
 
+    /// The dimensions of an array; empty for scalars and for non-array shapes.
     pub fn dims(&self) -> &[i64] {
         self.as_array().map(|a| a.dims.as_slice()).unwrap_or(&[])
     }
 
+    /// The rank of an array; 0 for scalars and for non-array shapes.
     pub fn rank(&self) -> usize {
         self.dims().len()
     }
 
+    /// True for a rank-0 array.
     pub fn is_scalar(&self) -> bool {
         matches!(self, Shape::Array(a) if a.dims.is_empty())
     }

@@ -1,9 +1,9 @@
 //! The functions generated code calls (`hlojit_rt_*`). They are `extern "C"` and exported so
 //! that AOT objects link against the runtime library; the JIT registers their addresses.
 
-use crate::buffer::BUFFER_ALIGNMENT;
+use crate::block_cache::{self, BUFFER_ALIGNMENT};
 use crate::float_env::FlushDenormals;
-use std::alloc::{self, Layout};
+use std::ptr::NonNull;
 
 /// A kernel task: runs iterations `[begin, end)` of a kernel over the buffer table.
 pub type KernelTask = unsafe extern "C" fn(table: *const *mut u8, begin: i64, end: i64);
@@ -14,11 +14,7 @@ pub extern "C" fn hlojit_rt_alloc(size: i64) -> *mut u8 {
     if size <= 0 {
         return BUFFER_ALIGNMENT as *mut u8;
     }
-    match Layout::from_size_align(size as usize, BUFFER_ALIGNMENT) {
-        // SAFETY: non-zero size.
-        Ok(layout) => unsafe { alloc::alloc(layout) },
-        Err(_) => std::ptr::null_mut(),
-    }
+    block_cache::allocate(size as usize).map_or(std::ptr::null_mut(), NonNull::as_ptr)
 }
 
 /// Frees memory from [`hlojit_rt_alloc`] of the same size.
@@ -27,9 +23,9 @@ pub extern "C" fn hlojit_rt_alloc(size: i64) -> *mut u8 {
 /// `ptr` must come from `hlojit_rt_alloc(size)` and not be freed twice.
 #[no_mangle]
 pub unsafe extern "C" fn hlojit_rt_free(ptr: *mut u8, size: i64) {
-    if size > 0 && !ptr.is_null() {
-        let layout = Layout::from_size_align(size as usize, BUFFER_ALIGNMENT).expect("allocated with this layout");
-        alloc::dealloc(ptr, layout);
+    if let (true, Some(ptr)) = (size > 0, NonNull::new(ptr)) {
+        // SAFETY: the caller passes a block from `hlojit_rt_alloc(size)`.
+        unsafe { block_cache::free(ptr, size as usize) };
     }
 }
 

@@ -7,26 +7,42 @@ use std::path::{Path, PathBuf};
 /// An array file of a case with the HLO element type it holds.
 #[derive(Clone, Debug)]
 pub struct ArrayFile {
+    /// The `.npy` file's name, relative to the case directory.
     pub file: String,
+    /// The element type the file holds (raw bits for types NumPy lacks; see
+    /// [`hlojit_runtime::npy`]).
     pub element_type: ElementType,
+    /// The dimensions `case.json` declares; [`Case::read_array`] checks the file against them.
     pub dims: Vec<i64>,
 }
 
+/// A corpus case as `case.json` describes it.
 #[derive(Clone, Debug)]
 pub struct Case {
+    /// The case directory.
     pub dir: PathBuf,
+    /// The case's name.
     pub name: String,
+    /// The case's group, by which reports tally results.
     pub group: String,
+    /// The argument leaves, in depth-first order over the entry's parameters.
     pub inputs: Vec<ArrayFile>,
+    /// XLA:CPU's result leaves, in depth-first order.
     pub outputs: Vec<ArrayFile>,
+    /// Relative tolerance of float comparisons (`|got - want| <= atol + rtol * |want|`).
     pub rtol: f64,
+    /// Absolute tolerance of float comparisons.
     pub atol: f64,
+    /// Compare bitwise (any NaN matching any NaN) instead of within tolerances; the default.
     pub exact: bool,
     /// Devices the case runs on (collective cases); 1 otherwise.
     pub replicas: usize,
 }
 
 impl Case {
+    /// Reads `dir/case.json`. Missing numbers take defaults (`rtol`/`atol` 0, `exact` true,
+    /// `replicas` 1); an unreadable file, invalid JSON, missing `inputs`/`outputs` or an
+    /// unknown dtype is an error naming the file.
     pub fn load(dir: &Path) -> Result<Case, String> {
         let path = dir.join("case.json");
         let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -59,6 +75,8 @@ impl Case {
         })
     }
 
+    /// Reads one of the case's arrays as its declared element type; an error if the file
+    /// cannot be read or its dimensions differ from the declared ones.
     pub fn read_array(&self, a: &ArrayFile) -> Result<ArrayLiteral, String> {
         let lit = npy::read(&self.dir.join(&a.file), Some(a.element_type)).map_err(|e| e.to_string())?;
         if lit.dims() != a.dims.as_slice() {

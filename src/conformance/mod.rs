@@ -14,11 +14,14 @@ use std::path::{Path, PathBuf};
 /// Which HLO file of a case to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ModuleFile {
+    /// `module.hlo`: the module as the frontend produced it, before XLA's optimizations.
     Module,
+    /// `optimized.hlo`: the module after XLA:CPU's optimization passes (fusions, layouts).
     Optimized,
 }
 
 impl ModuleFile {
+    /// The file's name within a case directory.
     pub fn file_name(self) -> &'static str {
         match self {
             ModuleFile::Module => "module.hlo",
@@ -30,11 +33,18 @@ impl ModuleFile {
 /// The outcome of one case with one of its HLO files.
 #[derive(Clone, Debug)]
 pub struct Outcome {
+    /// The case's name (from `case.json`; the directory name if that cannot be read).
     pub case: String,
+    /// The case's group (empty if `case.json` cannot be read).
     pub group: String,
+    /// Which HLO file was run.
     pub file: ModuleFile,
     /// `None` when the case passed; the reason otherwise.
     pub failure: Option<String>,
+    /// The failure is the module text's, not hlojit's: it lacks data needed to run it (XLA's
+    /// printer elided a constant's values).
+    pub not_runnable: bool,
+    /// Compile time in milliseconds (0 when compilation did not succeed).
     pub compile_ms: f64,
 }
 
@@ -63,7 +73,7 @@ pub fn run_all(dirs: &[PathBuf], files: &[ModuleFile]) -> Vec<Outcome> {
 /// Runs one case from one of its files; never panics (a panic becomes a failure).
 pub fn run_case(dir: &Path, file: ModuleFile) -> Outcome {
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut outcome = Outcome { case: name, group: String::new(), file, failure: None, compile_ms: 0.0 };
+    let mut outcome = Outcome { case: name, group: String::new(), file, failure: None, not_runnable: false, compile_ms: 0.0 };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_case_inner(dir, file, &mut outcome)));
     outcome.failure = match result {
         Ok(Ok(())) => None,
@@ -88,7 +98,10 @@ fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let module = parse_module(&text).map_err(|e| format!("parse: {e}"))?;
     let start = std::time::Instant::now();
-    let exe = Executable::compile(&module, &CompileOptions::default()).map_err(|e| e.to_string())?;
+    let exe = Executable::compile(&module, &CompileOptions::default()).map_err(|e| {
+        outcome.not_runnable = matches!(e, crate::Error::ElidedConstant(_));
+        e.to_string()
+    })?;
     outcome.compile_ms = start.elapsed().as_secs_f64() * 1e3;
     let leaves: Vec<ArrayLiteral> = case.inputs.iter().map(|a| case.read_array(a)).collect::<Result<_, _>>()?;
     let stacked: Vec<ArrayLiteral>;
@@ -143,15 +156,18 @@ pub fn report_json(outcomes: &[Outcome]) -> String {
                 "group": o.group,
                 "module": o.file.file_name(),
                 "passed": o.failure.is_none(),
+                "not_runnable": o.not_runnable,
                 "reason": o.failure,
                 "compile_ms": o.compile_ms,
             })
         })
         .collect();
     let passed = outcomes.iter().filter(|o| o.failure.is_none()).count();
+    let not_runnable = outcomes.iter().filter(|o| o.not_runnable).count();
     serde_json::to_string_pretty(&serde_json::json!({
         "passed": passed,
-        "failed": outcomes.len() - passed,
+        "failed": outcomes.len() - passed - not_runnable,
+        "not_runnable": not_runnable,
         "cases": cases,
     }))
     .unwrap_or_default()

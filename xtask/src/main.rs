@@ -21,7 +21,7 @@ fn main() -> ExitCode {
         "conformance" => setup().and_then(|_| conformance(&rest)),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\n  setup        install what a fresh machine lacks (LLVM 19, jax for the FFI tests), refresh the test corpus\n  demo         compile and run the bundled example module\n  test         run the whole test suite, conformance corpus included\n  bench        run the benchmarks (hlojit vs XLA:CPU on the perf workloads)\n  conformance  run the conformance corpus and print failures"
+                "usage: cargo xtask <task>\n\n  setup        install what a fresh machine lacks (LLVM 19, jax for the FFI tests), refresh the test corpus\n  demo         compile and run the bundled example modules (an MLP, a GELU chain)\n  test         run the whole test suite, conformance corpus included\n  bench        run the benchmarks (hlojit vs XLA:CPU on the perf workloads)\n  conformance  run the conformance corpus and print failures"
             );
             return if task == "help" { ExitCode::SUCCESS } else { ExitCode::FAILURE };
         }
@@ -132,8 +132,14 @@ fn copy_tree_if_changed(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 fn demo(args: &[String]) -> Result<(), String> {
-    let module = args.first().cloned().unwrap_or_else(|| "examples/gelu.hlo".into());
-    run(cargo().args(["run", "--release", "--quiet", "--bin", "hlojit", "--", "run", &module, "--random-inputs", "0"]))
+    let defaults = ["examples/mlp.hlo".to_string(), "examples/gelu.hlo".to_string()];
+    let modules = if args.is_empty() { &defaults[..] } else { args };
+    run(cargo().args(["build", "--release", "--quiet", "--bin", "hlojit"]))?;
+    for module in modules {
+        eprintln!("xtask: hlojit run {module} --random-inputs 0");
+        run(Command::new(root().join("target/release/hlojit")).current_dir(root()).args(["run", module, "--random-inputs", "0"]))?;
+    }
+    Ok(())
 }
 
 /// The test suite, then every example program (they check their own results).

@@ -31,6 +31,31 @@ fn check(err: LLVMErrorRef, what: &str) -> Result<()> {
     Err(Error::Llvm(format!("{what}: {message}")))
 }
 
+/// `HLOJIT_PERF=1` makes generated functions visible to Linux `perf`: LLVM's perf listener
+/// writes a jitdump file (`perf record -k mono`, then `perf inject --jit`).
+fn profiling_requested() -> bool {
+    std::env::var_os("HLOJIT_PERF").is_some_and(|v| v != "0")
+}
+
+/// The object layer LLJIT uses when profiling: the perf listener works with RuntimeDyld,
+/// not with JITLink (LLJIT's default on x86-64 Linux).
+extern "C" fn object_layer_for_perf(
+    _ctx: *mut std::ffi::c_void,
+    session: LLVMOrcExecutionSessionRef,
+    _triple: *const c_char,
+) -> LLVMOrcObjectLayerRef {
+    // SAFETY: LLJIT calls this with its live execution session; the listener is a process-wide
+    // singleton (null when LLVM was built without perf support).
+    unsafe {
+        let layer = llvm_sys::orc2::ee::LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(session);
+        let listener = llvm_sys::execution_engine::LLVMCreatePerfJITEventListener();
+        if !listener.is_null() {
+            llvm_sys::orc2::ee::LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener(layer, listener);
+        }
+        layer
+    }
+}
+
 impl Jit {
     /// A JIT that resolves `symbols` (name, address) first and the process's symbols second.
     pub fn new(symbols: &[(String, usize)]) -> Result<Jit> {
@@ -38,7 +63,14 @@ impl Jit {
         let mut jit: LLVMOrcLLJITRef = std::ptr::null_mut();
         // SAFETY: plain C API calls; every error is checked.
         unsafe {
-            check(LLVMOrcCreateLLJIT(&mut jit, std::ptr::null_mut()), "creating the JIT")?;
+            let builder = if profiling_requested() {
+                let builder = LLVMOrcCreateLLJITBuilder();
+                LLVMOrcLLJITBuilderSetObjectLinkingLayerCreator(builder, object_layer_for_perf, std::ptr::null_mut());
+                builder
+            } else {
+                std::ptr::null_mut()
+            };
+            check(LLVMOrcCreateLLJIT(&mut jit, builder), "creating the JIT")?;
             let jit = Jit { jit };
             let dylib = LLVMOrcLLJITGetMainJITDylib(jit.jit);
             if !symbols.is_empty() {

@@ -8,6 +8,19 @@ use inkwell::OptimizationLevel;
 use std::sync::Once;
 
 /// Target selection and optimization settings.
+///
+/// ```rust
+/// use hlojit_compiler::backend::target::TargetOptions;
+///
+/// // Cross-compile (AOT) for AArch64 Linux with the Neoverse V1's features.
+/// let arm = TargetOptions {
+///     triple: Some("aarch64-unknown-linux-gnu".into()),
+///     cpu: Some("neoverse-v1".into()),
+///     features: None, // with a triple, no host features are assumed
+/// };
+/// assert!(!arm.is_host() && !arm.is_x86_64());
+/// assert!(TargetOptions::default().is_host());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct TargetOptions {
     /// LLVM target triple; the host's when `None`.
@@ -24,10 +37,13 @@ fn initialize() {
 }
 
 impl TargetOptions {
+    /// True when no triple is given, so code is generated for the machine running the
+    /// compiler (cpu and features may still be overridden).
     pub fn is_host(&self) -> bool {
         self.triple.is_none()
     }
 
+    /// The LLVM target triple: the one given, or the host's default triple.
     pub fn triple(&self) -> TargetTriple {
         match &self.triple {
             Some(t) => TargetTriple::create(t),

@@ -6,7 +6,9 @@
 use super::array::IrArray;
 use super::context::Codegen;
 use super::elemental::{Elemental, Input};
-use super::loops::{emit_loop_nest, outer_dimension};
+use super::loops::{emit_loop_nest, emit_tiled_loop_nest, outer_dimension};
+use super::transpose_tiling::{transposed_dimensions, TILE};
+use super::index::Index;
 use crate::error::{Error, Result};
 use crate::hlo::{Computation, InstrId, Module, Opcode};
 use super::function::KernelInfo;
@@ -179,7 +181,7 @@ pub fn is_elemental(op: Opcode) -> bool {
 
 /// The generic loop kernel: walks the output in its physical order and stores the generated
 /// element of each output (several for a multi-output fusion whose root is a tuple).
-pub(crate) fn emit_elemental_loop(kc: &KernelContext) -> Result<i64> {
+pub(crate) fn emit_elemental_loop<'ctx>(kc: &KernelContext<'_, 'ctx>) -> Result<i64> {
     let cg = kc.cg;
     let root = kc.comp.get(kc.root);
     let values: Vec<InstrId> = if root.opcode == Opcode::Tuple && kc.outputs.len() != 1 {
@@ -195,13 +197,18 @@ pub(crate) fn emit_elemental_loop(kc: &KernelContext) -> Result<i64> {
     let layout = first.shape.layout_or_default();
     let extent = outer_dimension(&dims, &layout).map(|d| dims[d]).unwrap_or(1);
     let mut e = kc.elemental();
-    emit_loop_nest(cg, "loop", &dims, &layout, Some((kc.begin, kc.end)).filter(|_| !dims.is_empty()), |index| {
+    let range = Some((kc.begin, kc.end)).filter(|_| !dims.is_empty());
+    let body = |index: &Index<'ctx>| {
         for (value, out) in values.iter().zip(&kc.outputs) {
             let v = e.gen_scalar(*value, index)?;
             out.store(cg, index, v)?;
         }
         Ok(())
-    })?;
+    };
+    match transposed_dimensions(kc, &dims, &layout) {
+        Some(pair) if layout.tiles.is_empty() => emit_tiled_loop_nest(cg, "loop", &dims, &layout, range, pair, TILE, body)?,
+        _ => emit_loop_nest(cg, "loop", &dims, &layout, range, body)?,
+    }
     Ok(extent.max(1))
 }
 

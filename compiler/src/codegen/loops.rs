@@ -7,7 +7,7 @@ use super::index::Index;
 use crate::error::Result;
 use hlojit_runtime::Layout;
 use inkwell::basic_block::BasicBlock;
-use inkwell::values::{IntValue, PhiValue};
+use inkwell::values::{InstructionValue, IntValue, PhiValue};
 use inkwell::IntPredicate;
 
 /// A loop whose header and body have been emitted but whose latch has not.
@@ -37,12 +37,17 @@ pub fn open_loop<'ctx>(cg: &Codegen<'ctx>, name: &str, start: IntValue<'ctx>, en
 
 /// Closes a loop opened by [`open_loop`]; the builder is left after the loop.
 pub fn close_loop<'ctx>(cg: &Codegen<'ctx>, l: OpenLoop<'ctx>) -> Result<()> {
+    close_loop_at_latch(cg, l).map(|_| ())
+}
+
+/// [`close_loop`], returning the back-edge branch (where loop metadata goes).
+pub fn close_loop_at_latch<'ctx>(cg: &Codegen<'ctx>, l: OpenLoop<'ctx>) -> Result<InstructionValue<'ctx>> {
     let next = cg.b.build_int_nsw_add(l.induction, cg.const_i64(1), "")?;
     let latch = cg.b.get_insert_block().expect("positioned");
-    cg.b.build_unconditional_branch(l.header)?;
+    let back = cg.b.build_unconditional_branch(l.header)?;
     l.phi.add_incoming(&[(&next, latch)]);
     cg.b.position_at_end(l.exit);
-    Ok(())
+    Ok(back)
 }
 
 /// Emits `for (i = start; i < end; ++i) body(i)`; the builder ends positioned after the loop.
@@ -65,6 +70,69 @@ pub fn outer_dimension(dims: &[i64], layout: &Layout) -> Option<usize> {
     order.iter().map(|&d| d as usize).find(|&d| dims[d] > 1).or_else(|| order.first().map(|&d| d as usize))
 }
 
+/// [`emit_loop_nest`] with dimensions `minor` (the layout's fastest-varying one) and `other`
+/// walked in `tile`×`tile` blocks: the loops over the remaining dimensions come first, in
+/// layout order, then the blocks of `other`, the blocks of `minor`, and the elements of a
+/// block. `outer_range` restricts [`outer_dimension`] as in [`emit_loop_nest`].
+#[allow(clippy::too_many_arguments)] // the loop nest's shape, its split and its body
+pub fn emit_tiled_loop_nest<'ctx>(
+    cg: &Codegen<'ctx>,
+    name: &str,
+    dims: &[i64],
+    layout: &Layout,
+    outer_range: Option<(IntValue<'ctx>, IntValue<'ctx>)>,
+    (minor, other): (usize, usize),
+    tile: i64,
+    mut body: impl FnMut(&Index<'ctx>) -> Result<()>,
+) -> Result<()> {
+    if dims.contains(&0) {
+        return Ok(());
+    }
+    let outer = outer_dimension(dims, layout);
+    let range_of = |d: usize| match outer_range {
+        Some(r) if Some(d) == outer => r,
+        _ => (cg.const_i64(0), cg.const_i64(dims[d])),
+    };
+    let mut index = vec![cg.const_i64(0); dims.len()];
+    let mut open = Vec::new();
+    for d in layout.major_to_minor() {
+        let d = d as usize;
+        if d == minor || d == other || (dims[d] == 1 && Some(d) != outer) {
+            continue;
+        }
+        let (start, end) = range_of(d);
+        let l = open_loop(cg, &format!("{name}.d{d}"), start, end)?;
+        index[d] = l.induction;
+        open.push(l);
+    }
+    // Block loops count blocks, so that a task range need not start on a tile boundary.
+    let mut block_ranges = Vec::new();
+    for d in [other, minor] {
+        let (start, end) = range_of(d);
+        let span = cg.b.build_int_nsw_sub(end, start, "")?;
+        let rounded = cg.b.build_int_nsw_add(span, cg.const_i64(tile - 1), "")?;
+        let blocks = cg.b.build_int_signed_div(rounded, cg.const_i64(tile), "")?;
+        let l = open_loop(cg, &format!("{name}.block{d}"), cg.const_i64(0), blocks)?;
+        let offset = cg.b.build_int_nsw_mul(l.induction, cg.const_i64(tile), "")?;
+        let first = cg.b.build_int_nsw_add(start, offset, "")?;
+        let full = cg.b.build_int_nsw_add(first, cg.const_i64(tile), "")?;
+        let short = cg.b.build_int_compare(IntPredicate::SLT, end, full, "")?;
+        let last = cg.b.build_select(short, end, full, "")?.into_int_value();
+        block_ranges.push((d, first, last));
+        open.push(l);
+    }
+    for (d, first, last) in block_ranges {
+        let l = open_loop(cg, &format!("{name}.d{d}"), first, last)?;
+        index[d] = l.induction;
+        open.push(l);
+    }
+    body(&Index::new(index))?;
+    while let Some(l) = open.pop() {
+        close_loop(cg, l)?;
+    }
+    Ok(())
+}
+
 /// Emits a loop nest over every index of `dims`, ordered by `layout`, calling `body` once per
 /// element. With `outer_range`, the outermost dimension ([`outer_dimension`]) only runs over
 /// that range: this is how a kernel is split into parallel tasks.
@@ -76,7 +144,7 @@ pub fn emit_loop_nest<'ctx>(
     outer_range: Option<(IntValue<'ctx>, IntValue<'ctx>)>,
     mut body: impl FnMut(&Index<'ctx>) -> Result<()>,
 ) -> Result<()> {
-    if dims.iter().any(|&d| d == 0) {
+    if dims.contains(&0) {
         return Ok(());
     }
     let outer = outer_dimension(dims, layout);

@@ -9,6 +9,7 @@ pub mod custom_call;
 pub mod elemental;
 pub mod index;
 pub mod loops;
+pub mod transpose_tiling;
 pub mod plan;
 pub mod reducer;
 pub mod types;

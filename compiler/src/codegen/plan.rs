@@ -64,6 +64,10 @@ pub struct KernelJob {
     pub name: String,
 }
 
+/// The entry function's exported name, result shape and (result leaf, parameter) aliases.
+type EntrySpec<'s> = (&'s str, Shape, Vec<(usize, usize)>);
+
+/// Everything a module lowers to, planned before any LLVM IR is generated.
 pub struct LoweringPlan {
     /// Callees before callers; the entry last.
     pub functions: Vec<FunctionPlan>,
@@ -90,7 +94,7 @@ impl LoweringPlan {
         module: &Module,
         c: CompId,
         in_place: bool,
-        entry: Option<(&str, Shape, Vec<(usize, usize)>)>,
+        entry: Option<EntrySpec>,
     ) -> Result<usize> {
         if let Some(&i) = self.index.get(&(c, in_place)) {
             return Ok(i);

@@ -5,36 +5,65 @@ use super::opcode::Opcode;
 use hlojit_runtime::Shape;
 use std::collections::HashMap;
 
+/// A computation: named instructions in an arena, one of them the `ROOT`.
+///
+/// ```rust
+/// use hlojit_compiler::hlo::{Computation, Instruction, Opcode};
+/// use hlojit_runtime::{ElementType, Shape};
+///
+/// let f32s = Shape::array(ElementType::F32, [2]);
+/// let mut c = Computation::new("neg");
+/// let x = c.add(Instruction::new("x", Opcode::Parameter, f32s.clone(), vec![]));
+/// c.get_mut(x).attrs.parameter_number = Some(0);
+/// let unused = c.add(Instruction::new("unused", Opcode::Abs, f32s.clone(), vec![x]));
+/// c.root = c.add(Instruction::new("y", Opcode::Negate, f32s.clone(), vec![x]));
+/// assert_eq!(c.parameters(), vec![x]);
+/// assert_eq!(c.users()[x.index()].len(), 2);
+///
+/// let renumbered = c.compact(); // drops `unused`
+/// assert!(!renumbered.contains_key(&unused));
+/// assert_eq!(c.instructions.len(), 2);
+/// assert_eq!(c.root_instruction().name, "y");
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Computation {
+    /// The computation's name, unique within the module.
     pub name: String,
     /// Every instruction, addressed by `InstrId`. Passes append; `compact` drops dead ones.
     pub instructions: Vec<Instruction>,
+    /// The `ROOT` instruction: its value is the computation's result.
     pub root: InstrId,
 }
 
 impl Computation {
+    /// An empty computation (its root must be set once instructions are added).
     pub fn new(name: impl Into<String>) -> Computation {
         Computation { name: name.into(), instructions: Vec::new(), root: InstrId(0) }
     }
 
+    /// Instruction `id`; panics when it is not in this computation.
     pub fn get(&self, id: InstrId) -> &Instruction {
         &self.instructions[id.index()]
     }
 
+    /// Instruction `id`, mutably; panics when it is not in this computation.
     pub fn get_mut(&mut self, id: InstrId) -> &mut Instruction {
         &mut self.instructions[id.index()]
     }
 
+    /// The `ROOT` instruction.
     pub fn root_instruction(&self) -> &Instruction {
         self.get(self.root)
     }
 
+    /// Appends an instruction and returns its id. The root is not changed.
     pub fn add(&mut self, instruction: Instruction) -> InstrId {
         self.instructions.push(instruction);
         InstrId(self.instructions.len() as u32 - 1)
     }
 
+    /// The ids of all instructions, in arena order (not necessarily dependency order: see
+    /// [`Computation::post_order`]).
     pub fn ids(&self) -> impl Iterator<Item = InstrId> {
         (0..self.instructions.len() as u32).map(InstrId)
     }
@@ -50,14 +79,17 @@ impl Computation {
         params.into_iter().map(|(_, id)| id).collect()
     }
 
+    /// The parameters' shapes, by parameter number.
     pub fn parameter_shapes(&self) -> Vec<Shape> {
         self.parameters().into_iter().map(|id| self.get(id).shape.clone()).collect()
     }
 
+    /// The root's shape.
     pub fn result_shape(&self) -> &Shape {
         &self.root_instruction().shape
     }
 
+    /// The instruction called `name`, if any.
     pub fn find(&self, name: &str) -> Option<InstrId> {
         self.ids().find(|&id| self.get(id).name == name)
     }
@@ -126,8 +158,9 @@ impl Computation {
         }
     }
 
-    /// Instructions the root does not depend on, parameters excepted, are removed and the rest
-    /// renumbered. Returns the old-to-new id map.
+    /// Instructions the root does not depend on, parameters and side-effecting instructions
+    /// (see [`has_side_effect`]) excepted, are removed and the rest renumbered in post order.
+    /// Returns the old-to-new id map (removed instructions are absent from it).
     pub fn compact(&mut self) -> HashMap<InstrId, InstrId> {
         let mut live = vec![false; self.instructions.len()];
         let mut stack = vec![self.root];

@@ -13,30 +13,41 @@ pub struct InstrId(pub u32);
 pub struct CompId(pub u32);
 
 impl InstrId {
+    /// The index into [`Computation::instructions`](super::Computation::instructions).
     pub fn index(self) -> usize {
         self.0 as usize
     }
 }
 
 impl CompId {
+    /// The index into [`Module::computations`](super::Module::computations).
     pub fn index(self) -> usize {
         self.0 as usize
     }
 }
 
+/// One HLO instruction, `name = shape opcode(operands), attributes`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Instruction {
+    /// The name, unique within the module (without the `%` some printers add).
     pub name: String,
+    /// What the instruction computes.
     pub opcode: Opcode,
+    /// The result's shape (layouts as written, or as the layout passes set them).
     pub shape: Shape,
+    /// Operands, in order, as ids in the same computation.
     pub operands: Vec<InstrId>,
     /// Called computations, in the order of the opcode's roles (see the accessors below).
     pub called: Vec<CompId>,
+    /// The typed attributes (`dimensions=`, `slice=`, ...) and the kept raw ones.
     pub attrs: Attributes,
+    /// `control-predecessors={...}`: instructions that must run before this one although it
+    /// does not use their values.
     pub control_predecessors: Vec<InstrId>,
 }
 
 impl Instruction {
+    /// An instruction with no attributes, called computations or control predecessors.
     pub fn new(name: impl Into<String>, opcode: Opcode, shape: Shape, operands: Vec<InstrId>) -> Instruction {
         Instruction {
             name: name.into(),
@@ -49,6 +60,10 @@ impl Instruction {
         }
     }
 
+    /// Operand `i`.
+    ///
+    /// # Panics
+    /// When the instruction has no operand `i` (the verifier checks operand counts).
     pub fn operand(&self, i: usize) -> InstrId {
         self.operands[i]
     }
@@ -69,20 +84,22 @@ impl Instruction {
         (self.opcode == Opcode::Fusion).then(|| self.called.first().copied()).flatten()
     }
 
-    /// `condition` and `body` of a while loop.
+    /// `condition` of a while loop.
     pub fn while_condition(&self) -> Option<CompId> {
         (self.opcode == Opcode::While).then(|| self.called.first().copied()).flatten()
     }
 
+    /// `body` of a while loop.
     pub fn while_body(&self) -> Option<CompId> {
         (self.opcode == Opcode::While).then(|| self.called.get(1).copied()).flatten()
     }
 
-    /// `select` and `scatter` of select-and-scatter.
+    /// `select` of select-and-scatter: picks an element of each window.
     pub fn select_computation(&self) -> Option<CompId> {
         (self.opcode == Opcode::SelectAndScatter).then(|| self.called.first().copied()).flatten()
     }
 
+    /// `scatter` of select-and-scatter: combines a source value into the selected element.
     pub fn scatter_computation(&self) -> Option<CompId> {
         (self.opcode == Opcode::SelectAndScatter).then(|| self.called.get(1).copied()).flatten()
     }
@@ -102,10 +119,7 @@ impl Instruction {
         match &self.attrs.literal {
             Some(hlojit_runtime::Literal::Array(a)) => Ok(a),
             Some(_) => Err(crate::error::Error::Unsupported(format!("tuple constant {}", self.name))),
-            None => Err(crate::error::Error::InvalidModule(format!(
-                "constant {}: its values were elided (`{{...}}`) when the module was printed, so they are not in the text",
-                self.name
-            ))),
+            None => Err(crate::error::Error::ElidedConstant(self.name.clone())),
         }
     }
 

@@ -8,13 +8,19 @@ use hlojit_runtime::Shape;
 /// `entry_computation_layout={(params)->result}`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProgramShape {
+    /// The entry parameters' shapes with the layouts callers pass them in.
     pub parameters: Vec<Shape>,
+    /// The result's shape with the layout callers receive it in.
     pub result: Shape,
 }
 
+/// Whether an `input_output_alias` entry is a permission or a requirement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AliasKind {
+    /// `may-alias` (the default): the output may reuse the parameter's buffer if the caller
+    /// donates it; otherwise the output gets its own memory.
     MayAlias,
+    /// `must-alias`: the caller must donate the parameter's buffer.
     MustAlias,
 }
 
@@ -22,18 +28,65 @@ pub enum AliasKind {
 /// buffer of parameter `parameter` at `parameter_index`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AliasEntry {
+    /// Tuple index path of the output within the result (`{}` for a non-tuple result, `{1}`
+    /// for its second element).
     pub output_index: Vec<i64>,
+    /// The parameter number.
     pub parameter: i64,
+    /// Tuple index path within that parameter (`{}` for an array parameter).
     pub parameter_index: Vec<i64>,
+    /// May or must alias.
     pub kind: AliasKind,
 }
 
+/// An HLO module: what `HloModule name, ...` and the computations after it describe, as
+/// parsed from text or built with the builder.
+///
+/// Computations live in an arena addressed by [`CompId`]; instructions refer to called
+/// computations by id.
+///
+/// ```rust
+/// use hlojit_compiler::hlo::text::parse_module;
+/// use hlojit_compiler::hlo::Opcode;
+/// # fn main() -> Result<(), hlojit_compiler::Error> {
+/// let m = parse_module(
+///     "HloModule m, input_output_alias={ {}: (0, {}, may-alias) }
+///
+///      add {
+///        a = f32[] parameter(0)
+///        b = f32[] parameter(1)
+///        ROOT s = f32[] add(a, b)
+///      }
+///
+///      ENTRY e {
+///        x = f32[4] parameter(0)
+///        z = f32[] constant(0)
+///        ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add
+///      }",
+/// )?;
+/// assert_eq!(m.name, "m");
+/// assert_eq!(m.entry_computation().name, "e");
+/// assert_eq!(m.entry_parameter_shapes()[0].to_string(), "f32[4]{0}"); // default layout filled in
+/// assert_eq!(m.entry_result_shape().to_string(), "f32[]");
+/// let add = m.find_computation("add").unwrap();
+/// assert_eq!(m.computation_post_order(), vec![add, m.entry]); // callees first
+/// assert!(m.opcodes().contains(&Opcode::Reduce));
+/// assert_eq!(m.input_output_alias.len(), 1);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Module {
+    /// The name after `HloModule`.
     pub name: String,
+    /// Every computation, addressed by [`CompId`] (the entry among them).
     pub computations: Vec<Computation>,
+    /// The `ENTRY` computation.
     pub entry: CompId,
+    /// `entry_computation_layout=`, when the text gives one: the layouts of the entry's
+    /// parameters and result at the module's boundary.
     pub entry_layout: Option<ProgramShape>,
+    /// `input_output_alias=`: results that may or must reuse a parameter's buffer.
     pub input_output_alias: Vec<AliasEntry>,
     /// Other header attributes (`is_scheduled=true`, `replica_count=4`, ...), verbatim.
     pub header_attributes: Vec<(String, String)>,
@@ -43,6 +96,8 @@ pub struct Module {
 }
 
 impl Module {
+    /// An empty module. Add computations with [`Module::add_computation`] and set
+    /// [`Module::entry`] (it starts as `CompId(0)`).
     pub fn new(name: impl Into<String>) -> Module {
         Module {
             name: name.into(),
@@ -55,31 +110,41 @@ impl Module {
         }
     }
 
+    /// The computation `id`.
+    ///
+    /// # Panics
+    /// When `id` is not a computation of this module.
     pub fn computation(&self, id: CompId) -> &Computation {
         &self.computations[id.index()]
     }
 
+    /// The computation `id`, mutably; panics as [`Module::computation`].
     pub fn computation_mut(&mut self, id: CompId) -> &mut Computation {
         &mut self.computations[id.index()]
     }
 
+    /// The `ENTRY` computation.
     pub fn entry_computation(&self) -> &Computation {
         self.computation(self.entry)
     }
 
+    /// Appends a computation and returns its id (ids are never reused).
     pub fn add_computation(&mut self, computation: Computation) -> CompId {
         self.computations.push(computation);
         CompId(self.computations.len() as u32 - 1)
     }
 
+    /// The ids of all computations, in arena order.
     pub fn comp_ids(&self) -> impl Iterator<Item = CompId> {
         (0..self.computations.len() as u32).map(CompId)
     }
 
+    /// The computation called `name`, if any.
     pub fn find_computation(&self, name: &str) -> Option<CompId> {
         self.comp_ids().find(|&c| self.computation(c).name == name)
     }
 
+    /// The verbatim value of an uninterpreted header attribute (`replica_count`, say).
     pub fn header_attribute(&self, key: &str) -> Option<&str> {
         self.header_attributes.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }

@@ -4,13 +4,23 @@ use std::fmt;
 
 macro_rules! opcodes {
     ($($variant:ident => $name:literal,)*) => {
-        /// An HLO opcode.
+        /// An HLO opcode. Each variant's semantics are XLA's (see XLA's operation semantics
+        /// documentation under the opcode's HLO name).
+        ///
+        /// ```rust
+        /// use hlojit_compiler::hlo::Opcode;
+        ///
+        /// assert_eq!(Opcode::from_name("dynamic-slice"), Some(Opcode::DynamicSlice));
+        /// assert_eq!(Opcode::DynamicSlice.to_string(), "dynamic-slice");
+        /// assert_eq!(Opcode::from_name("DynamicSlice"), None);
+        /// ```
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Opcode {
-            $($variant,)*
+            $(#[doc = concat!("`", $name, "` in HLO text.")] $variant,)*
         }
 
         impl Opcode {
+            /// Every opcode, in declaration (alphabetical) order.
             pub const ALL: &'static [Opcode] = &[$(Opcode::$variant,)*];
 
             /// The opcode's name in HLO text.
@@ -20,6 +30,8 @@ macro_rules! opcodes {
                 }
             }
 
+            /// The opcode HLO text spells `name`, accepting the older spellings XLA's parser
+            /// still does; `None` for anything else.
             pub fn from_name(name: &str) -> Option<Opcode> {
                 match name {
                     $($name => Some(Opcode::$variant),)*

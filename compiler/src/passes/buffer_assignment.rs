@@ -21,7 +21,12 @@ pub enum Allocation {
     /// A constant instruction's global.
     Constant(InstrId),
     /// `size` bytes at `offset` in the temporary arena.
-    Temp { offset: i64, size: i64 },
+    Temp {
+        /// Byte offset from the arena's start (a multiple of 64).
+        offset: i64,
+        /// Bytes reserved, rounded up to a multiple of 64.
+        size: i64,
+    },
     /// The same memory as another slot, seen through a different shape (a bitcast).
     Alias(usize),
 }
@@ -29,12 +34,17 @@ pub enum Allocation {
 /// A buffer: its allocation and the array shape (with layout) it holds.
 #[derive(Clone, Debug)]
 pub struct Slot {
+    /// Where the bytes are.
     pub allocation: Allocation,
+    /// The array the bytes hold, with the layout it is stored in.
     pub shape: ArrayShape,
 }
 
+/// The memory plan of one computation: a slot per array buffer, which slots each
+/// instruction's leaves use, and the size of the temporary arena.
 #[derive(Clone, Debug)]
 pub struct BufferAssignment {
+    /// Every buffer, addressed by slot number.
     pub slots: Vec<Slot>,
     /// For each instruction with array leaves, the slot of each leaf (depth-first).
     pub leaves: HashMap<InstrId, Vec<usize>>,
@@ -42,6 +52,8 @@ pub struct BufferAssignment {
     pub result_copies: Vec<(usize, usize)>,
     /// The result's leaf shapes in the layouts the caller's buffers have.
     pub result_shapes: Vec<ArrayShape>,
+    /// Size of the temporary arena the caller provides, in bytes (a multiple of 64, 0 when
+    /// nothing needs temporary memory).
     pub arena_bytes: i64,
     /// Result leaf -> parameter leaf sharing its memory.
     pub aliases: HashMap<usize, usize>,
@@ -53,6 +65,8 @@ impl BufferAssignment {
         owner(&self.slots, s)
     }
 
+    /// The slots of an instruction's array leaves, depth-first; empty for instructions with
+    /// none (tokens, or instructions not in the computation).
     pub fn leaf_slots(&self, id: InstrId) -> &[usize] {
         self.leaves.get(&id).map(Vec::as_slice).unwrap_or(&[])
     }

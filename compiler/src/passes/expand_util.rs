@@ -8,13 +8,17 @@ use hlojit_runtime::{ArrayLiteral, ArrayShape, ElementType, Literal, Shape};
 
 /// Appends instructions to computation `comp` of `module`, naming them `<prefix>.<n>`.
 pub struct Builder<'m> {
+    /// The module being expanded (also for adding scalar computations).
     pub module: &'m mut Module,
+    /// The computation instructions are appended to.
     pub comp: CompId,
     prefix: String,
     count: usize,
 }
 
 impl<'m> Builder<'m> {
+    /// A builder appending to `comp`, naming instructions `<prefix>.1`, `<prefix>.2`, ...
+    /// (the prefix should be unique in the module, say the expanded instruction's name).
     pub fn new(module: &'m mut Module, comp: CompId, prefix: impl Into<String>) -> Self {
         Builder { module, comp, prefix: prefix.into(), count: 0 }
     }
@@ -23,10 +27,12 @@ impl<'m> Builder<'m> {
         self.module.computation_mut(self.comp)
     }
 
+    /// The shape of instruction `id` of the computation.
     pub fn shape(&self, id: InstrId) -> &Shape {
         &self.module.computation(self.comp).get(id).shape
     }
 
+    /// The array shape of instruction `id`; [`Error::Unsupported`] for a tuple or token.
     pub fn array(&self, id: InstrId) -> Result<&ArrayShape> {
         let inst = self.module.computation(self.comp).get(id);
         inst.shape
@@ -34,10 +40,12 @@ impl<'m> Builder<'m> {
             .ok_or_else(|| Error::Unsupported(format!("{}: expected an array, found {}", inst.name, inst.shape)))
     }
 
+    /// The element type of an array instruction (errors as [`Builder::array`]).
     pub fn element_type(&self, id: InstrId) -> Result<ElementType> {
         Ok(self.array(id)?.element_type)
     }
 
+    /// The dimensions of an array instruction (errors as [`Builder::array`]).
     pub fn dims(&self, id: InstrId) -> Result<Vec<i64>> {
         Ok(self.array(id)?.dims.clone())
     }
@@ -54,6 +62,7 @@ impl<'m> Builder<'m> {
         self.add(Instruction::new("", opcode, shape, operands))
     }
 
+    /// A `constant` holding `literal`.
     pub fn constant(&mut self, literal: ArrayLiteral) -> InstrId {
         let shape = Shape::Array(literal.shape());
         let mut inst = Instruction::new("", Opcode::Constant, shape, Vec::new());
@@ -110,6 +119,7 @@ impl<'m> Builder<'m> {
         Ok(self.add(inst))
     }
 
+    /// `tuple(elements...)`, its shape the tuple of the elements' shapes.
     pub fn tuple(&mut self, elements: Vec<InstrId>) -> InstrId {
         let shapes = elements.iter().map(|&e| self.shape(e).clone()).collect();
         self.op(Opcode::Tuple, Shape::Tuple(shapes), elements)

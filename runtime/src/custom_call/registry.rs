@@ -1,6 +1,8 @@
 //! Where custom-call targets come from. A target is found by name, in this order: functions
 //! registered with a registry (Rust or C function pointers), the exports of plugins the
-//! registry loaded at run time, and finally the process's own exported symbols.
+//! registry loaded at run time, the process's own exported symbols, and finally hlojit's
+//! built-in implementations of JAX's LAPACK targets ([`crate::linalg`]), last so that any of
+//! the others (jaxlib's own handlers, say) can replace them.
 //!
 //! A registry is cheap to clone (clones share their contents), so the same one can hang under
 //! compile options or a client. [`CustomCallRegistry::global`] is the process-wide registry the
@@ -161,7 +163,8 @@ impl CustomCallRegistry {
 }
 
 /// Finds target `name`: registered functions of each registry in turn, then the plugins of
-/// each registry in turn, then the process's exported symbols.
+/// each registry in turn, then the process's exported symbols, then the built-in LAPACK
+/// targets.
 pub fn resolve_target(registries: &[&CustomCallRegistry], name: &str) -> Option<Resolved> {
     if let Some(address) = registries.iter().find_map(|r| r.registered(name)) {
         return Some(Resolved { address, plugin: None });
@@ -169,7 +172,9 @@ pub fn resolve_target(registries: &[&CustomCallRegistry], name: &str) -> Option<
     if let Some(r) = registries.iter().find_map(|r| r.from_plugins(name)) {
         return Some(r);
     }
-    process_symbol(name).map(|address| Resolved { address, plugin: None })
+    process_symbol(name)
+        .or_else(|| crate::linalg::builtin_handler(name).map(|h| h as usize))
+        .map(|address| Resolved { address, plugin: None })
 }
 
 /// A symbol the running process exports (its executable, if linked with `-rdynamic`, and
@@ -211,6 +216,15 @@ mod tests {
         let r = resolve_target(&[&CustomCallRegistry::new()], "strlen").expect("strlen is exported");
         assert!(r.plugin.is_none() && r.address != 0);
         assert!(resolve_target(&[], "no_such_target_anywhere_42").is_none());
+    }
+
+    #[test]
+    fn builtin_lapack_targets_come_last() {
+        let builtin = crate::linalg::builtin_handler("lapack_spotrf_ffi").expect("built in") as usize;
+        assert_eq!(resolve_target(&[], "lapack_spotrf_ffi").unwrap().address, builtin);
+        let r = CustomCallRegistry::new();
+        r.register_original("lapack_spotrf_ffi", first);
+        assert_eq!(resolve_target(&[&r], "lapack_spotrf_ffi").unwrap().address, first as *const () as usize);
     }
 
     #[test]

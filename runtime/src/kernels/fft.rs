@@ -15,10 +15,13 @@ use rayon::prelude::*;
 use rustfft::{Fft, FftDirection, FftNum, FftPlanner};
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// `fft_type` codes of [`hlojit_rt_fft`].
+/// `fft_type` code of [`hlojit_rt_fft`]: forward complex-to-complex transform.
 pub const FFT: i32 = 0;
+/// `fft_type` code: inverse complex-to-complex transform, scaled by 1/N.
 pub const IFFT: i32 = 1;
+/// `fft_type` code: real-to-complex forward transform keeping `n/2 + 1` frequencies.
 pub const RFFT: i32 = 2;
+/// `fft_type` code: complex-to-real inverse of [`RFFT`], scaled by 1/N.
 pub const IRFFT: i32 = 3;
 
 /// Work (in complex elements) below which a transform runs on the calling thread (which

@@ -34,6 +34,19 @@ fn jaxlib_lapack_handlers_run_the_jaxffi_cases() {
     );
     // The conformance runner compiles with default options: load into the process-wide registry.
     CustomCallRegistry::global().load_plugin(&lib).unwrap_or_else(|e| panic!("{e}"));
+    // hlojit has built-in versions of these targets; a plugin must take precedence over them,
+    // or this test would not be running jaxlib's code at all.
+    for target in [
+        "lapack_sgetrf_ffi",
+        "lapack_spotrf_ffi",
+        "lapack_sgeqrf_ffi",
+        "lapack_sorgqr_ffi",
+        "lapack_ssyevd_ffi",
+        "lapack_strsm_ffi",
+    ] {
+        let resolved = hlojit_runtime::custom_call::resolve_target(&[CustomCallRegistry::global()], target);
+        assert!(resolved.is_some_and(|r| r.plugin.is_some()), "{target} must come from the bridge plugin");
+    }
     let dirs: Vec<_> = conformance::case_dirs(&repo().join("tests/conformance"))
         .expect("the corpus is in tests/conformance")
         .into_iter()

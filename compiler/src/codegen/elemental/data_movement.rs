@@ -155,7 +155,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             return cg.make_complex(t, re, cg.float_type(part).const_zero());
         }
         if t.is_native_float() {
-            return Ok(self.round_to_float(cg.b.build_signed_int_to_float(v, cg.llvm.f64_type(), "")?, t)?);
+            return self.round_to_float(cg.b.build_signed_int_to_float(v, cg.llvm.f64_type(), "")?, t);
         }
         if t.is_float() {
             let wide = cg.b.build_signed_int_to_float(v, cg.llvm.f64_type(), "")?;

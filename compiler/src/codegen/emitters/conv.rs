@@ -3,15 +3,14 @@
 //! convolutions run on the GEMM engine (implicit im2col) or the depthwise kernel; the rest run
 //! a direct loop nest that generates operand elements, so fused operands work too.
 
-use super::gemm::accumulate::Accumulator;
+use super::gemm::accumulate::{emit_sum_per_element, operand_type};
 use super::gemm::conv_dims::ConvDims;
 use super::gemm::loops::nested_loops;
 use crate::codegen::index::Index;
 use crate::codegen::kernel::KernelContext;
-use crate::codegen::loops::{emit_loop_nest, for_loop, outer_dimension};
+use crate::codegen::loops::for_loop;
 use crate::error::{Error, Result};
 use crate::hlo::InstrId;
-use hlojit_runtime::ElementType;
 use inkwell::IntPredicate;
 
 /// Emits the kernel of a fusion or op whose root is a convolution.
@@ -46,98 +45,73 @@ pub fn emit_convolution(kc: &KernelContext) -> Result<i64> {
 /// skipping taps that fall on padding or base-dilation holes.
 fn emit_direct(kc: &KernelContext, lhs: InstrId, rhs: InstrId, d: &ConvDims) -> Result<i64> {
     let cg = kc.cg;
-    let out = &kc.outputs[0];
-    let acc = Accumulator::new(out.element_type())?;
-    let lhs_type = element_type(kc, lhs)?;
-    let rhs_type = element_type(kc, rhs)?;
-    let out_dims = out.shape.dims.clone();
-    let layout = out.shape.layout_or_default();
-    let extent = outer_dimension(&out_dims, &layout).map(|x| out_dims[x]).unwrap_or(1);
+    let lhs_type = operand_type(kc, lhs)?;
+    let rhs_type = operand_type(kc, rhs)?;
     let dn = &d.dn;
     let n = d.spatial_rank();
     let group_out = d.group_features_out();
     let batch_group_out = d.features_out / d.batch_groups;
     let batch_group_size = d.batch_in / d.batch_groups;
     let taps: Vec<i64> = d.window.iter().map(|w| w.size).collect();
-    let mut e = kc.elemental();
-    let range = Some((kc.begin, kc.end)).filter(|_| !out_dims.is_empty());
-    emit_loop_nest(cg, "conv", &out_dims, &layout, range, |index| {
-        e.scoped(|e| {
-            let b = index.dims[dn.output_batch as usize];
-            let o = index.dims[dn.output_feature as usize];
-            let group = cg.b.build_int_unsigned_div(o, cg.const_i64(group_out), "group")?;
-            let feature_base = cg.b.build_int_nsw_mul(group, cg.const_i64(d.group_features_in), "")?;
-            let batch = if d.batch_groups > 1 {
-                let bg = cg.b.build_int_unsigned_div(o, cg.const_i64(batch_group_out), "")?;
-                let base = cg.b.build_int_nsw_mul(bg, cg.const_i64(batch_group_size), "")?;
-                cg.b.build_int_nsw_add(base, b, "")?
-            } else {
-                b
-            };
-            let slot = cg.entry_alloca(acc.llvm_type(cg), "conv.acc")?;
-            cg.b.build_store(slot, acc.zero(cg)?)?;
-            nested_loops(cg, "conv.tap", &taps, &mut |t| {
-                let mut valid = cg.const_bool(true);
-                let mut in_pos = Vec::with_capacity(n);
-                let mut k_pos = Vec::with_capacity(n);
-                #[allow(clippy::needless_range_loop)] // indexes several per-dimension lists
-                for s in 0..n {
-                    let w = &d.window[s];
-                    let p = index.dims[dn.output_spatial[s] as usize];
-                    let mut u = cg.b.build_int_nsw_mul(p, cg.const_i64(w.stride), "")?;
-                    u = cg.b.build_int_nsw_add(u, cg.const_i64(-w.padding_low), "")?;
-                    let tap = cg.b.build_int_nsw_mul(t[s], cg.const_i64(w.window_dilation), "")?;
-                    u = cg.b.build_int_nsw_add(u, tap, "")?;
-                    if w.base_dilation > 1 {
-                        let dil = cg.const_i64(w.base_dilation);
-                        let rem = cg.b.build_int_signed_rem(u, dil, "")?;
-                        let on_grid = cg.b.build_int_compare(IntPredicate::EQ, rem, cg.const_i64(0), "")?;
-                        valid = cg.b.build_and(valid, on_grid, "")?;
-                        u = cg.b.build_int_signed_div(u, dil, "")?;
-                    }
-                    let lo = cg.b.build_int_compare(IntPredicate::SGE, u, cg.const_i64(0), "")?;
-                    let hi = cg.b.build_int_compare(IntPredicate::SLT, u, cg.const_i64(d.in_spatial[s]), "")?;
-                    valid = cg.b.build_and(valid, cg.b.build_and(lo, hi, "")?, "")?;
-                    in_pos.push(u);
-                    k_pos.push(if w.window_reversal {
-                        cg.b.build_int_nsw_sub(cg.const_i64(w.size - 1), t[s], "")?
-                    } else {
-                        t[s]
-                    });
+    emit_sum_per_element(kc, "conv", |e, acc, index, slot| {
+        let b = index.dims[dn.output_batch as usize];
+        let o = index.dims[dn.output_feature as usize];
+        let group = cg.b.build_int_unsigned_div(o, cg.const_i64(group_out), "group")?;
+        let feature_base = cg.b.build_int_nsw_mul(group, cg.const_i64(d.group_features_in), "")?;
+        let batch = if d.batch_groups > 1 {
+            let bg = cg.b.build_int_unsigned_div(o, cg.const_i64(batch_group_out), "")?;
+            let base = cg.b.build_int_nsw_mul(bg, cg.const_i64(batch_group_size), "")?;
+            cg.b.build_int_nsw_add(base, b, "")?
+        } else {
+            b
+        };
+        nested_loops(cg, "conv.tap", &taps, &mut |t| {
+            let mut valid = cg.const_bool(true);
+            let mut in_pos = Vec::with_capacity(n);
+            let mut k_pos = Vec::with_capacity(n);
+            #[allow(clippy::needless_range_loop)] // indexes several per-dimension lists
+            for s in 0..n {
+                let w = &d.window[s];
+                let p = index.dims[dn.output_spatial[s] as usize];
+                let mut u = cg.b.build_int_nsw_mul(p, cg.const_i64(w.stride), "")?;
+                u = cg.b.build_int_nsw_add(u, cg.const_i64(-w.padding_low), "")?;
+                let tap = cg.b.build_int_nsw_mul(t[s], cg.const_i64(w.window_dilation), "")?;
+                u = cg.b.build_int_nsw_add(u, tap, "")?;
+                if w.base_dilation > 1 {
+                    let dil = cg.const_i64(w.base_dilation);
+                    let rem = cg.b.build_int_signed_rem(u, dil, "")?;
+                    let on_grid = cg.b.build_int_compare(IntPredicate::EQ, rem, cg.const_i64(0), "")?;
+                    valid = cg.b.build_and(valid, on_grid, "")?;
+                    u = cg.b.build_int_signed_div(u, dil, "")?;
                 }
-                cg.if_then("conv.valid", valid, || {
-                    for_loop(cg, "conv.ci", cg.const_i64(0), cg.const_i64(d.group_features_in), |ci| {
-                        e.scoped(|e| {
-                            let mut xi = vec![cg.const_i64(0); n + 2];
-                            let mut wi = vec![cg.const_i64(0); n + 2];
-                            xi[dn.input_batch as usize] = batch;
-                            xi[dn.input_feature as usize] = cg.b.build_int_nsw_add(feature_base, ci, "")?;
-                            wi[dn.kernel_input_feature as usize] = ci;
-                            wi[dn.kernel_output_feature as usize] = o;
-                            for s in 0..n {
-                                xi[dn.input_spatial[s] as usize] = in_pos[s];
-                                wi[dn.kernel_spatial[s] as usize] = k_pos[s];
-                            }
-                            let x = e.gen_scalar(lhs, &Index::new(xi))?;
-                            let w = e.gen_scalar(rhs, &Index::new(wi))?;
-                            let x = acc.operand(e, x, lhs_type)?;
-                            let w = acc.operand(e, w, rhs_type)?;
-                            let sum = cg.b.build_load(acc.llvm_type(cg), slot, "")?;
-                            let sum = acc.mul_add(cg, sum, x, w)?;
-                            cg.b.build_store(slot, sum)?;
-                            Ok(())
-                        })
+                let lo = cg.b.build_int_compare(IntPredicate::SGE, u, cg.const_i64(0), "")?;
+                let hi = cg.b.build_int_compare(IntPredicate::SLT, u, cg.const_i64(d.in_spatial[s]), "")?;
+                valid = cg.b.build_and(valid, cg.b.build_and(lo, hi, "")?, "")?;
+                in_pos.push(u);
+                k_pos.push(if w.window_reversal {
+                    cg.b.build_int_nsw_sub(cg.const_i64(w.size - 1), t[s], "")?
+                } else {
+                    t[s]
+                });
+            }
+            cg.if_then("conv.valid", valid, || {
+                for_loop(cg, "conv.ci", cg.const_i64(0), cg.const_i64(d.group_features_in), |ci| {
+                    e.scoped(|e| {
+                        let mut xi = vec![cg.const_i64(0); n + 2];
+                        let mut wi = vec![cg.const_i64(0); n + 2];
+                        xi[dn.input_batch as usize] = batch;
+                        xi[dn.input_feature as usize] = cg.b.build_int_nsw_add(feature_base, ci, "")?;
+                        wi[dn.kernel_input_feature as usize] = ci;
+                        wi[dn.kernel_output_feature as usize] = o;
+                        for s in 0..n {
+                            xi[dn.input_spatial[s] as usize] = in_pos[s];
+                            wi[dn.kernel_spatial[s] as usize] = k_pos[s];
+                        }
+                        acc.add_product(e, slot, (lhs, Index::new(xi), lhs_type), (rhs, Index::new(wi), rhs_type))
                     })
                 })
-            })?;
-            let sum = cg.b.build_load(acc.llvm_type(cg), slot, "")?;
-            out.store(cg, index, acc.finish(e, sum)?)
+            })
         })
-    })?;
-    Ok(extent.max(1))
+    })
 }
 
-fn element_type(kc: &KernelContext, id: InstrId) -> Result<ElementType> {
-    let inst = kc.comp.get(id);
-    inst.shape.element_type().ok_or_else(|| Error::Internal(format!("{}: convolution operand is not an array", inst.name)))
-}

@@ -10,10 +10,13 @@ fn u32_scalar() -> Shape {
     Shape::scalar(ElementType::U32)
 }
 
+/// `tuple(a, b, ...)`: the tuple of the operands' shapes, layouts dropped. Never fails.
 pub fn infer_tuple(operands: &[&Shape]) -> Shape {
     Shape::Tuple(operands.iter().map(|s| s.without_layouts()).collect())
 }
 
+/// `get-tuple-element(t), index=i`: element `i` of the tuple `t`, layouts dropped. Fails when
+/// `t` is not a tuple or `i` is out of range.
 pub fn infer_get_tuple_element(operand: &Shape, index: i64) -> Result<Shape, String> {
     let op = Opcode::GetTupleElement;
     let Shape::Tuple(elements) = operand else {

@@ -125,6 +125,9 @@ fn square_matrices<'a>(op: Opcode, shape: &'a Shape, what: &str) -> Result<&'a A
     Ok(a)
 }
 
+/// `cholesky(a), lower=...`: the operand's shape. The operand must be a batch of square
+/// matrices (rank >= 2, equal minor dimensions) of a floating-point or complex type; the
+/// error says which rule is broken.
 pub fn infer_cholesky(operand: &Shape) -> Result<Shape, String> {
     let a = square_matrices(Opcode::Cholesky, operand, "the operand")?;
     Ok(with_type(a, a.element_type))
@@ -183,6 +186,9 @@ fn batch_norm_inputs<'a>(
     Ok((a, features))
 }
 
+/// `batch-norm-training(x, scale, offset), feature_index=f`: `(normalized x, batch mean,
+/// batch variance)`, the last two one value per feature. `x` must be a floating-point array
+/// with dimension `f`, and `scale` and `offset` rank-1 arrays of its type and feature count.
 pub fn infer_batch_norm_training(
     operand: &Shape,
     scale: &Shape,
@@ -195,6 +201,8 @@ pub fn infer_batch_norm_training(
     Ok(Shape::Tuple(vec![with_type(a, a.element_type), per_feature.clone(), per_feature]))
 }
 
+/// `batch-norm-inference(x, scale, offset, mean, variance), feature_index=f`: `x`'s shape.
+/// The four per-feature operands must be rank-1 arrays of `x`'s type and feature count.
 pub fn infer_batch_norm_inference(
     operand: &Shape,
     scale: &Shape,
@@ -212,6 +220,9 @@ pub fn infer_batch_norm_inference(
     Ok(with_type(a, a.element_type))
 }
 
+/// `batch-norm-grad(x, scale, mean, variance, grad_output), feature_index=f`:
+/// `(grad x, grad scale, grad offset)`. `grad_output` must have `x`'s shape; the per-feature
+/// operands must be rank-1 arrays of `x`'s type and feature count.
 pub fn infer_batch_norm_grad(
     operand: &Shape,
     scale: &Shape,

@@ -427,60 +427,13 @@ impl<'a> Cursor<'a> {
     /// brackets and strings. Returns the text as written.
     pub fn raw_value(&mut self, what: &str) -> PResult<&'a str> {
         self.skip_inline_trivia();
-        let start = self.pos;
-        match self.peek_raw() {
-            Some(b'{' | b'(' | b'[') => return self.balanced_group(what),
-            Some(b'"') => {
-                self.skip_string()?;
-                return Ok(self.slice(start, self.pos));
-            }
-            _ => {}
+        if self.peek_raw() == Some(b'"') {
+            let start = self.pos;
+            self.skip_string()?;
+            return Ok(self.slice(start, self.pos));
         }
-        let mut open: Vec<(u8, usize)> = Vec::new();
-        while let Some(b) = self.peek_raw() {
-            match b {
-                b'"' => {
-                    self.skip_string()?;
-                    continue;
-                }
-                b'{' | b'(' | b'[' => open.push((b, self.pos)),
-                b'}' | b')' | b']' => {
-                    let Some((opener, at)) = open.pop() else {
-                        break;
-                    };
-                    let expected = matching_close(opener);
-                    if b != expected {
-                        return Err(self.error_at(
-                            self.pos,
-                            format!(
-                                "expected '{}' to close the '{}' at {}, found '{}'",
-                                expected as char,
-                                opener as char,
-                                self.position_text(at),
-                                b as char
-                            ),
-                        ));
-                    }
-                }
-                b',' | b' ' | b'\t' | b'\n' | b'\r' if open.is_empty() => break,
-                _ => {}
-            }
-            self.pos += 1;
-        }
-        if let Some(&(opener, at)) = open.last() {
-            return Err(self.error_at(
-                at,
-                format!(
-                    "unterminated '{}' in {what}: no matching '{}'",
-                    opener as char,
-                    matching_close(opener) as char
-                ),
-            ));
-        }
-        if self.pos == start {
-            return Err(self.expected(what));
-        }
-        Ok(self.slice(start, self.pos))
+        let group = matches!(self.peek_raw(), Some(b'{' | b'(' | b'['));
+        self.scan_verbatim(what, group)
     }
 
     /// A balanced `{...}` kept verbatim, braces included.
@@ -494,6 +447,13 @@ impl<'a> Cursor<'a> {
 
     /// A balanced group starting at the opening bracket under the cursor, kept verbatim.
     pub fn balanced_group(&mut self, what: &str) -> PResult<&'a str> {
+        self.scan_verbatim(what, true)
+    }
+
+    /// Scans text kept verbatim, checking that brackets match and skipping strings: up to the
+    /// close of the group that starts under the cursor (`whole_group`), or else up to a space,
+    /// `,`, line end or unmatched closer outside brackets.
+    fn scan_verbatim(&mut self, what: &str, whole_group: bool) -> PResult<&'a str> {
         let start = self.pos;
         let mut open: Vec<(u8, usize)> = Vec::new();
         while let Some(b) = self.peek_raw() {
@@ -520,24 +480,26 @@ impl<'a> Cursor<'a> {
                             ),
                         ));
                     }
-                    if open.is_empty() {
+                    if whole_group && open.is_empty() {
                         self.pos += 1;
                         return Ok(self.slice(start, self.pos));
                     }
                 }
+                b',' | b' ' | b'\t' | b'\n' | b'\r' if open.is_empty() => break,
                 _ => {}
             }
             self.pos += 1;
         }
-        let (opener, at) = open.last().copied().unwrap_or((b'{', start));
-        Err(self.error_at(
-            at,
-            format!(
-                "unterminated '{}' in {what}: no matching '{}'",
-                opener as char,
-                matching_close(opener) as char
-            ),
-        ))
+        if let Some(&(opener, at)) = open.last() {
+            return Err(self.error_at(
+                at,
+                format!("unterminated '{}' in {what}: no matching '{}'", opener as char, matching_close(opener) as char),
+            ));
+        }
+        if self.pos == start || whole_group {
+            return Err(self.expected(what));
+        }
+        Ok(self.slice(start, self.pos))
     }
 
     /// "line:column" of an offset, for messages that point back at an opener.

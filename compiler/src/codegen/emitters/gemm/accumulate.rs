@@ -9,7 +9,11 @@ use crate::codegen::elemental::Elemental;
 use crate::error::{Error, Result};
 use hlojit_runtime::ElementType;
 use inkwell::types::BasicTypeEnum;
-use inkwell::values::BasicValueEnum;
+use crate::codegen::index::Index;
+use crate::codegen::kernel::KernelContext;
+use crate::codegen::loops::{emit_loop_nest, outer_dimension};
+use crate::hlo::InstrId;
+use inkwell::values::{BasicValueEnum, PointerValue};
 
 /// How the products of one dot or convolution are summed.
 #[derive(Clone, Copy, Debug)]
@@ -82,6 +86,26 @@ impl Accumulator {
         }
     }
 
+    /// Adds the product of two generated operand elements, `(instruction, index, element
+    /// type)` each, to the running sum kept in `slot`.
+    pub fn add_product<'ctx>(
+        &self,
+        e: &mut Elemental<'_, 'ctx>,
+        slot: PointerValue<'ctx>,
+        (lhs, lhs_index, lhs_type): (InstrId, Index<'ctx>, ElementType),
+        (rhs, rhs_index, rhs_type): (InstrId, Index<'ctx>, ElementType),
+    ) -> Result<()> {
+        let cg = e.cg;
+        let a = e.gen_scalar(lhs, &lhs_index)?;
+        let b = e.gen_scalar(rhs, &rhs_index)?;
+        let a = self.operand(e, a, lhs_type)?;
+        let b = self.operand(e, b, rhs_type)?;
+        let sum = cg.b.build_load(self.llvm_type(cg), slot, "")?;
+        let sum = self.mul_add(cg, sum, a, b)?;
+        cg.b.build_store(slot, sum)?;
+        Ok(())
+    }
+
     /// `acc + a * b` on compute-type values.
     pub fn mul_add<'ctx>(
         &self,
@@ -125,4 +149,39 @@ impl Accumulator {
             _ => Ok(acc),
         }
     }
+}
+
+/// Emits a loop nest over the kernel's single output, in its physical order with the
+/// outermost dimension split into tasks, that computes each element as a sum of products:
+/// `sum` gets the element's index and the slot of its running sum (zero at first), and adds
+/// to it. Returns the parallel extent.
+pub fn emit_sum_per_element<'a, 'ctx>(
+    kc: &KernelContext<'a, 'ctx>,
+    name: &str,
+    mut sum: impl FnMut(&mut Elemental<'a, 'ctx>, &Accumulator, &Index<'ctx>, PointerValue<'ctx>) -> Result<()>,
+) -> Result<i64> {
+    let cg = kc.cg;
+    let out = &kc.outputs[0];
+    let acc = Accumulator::new(out.element_type())?;
+    let dims = out.shape.dims.clone();
+    let layout = out.shape.layout_or_default();
+    let extent = outer_dimension(&dims, &layout).map(|d| dims[d]).unwrap_or(1);
+    let mut e = kc.elemental();
+    let range = Some((kc.begin, kc.end)).filter(|_| !dims.is_empty());
+    emit_loop_nest(cg, name, &dims, &layout, range, |index| {
+        e.scoped(|e| {
+            let slot = cg.entry_alloca(acc.llvm_type(cg), &format!("{name}.acc"))?;
+            cg.b.build_store(slot, acc.zero(cg)?)?;
+            sum(e, &acc, index, slot)?;
+            let total = cg.b.build_load(acc.llvm_type(cg), slot, "")?;
+            out.store(cg, index, acc.finish(e, total)?)
+        })
+    })?;
+    Ok(extent.max(1))
+}
+
+/// The element type of a dot or convolution operand.
+pub fn operand_type(kc: &KernelContext, id: InstrId) -> Result<ElementType> {
+    let inst = kc.comp.get(id);
+    inst.shape.element_type().ok_or_else(|| Error::Internal(format!("{}: dot/convolution operand is not an array", inst.name)))
 }

@@ -14,7 +14,7 @@
 use super::config::{compute_type, Blocking};
 use super::conv_dims::ConvDims;
 use super::dims::logical_strides;
-use super::microkernel::{microkernel, set_vector_attributes, ALayout};
+use super::microkernel::{microkernel, ALayout};
 use super::operand::{Captures, ConvKernelMap, Operand, Source, TaskEnv};
 use super::pack::{elem_zero, pack_strip, Conversion, Strip};
 use crate::codegen::array::IrArray;
@@ -282,24 +282,15 @@ pub(super) fn tap_table<'ctx>(cg: &Codegen<'ctx>, name: &str, values: &[i64]) ->
     global.as_pointer_value()
 }
 
-/// Starts a task function `void f(ptr ctx, i64 begin, i64 end)`; returns it, its range and
-/// the captures loaded from its context.
+/// Starts a convolution task function (see [`Captures::begin_task`]); also returns the image
+/// buffer, the first captured integer.
 pub(super) fn begin_task<'a, 'ctx>(
     kc: &KernelContext<'a, 'ctx>,
     caps: &Captures<'ctx>,
     name: &str,
 ) -> Result<(FunctionValue<'ctx>, IntValue<'ctx>, IntValue<'ctx>, TaskEnv<'a, 'ctx>, PointerValue<'ctx>)> {
-    let cg = kc.cg;
-    let fn_type = cg.fn_type(None, &[cg.ptr().into(), cg.i64().into(), cg.i64().into()]);
-    let f = cg.add_function(name, fn_type, false);
-    set_vector_attributes(cg, f);
-    let entry = cg.llvm.append_basic_block(f, "entry");
-    cg.b.position_at_end(entry);
-    let ctx = f.get_nth_param(0).expect("ctx").into_pointer_value();
-    let begin = f.get_nth_param(1).expect("begin").into_int_value();
-    let end = f.get_nth_param(2).expect("end").into_int_value();
-    let env = caps.load(kc, ctx)?;
-    let image = cg.b.build_int_to_ptr(env.ints[0], cg.ptr(), "image")?;
+    let (f, begin, end, env) = caps.begin_task(kc, name)?;
+    let image = kc.cg.b.build_int_to_ptr(env.ints[0], kc.cg.ptr(), "image")?;
     Ok((f, begin, end, env, image))
 }
 

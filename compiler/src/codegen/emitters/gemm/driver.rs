@@ -9,7 +9,7 @@
 //! batch and whole batches otherwise; small problems run on the calling thread.
 
 use super::config::Blocking;
-use super::microkernel::{microkernel, set_vector_attributes, ALayout};
+use super::microkernel::{microkernel, ALayout};
 use super::operand::{Captures, GroupMap, Operand, TaskEnv};
 use super::pack::{pack_strip, Conversion, Strip};
 use crate::codegen::array::IrArray;
@@ -127,34 +127,12 @@ pub fn emit_gemm<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, g: &
     Ok(1)
 }
 
-/// Starts a task function `void f(ptr ctx, i64 begin, i64 end)`.
-fn begin_task<'a, 'ctx>(
-    kc: &KernelContext<'a, 'ctx>,
-    caps: &Captures<'ctx>,
-    name: &str,
-) -> Result<(FunctionValue<'ctx>, IntValue<'ctx>, IntValue<'ctx>, TaskEnv<'a, 'ctx>)> {
-    let cg = kc.cg;
-    let fn_type = cg.fn_type(None, &[cg.ptr().into(), cg.i64().into(), cg.i64().into()]);
-    let f = cg.add_function(name, fn_type, false);
-    set_vector_attributes(cg, f);
-    let entry = cg.llvm.append_basic_block(f, "entry");
-    cg.b.position_at_end(entry);
-    let ctx = f.get_nth_param(0).expect("ctx").into_pointer_value();
-    let begin = f.get_nth_param(1).expect("begin").into_int_value();
-    let end = f.get_nth_param(2).expect("end").into_int_value();
-    let env = caps.load(kc, ctx)?;
-    if env.ints.len() < 2 {
-        return Err(crate::error::Error::Internal("GEMM tasks need two captured integers".into()));
-    }
-    Ok((f, begin, end, env))
-}
-
 /// `pack(ctx, u0, u1)`: packs B panels `[u0, u1)`, numbered in (batch, k block, panel) order,
 /// which is also their order in the packed buffer.
 fn emit_pack_task<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, g: &Gemm, geo: &Geometry, name: &str) -> Result<FunctionValue<'ctx>> {
     let cg = kc.cg;
     let saved = cg.b.get_insert_block();
-    let (f, u0, u1, mut env) = begin_task(kc, caps, name)?;
+    let (f, u0, u1, mut env) = caps.begin_task(kc, name)?;
     let bl = g.blocking;
     let nr = bl.nr();
     let bp = cg.b.build_int_to_ptr(env.ints[1], cg.ptr(), "bp")?;
@@ -219,7 +197,7 @@ fn emit_task<'ctx>(
 ) -> Result<FunctionValue<'ctx>> {
     let cg = kc.cg;
     let saved = cg.b.get_insert_block();
-    let (f, u0, u1, mut env) = begin_task(kc, caps, name)?;
+    let (f, u0, u1, mut env) = caps.begin_task(kc, name)?;
     let parts = env.ints[0];
     let bp = cg.b.build_int_to_ptr(env.ints[1], cg.ptr(), "bp")?;
     let bl = g.blocking;

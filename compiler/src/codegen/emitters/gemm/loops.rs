@@ -1,7 +1,7 @@
 //! Loop helpers shared by the dot and convolution emitters.
 
 use crate::codegen::context::Codegen;
-use crate::codegen::loops::for_loop;
+use crate::codegen::loops::{close_loop_at_latch, for_loop, open_loop};
 use crate::error::Result;
 use inkwell::values::IntValue;
 
@@ -52,25 +52,10 @@ pub fn scalar_loop<'ctx>(
     end: IntValue<'ctx>,
     body: impl FnOnce(IntValue<'ctx>) -> Result<()>,
 ) -> Result<()> {
-    let preheader = cg.b.get_insert_block().expect("positioned");
-    let header = cg.block(&format!("{name}.header"));
-    let body_bb = cg.block(&format!("{name}.body"));
-    let exit = cg.block(&format!("{name}.exit"));
-    cg.b.build_unconditional_branch(header)?;
-    cg.b.position_at_end(header);
-    let phi = cg.b.build_phi(cg.i64(), name)?;
-    phi.add_incoming(&[(&start, preheader)]);
-    let i = phi.as_basic_value().into_int_value();
-    let more = cg.b.build_int_compare(inkwell::IntPredicate::SLT, i, end, "")?;
-    cg.b.build_conditional_branch(more, body_bb, exit)?;
-    cg.b.position_at_end(body_bb);
-    body(i)?;
-    let next = cg.b.build_int_nsw_add(i, cg.const_i64(1), "")?;
-    let latch = cg.b.get_insert_block().expect("positioned");
-    let back = cg.b.build_unconditional_branch(header)?;
-    phi.add_incoming(&[(&next, latch)]);
+    let l = open_loop(cg, name, start, end)?;
+    body(l.induction)?;
+    let back = close_loop_at_latch(cg, l)?;
     disable_vectorization(cg, back);
-    cg.b.position_at_end(exit);
     Ok(())
 }
 

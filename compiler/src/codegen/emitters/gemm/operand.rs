@@ -15,7 +15,8 @@ use crate::error::{Error, Result};
 use crate::hlo::InstrId;
 use hlojit_runtime::ElementType;
 use inkwell::types::{BasicTypeEnum, StructType};
-use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
+use super::microkernel::set_vector_attributes;
+use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use std::collections::HashMap;
 
 /// Which logical dimensions of an array hold the batch, row and column indices of a matrix
@@ -221,6 +222,25 @@ impl<'ctx> Captures<'ctx> {
         let arr = cg.b.build_struct_gep(ty, ctx, part, "")?;
         let elem: BasicTypeEnum = if part == 0 { cg.ptr().into() } else { cg.i64().into() };
         cg.gep(elem, arr, cg.const_i64(i as i64))
+    }
+
+    /// Starts a task function `void name(ptr ctx, i64 begin, i64 end)` and loads the captures
+    /// in it; returns the function, its task range and the loaded captures.
+    pub fn begin_task<'a>(
+        &self,
+        kc: &KernelContext<'a, 'ctx>,
+        name: &str,
+    ) -> Result<(FunctionValue<'ctx>, IntValue<'ctx>, IntValue<'ctx>, TaskEnv<'a, 'ctx>)> {
+        let cg = kc.cg;
+        let fn_type = cg.fn_type(None, &[cg.ptr().into(), cg.i64().into(), cg.i64().into()]);
+        let f = cg.add_function(name, fn_type, false);
+        set_vector_attributes(cg, f);
+        let entry = cg.llvm.append_basic_block(f, "entry");
+        cg.b.position_at_end(entry);
+        let ctx = f.get_nth_param(0).expect("ctx").into_pointer_value();
+        let begin = f.get_nth_param(1).expect("begin").into_int_value();
+        let end = f.get_nth_param(2).expect("end").into_int_value();
+        Ok((f, begin, end, self.load(kc, ctx)?))
     }
 
     /// In a task function: loads the captures from `ctx` and binds an elemental generator of
