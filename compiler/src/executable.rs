@@ -107,10 +107,14 @@ impl Executable {
         })
     }
 
+    /// The entry computation's parameter shapes, with the layouts arguments must have (those of
+    /// `entry_computation_layout`, or the default descending layout).
     pub fn parameter_shapes(&self) -> &[Shape] {
         &self.parameter_shapes
     }
 
+    /// The entry computation's result shape; a tuple result comes back from [`Executable::run`]
+    /// as its leaves, in order.
     pub fn result_shape(&self) -> &Shape {
         &self.result_shape
     }
@@ -311,11 +315,16 @@ impl Executable {
 /// An argument of [`Executable::run`]: borrowed (never modified) or donated.
 #[derive(Debug)]
 pub enum Argument<'a> {
+    /// Read only: an output aliased with this parameter gets a fresh buffer (the argument is
+    /// copied into it first when the computation updates it in place).
     Borrowed(ArrayView<'a>),
+    /// Given up to the execution: an output aliased with this parameter (`input_output_alias`)
+    /// is computed in this buffer's memory, in place.
     Donated(HostBuffer),
 }
 
 impl Argument<'_> {
+    /// The argument's shape, layout included.
     pub fn shape(&self) -> &ArrayShape {
         match self {
             Argument::Borrowed(v) => v.shape(),

@@ -13,6 +13,7 @@ pub struct FlushDenormals {
 }
 
 impl FlushDenormals {
+    /// Sets flush-to-zero and denormals-are-zero on this thread until the guard is dropped.
     pub fn new() -> FlushDenormals {
         #[cfg(target_arch = "x86_64")]
         {

@@ -20,6 +20,7 @@ use std::fmt::Write;
 pub struct AotOutput {
     /// Object file bytes, or assembly / LLVM IR text.
     pub code: Vec<u8>,
+    /// The C header declaring the entry function and describing its arguments and results.
     pub header: String,
 }
 

@@ -5,6 +5,7 @@
 use crate::error::{Error, Result};
 use crate::hlo::Module;
 
+/// Gives the entry's parameter instructions the layouts of the entry computation layout.
 pub fn apply_entry_layout(module: &mut Module) -> Result<()> {
     let shapes = module.entry_parameter_shapes();
     let entry = module.entry;

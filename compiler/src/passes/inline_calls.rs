@@ -9,6 +9,7 @@ use std::collections::HashMap;
 /// Calls nested deeper than this are taken to be recursion, which HLO forbids.
 const MAX_INLINE_DEPTH: usize = 64;
 
+/// Inlines every call of the module; recursive calls (which HLO forbids) are an error.
 pub fn inline_calls(module: &mut Module) -> Result<()> {
     let mut counter = 0usize;
     for c in module.comp_ids().collect::<Vec<_>>() {

@@ -9,8 +9,11 @@ use std::sync::Arc;
 /// `replica * partitions + partition`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeviceId {
+    /// `replica * partitions + partition`: the device's place in a run's argument lists.
     pub global: usize,
+    /// What `replica-id` gives on this device.
     pub replica: usize,
+    /// What `partition-id` gives on this device.
     pub partition: usize,
     /// Devices in the run.
     pub devices: usize,

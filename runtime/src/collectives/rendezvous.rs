@@ -39,6 +39,7 @@ pub struct Rendezvous {
 }
 
 impl Rendezvous {
+    /// A rendezvous for a run on `devices` devices.
     pub fn new(devices: usize) -> Rendezvous {
         Rendezvous {
             devices,

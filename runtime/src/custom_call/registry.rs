@@ -21,7 +21,9 @@ use thiserror::Error;
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 #[error("cannot load custom-call plugin {path}: {message}")]
 pub struct PluginError {
+    /// The library's path, as given.
     pub path: String,
+    /// Why it failed (the dynamic loader's message).
     pub message: String,
 }
 
@@ -33,6 +35,7 @@ pub struct Plugin {
 }
 
 impl Plugin {
+    /// The path the library was loaded from.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -52,7 +55,9 @@ impl std::fmt::Debug for Plugin {
 /// A resolved target: its address, and the plugin it lives in (to keep it loaded).
 #[derive(Clone, Debug)]
 pub struct Resolved {
+    /// The target function's address.
     pub address: usize,
+    /// The plugin that defines it, if any: holding it keeps the code loaded.
     pub plugin: Option<Arc<Plugin>>,
 }
 
@@ -78,6 +83,7 @@ impl std::fmt::Debug for CustomCallRegistry {
 }
 
 impl CustomCallRegistry {
+    /// An empty registry: no functions, no plugins.
     pub fn new() -> CustomCallRegistry {
         CustomCallRegistry::default()
     }

@@ -12,6 +12,7 @@ pub struct CustomCallStatus {
 }
 
 impl CustomCallStatus {
+    /// The message a target set with `XlaCustomCallStatusSetFailure`; `None` on success.
     pub fn failure(&self) -> Option<&str> {
         self.failure.as_deref()
     }
