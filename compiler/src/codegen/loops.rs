@@ -70,6 +70,41 @@ pub fn outer_dimension(dims: &[i64], layout: &Layout) -> Option<usize> {
     order.iter().map(|&d| d as usize).find(|&d| dims[d] > 1).or_else(|| order.first().map(|&d| d as usize))
 }
 
+/// Loops opened one inside the other, and the index of the element their bodies visit
+/// (dimensions without a loop stay at their initial value).
+pub struct Nest<'ctx> {
+    index: Vec<IntValue<'ctx>>,
+    open: Vec<OpenLoop<'ctx>>,
+}
+
+impl<'ctx> Nest<'ctx> {
+    /// A nest whose index starts at `initial`.
+    pub fn new(initial: Vec<IntValue<'ctx>>) -> Nest<'ctx> {
+        Nest { index: initial, open: Vec::new() }
+    }
+
+    /// Opens a loop inside the others over `[start, end)`; with `dim`, it indexes that
+    /// dimension. Returns the induction variable.
+    pub fn enter(&mut self, cg: &Codegen<'ctx>, name: &str, dim: Option<usize>, start: IntValue<'ctx>, end: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+        let l = open_loop(cg, name, start, end)?;
+        let i = l.induction;
+        if let Some(d) = dim {
+            self.index[d] = i;
+        }
+        self.open.push(l);
+        Ok(i)
+    }
+
+    /// Emits `body` innermost and closes every loop; the builder ends after the nest.
+    pub fn finish(mut self, cg: &Codegen<'ctx>, body: impl FnOnce(&Index<'ctx>) -> Result<()>) -> Result<()> {
+        body(&Index::new(std::mem::take(&mut self.index)))?;
+        while let Some(l) = self.open.pop() {
+            close_loop(cg, l)?;
+        }
+        Ok(())
+    }
+}
+
 /// [`emit_loop_nest`] with dimensions `minor` (the layout's fastest-varying one) and `other`
 /// walked in `tile`×`tile` blocks: the loops over the remaining dimensions come first, in
 /// layout order, then the blocks of `other`, the blocks of `minor`, and the elements of a
@@ -83,7 +118,7 @@ pub fn emit_tiled_loop_nest<'ctx>(
     outer_range: Option<(IntValue<'ctx>, IntValue<'ctx>)>,
     (minor, other): (usize, usize),
     tile: i64,
-    mut body: impl FnMut(&Index<'ctx>) -> Result<()>,
+    body: impl FnOnce(&Index<'ctx>) -> Result<()>,
 ) -> Result<()> {
     if dims.contains(&0) {
         return Ok(());
@@ -93,17 +128,14 @@ pub fn emit_tiled_loop_nest<'ctx>(
         Some(r) if Some(d) == outer => r,
         _ => (cg.const_i64(0), cg.const_i64(dims[d])),
     };
-    let mut index = vec![cg.const_i64(0); dims.len()];
-    let mut open = Vec::new();
+    let mut nest = Nest::new(vec![cg.const_i64(0); dims.len()]);
     for d in layout.major_to_minor() {
         let d = d as usize;
         if d == minor || d == other || (dims[d] == 1 && Some(d) != outer) {
             continue;
         }
         let (start, end) = range_of(d);
-        let l = open_loop(cg, &format!("{name}.d{d}"), start, end)?;
-        index[d] = l.induction;
-        open.push(l);
+        nest.enter(cg, &format!("{name}.d{d}"), Some(d), start, end)?;
     }
     // Block loops count blocks, so that a task range need not start on a tile boundary.
     let mut block_ranges = Vec::new();
@@ -112,25 +144,18 @@ pub fn emit_tiled_loop_nest<'ctx>(
         let span = cg.b.build_int_nsw_sub(end, start, "")?;
         let rounded = cg.b.build_int_nsw_add(span, cg.const_i64(tile - 1), "")?;
         let blocks = cg.b.build_int_signed_div(rounded, cg.const_i64(tile), "")?;
-        let l = open_loop(cg, &format!("{name}.block{d}"), cg.const_i64(0), blocks)?;
-        let offset = cg.b.build_int_nsw_mul(l.induction, cg.const_i64(tile), "")?;
+        let block = nest.enter(cg, &format!("{name}.block{d}"), None, cg.const_i64(0), blocks)?;
+        let offset = cg.b.build_int_nsw_mul(block, cg.const_i64(tile), "")?;
         let first = cg.b.build_int_nsw_add(start, offset, "")?;
         let full = cg.b.build_int_nsw_add(first, cg.const_i64(tile), "")?;
         let short = cg.b.build_int_compare(IntPredicate::SLT, end, full, "")?;
         let last = cg.b.build_select(short, end, full, "")?.into_int_value();
         block_ranges.push((d, first, last));
-        open.push(l);
     }
     for (d, first, last) in block_ranges {
-        let l = open_loop(cg, &format!("{name}.d{d}"), first, last)?;
-        index[d] = l.induction;
-        open.push(l);
+        nest.enter(cg, &format!("{name}.d{d}"), Some(d), first, last)?;
     }
-    body(&Index::new(index))?;
-    while let Some(l) = open.pop() {
-        close_loop(cg, l)?;
-    }
-    Ok(())
+    nest.finish(cg, body)
 }
 
 /// Emits a loop nest over every index of `dims`, ordered by `layout`, calling `body` once per
@@ -142,14 +167,13 @@ pub fn emit_loop_nest<'ctx>(
     dims: &[i64],
     layout: &Layout,
     outer_range: Option<(IntValue<'ctx>, IntValue<'ctx>)>,
-    mut body: impl FnMut(&Index<'ctx>) -> Result<()>,
+    body: impl FnOnce(&Index<'ctx>) -> Result<()>,
 ) -> Result<()> {
     if dims.contains(&0) {
         return Ok(());
     }
     let outer = outer_dimension(dims, layout);
-    let mut index = vec![cg.const_i64(0); dims.len()];
-    let mut open = Vec::new();
+    let mut nest = Nest::new(vec![cg.const_i64(0); dims.len()]);
     for d in layout.major_to_minor() {
         let d = d as usize;
         let range = match outer_range {
@@ -158,14 +182,8 @@ pub fn emit_loop_nest<'ctx>(
             _ => Some((cg.const_i64(0), cg.const_i64(dims[d]))),
         };
         if let Some((start, end)) = range {
-            let l = open_loop(cg, &format!("{name}.d{d}"), start, end)?;
-            index[d] = l.induction;
-            open.push(l);
+            nest.enter(cg, &format!("{name}.d{d}"), Some(d), start, end)?;
         }
     }
-    body(&Index::new(index))?;
-    while let Some(l) = open.pop() {
-        close_loop(cg, l)?;
-    }
-    Ok(())
+    nest.finish(cg, body)
 }

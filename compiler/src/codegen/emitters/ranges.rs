@@ -3,7 +3,7 @@
 
 use crate::codegen::context::Codegen;
 use crate::codegen::index::Index;
-use crate::codegen::loops::{close_loop, open_loop};
+use crate::codegen::loops::Nest;
 use crate::error::Result;
 use inkwell::values::IntValue;
 
@@ -40,21 +40,13 @@ pub fn box_loop<'ctx>(
     order: &[usize],
     body: impl FnOnce(&Index<'ctx>) -> Result<()>,
 ) -> Result<()> {
-    let mut index: Vec<IntValue<'ctx>> = bounds.iter().map(|b| b.start).collect();
-    let mut open = Vec::new();
+    let mut nest = Nest::new(bounds.iter().map(|b| b.start).collect());
     for &d in order {
-        if bounds[d].is_unit() {
-            continue;
+        if !bounds[d].is_unit() {
+            nest.enter(cg, &format!("{name}.d{d}"), Some(d), bounds[d].start, bounds[d].end)?;
         }
-        let l = open_loop(cg, &format!("{name}.d{d}"), bounds[d].start, bounds[d].end)?;
-        index[d] = l.induction;
-        open.push(l);
     }
-    body(&Index::new(index))?;
-    while let Some(l) = open.pop() {
-        close_loop(cg, l)?;
-    }
-    Ok(())
+    nest.finish(cg, body)
 }
 
 /// `max(a, b)` and `min(a, b)` of i64 values.
