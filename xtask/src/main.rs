@@ -52,6 +52,7 @@ fn cargo() -> Command {
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     c.current_dir(root());
     c.env("LLVM_SYS_191_PREFIX", llvm_prefix());
+    with_venv(&mut c);
     c
 }
 
@@ -83,19 +84,44 @@ fn setup() -> Result<(), String> {
     refresh_corpus()
 }
 
+/// The pinned Python packages (jax, scipy, ...) the tests, benchmarks and tools use.
+const PYTHON_REQUIREMENTS: &str = include_str!("../python-requirements.txt");
+
+/// The project's virtual environment: Python packages never go into the system's Python.
+fn venv() -> PathBuf {
+    root().join("target/venv")
+}
+
 /// The custom-call tests compile handlers against XLA's FFI headers from the jaxlib wheel and
-/// run jaxlib's LAPACK handlers (which take LAPACK from SciPy): install jax when python3 is
-/// there but jax is not.
+/// run jaxlib's LAPACK handlers (which take LAPACK from SciPy); the benchmarks time XLA:CPU
+/// through jaxlib. Creates `target/venv` and installs the pinned packages when they changed.
 fn python_packages() -> Result<(), String> {
-    let have = |code: &str| Command::new("python3").args(["-c", code]).output().map(|o| o.status.success());
-    match have("import jax, scipy") {
-        Ok(true) => Ok(()),
-        Ok(false) => {
-            eprintln!("xtask: installing jax and scipy (pip)");
-            run(Command::new("python3").args(["-m", "pip", "install", "--quiet", "jax", "scipy"]))
-        }
-        Err(_) => Ok(()), // no python3: the tests that need it say so
+    if Command::new("python3").arg("--version").output().is_err() {
+        return Ok(()); // no python3: the tests that need it say so
     }
+    let venv = venv();
+    if !venv.join("bin/python3").exists() {
+        eprintln!("xtask: creating the virtual environment {}", venv.display());
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+    }
+    let stamp = venv.join("requirements.installed");
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(PYTHON_REQUIREMENTS) {
+        return Ok(());
+    }
+    eprintln!("xtask: installing the pinned Python packages into {}", venv.display());
+    let requirements = root().join("xtask/python-requirements.txt");
+    run(Command::new(venv.join("bin/python3")).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"]).arg(requirements))?;
+    std::fs::write(&stamp, PYTHON_REQUIREMENTS).map_err(|e| format!("{}: {e}", stamp.display()))
+}
+
+/// Makes `python3` in a child process (and in the tests it runs) the project's virtual
+/// environment, as `source target/venv/bin/activate` would.
+fn with_venv(cmd: &mut Command) -> &mut Command {
+    let bin = venv().join("bin");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs = vec![bin];
+    dirs.extend(std::env::split_paths(&path));
+    cmd.env("PATH", std::env::join_paths(dirs).expect("PATH entries")).env("VIRTUAL_ENV", venv())
 }
 
 fn is_root() -> bool {
@@ -177,7 +203,6 @@ fn bench(args: &[String]) -> Result<(), String> {
     if !perf.join("xla_reference.py").exists() {
         return Err(format!("{} not found: the perf workloads live there", perf.display()));
     }
-    ensure_jax()?;
     let work = root().join("target/bench");
     let inputs = work.join("inputs");
     let xla_out = work.join("xla");
@@ -192,8 +217,8 @@ fn bench(args: &[String]) -> Result<(), String> {
         perf = perf.display().to_string(),
         inputs = inputs.display().to_string()
     );
-    run(Command::new("python3").arg("-c").arg(&script).args(args))?;
-    let xla = Command::new("python3")
+    run(Command::new(venv().join("bin/python3")).arg("-c").arg(&script).args(args))?;
+    let xla = Command::new(venv().join("bin/python3"))
         .arg(perf.join("xla_reference.py"))
         .args(["--save-outputs", &xla_out.display().to_string()])
         .args(args)
@@ -231,12 +256,3 @@ fn bench(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Installs jax (for XLA:CPU reference timings) when python3 lacks it.
-fn ensure_jax() -> Result<(), String> {
-    let have = Command::new("python3").args(["-c", "import jax, ml_dtypes"]).output().map(|o| o.status.success()).unwrap_or(false);
-    if !have {
-        eprintln!("xtask: installing jax for XLA:CPU reference timings");
-        run(Command::new("python3").args(["-m", "pip", "install", "--quiet", "jax"]))?;
-    }
-    Ok(())
-}
