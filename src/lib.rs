@@ -9,11 +9,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod bench;
-pub mod conformance;
 /// The C ABI for custom-call plugins (XLA FFI types, legacy status, Rust handler helpers).
 pub use hlojit_ffi as ffi;
-pub mod filetest;
 
 pub use hlojit_compiler::hlo::text::{parse_module, print_module};
 pub use hlojit_compiler::hlo::builder::{Builder, CustomCallOptions, Op, SubComputation};

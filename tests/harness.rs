@@ -14,7 +14,7 @@ mod transposes;
 #[path = "harness/custom_calls/mod.rs"]
 mod custom_calls;
 
-use hlojit::conformance::{self, ModuleFile};
+use hlojit_tools::conformance::{self, ModuleFile};
 use std::path::{Path, PathBuf};
 
 fn repo() -> PathBuf {
@@ -40,7 +40,7 @@ fn filetests() {
     files.sort();
     let failures: Vec<String> = files
         .iter()
-        .filter_map(|f| hlojit::filetest::run_file(f).err().map(|e| format!("{}: {e}", f.display())))
+        .filter_map(|f| hlojit_tools::filetest::run_file(f).err().map(|e| format!("{}: {e}", f.display())))
         .collect();
     assert!(failures.is_empty(), "{} of {} file tests failed:\n{}", failures.len(), files.len(), failures.join("\n"));
 }

@@ -160,7 +160,7 @@ fn copy_tree_if_changed(from: &Path, to: &Path) -> std::io::Result<()> {
 fn demo(args: &[String]) -> Result<(), String> {
     let defaults = ["examples/mlp.hlo".to_string(), "examples/gelu.hlo".to_string()];
     let modules = if args.is_empty() { &defaults[..] } else { args };
-    run(cargo().args(["build", "--release", "--quiet", "--bin", "hlojit"]))?;
+    run(cargo().args(["build", "--release", "--quiet", "-p", "hlojit-tools", "--bin", "hlojit"]))?;
     for module in modules {
         eprintln!("xtask: hlojit run {module} --random-inputs 0");
         run(Command::new(root().join("target/release/hlojit")).current_dir(root()).args(["run", module, "--random-inputs", "0"]))?;
@@ -170,7 +170,7 @@ fn demo(args: &[String]) -> Result<(), String> {
 
 /// The test suite, then every example program (they check their own results).
 fn test(args: &[String]) -> Result<(), String> {
-    run(cargo().args(["test", "--release", "--workspace"]).args(args))?;
+    run(cargo().args(["test", "--release", "--workspace", "--no-fail-fast"]).args(args))?;
     for example in examples()? {
         eprintln!("xtask: running example {example}");
         run(cargo().args(["run", "--release", "--quiet", "--example", &example]))?;
@@ -192,7 +192,7 @@ fn examples() -> Result<Vec<String>, String> {
 }
 
 fn conformance(args: &[String]) -> Result<(), String> {
-    run(cargo().args(["run", "--release", "--quiet", "--bin", "hlojit", "--", "conformance", "tests/conformance", "--module", "both"]).args(args))
+    run(cargo().args(["run", "--release", "--quiet", "-p", "hlojit-tools", "--bin", "hlojit", "--", "conformance", "tests/conformance", "--module", "both"]).args(args))
 }
 
 /// Times the perf workloads on XLA:CPU (jaxlib, through `xla_reference.py`) and on hlojit in
@@ -225,7 +225,7 @@ fn bench(args: &[String]) -> Result<(), String> {
         .output()
         .map_err(|e| format!("xla_reference.py: {e}"))?;
     let xla_lines = String::from_utf8_lossy(&xla.stdout).into_owned();
-    run(cargo().args(["build", "--release", "--quiet", "--bin", "hlojit"]))?;
+    run(cargo().args(["build", "--release", "--quiet", "-p", "hlojit-tools", "--bin", "hlojit"]))?;
     let ours = Command::new(root().join("target/release/hlojit"))
         .current_dir(root())
         .args(["bench", "--root", &perf.display().to_string()])

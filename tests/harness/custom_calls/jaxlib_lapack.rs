@@ -5,7 +5,7 @@
 //! installs them; without them this test fails rather than skips.
 
 use super::{build_dir, jax_include_dir, repo, run_build};
-use hlojit::conformance::{self, ModuleFile};
+use hlojit_tools::conformance::{self, ModuleFile};
 use hlojit::CustomCallRegistry;
 use std::process::Command;
 

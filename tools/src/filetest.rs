@@ -26,7 +26,7 @@
 //! leading dimension (global device order), as in the conformance corpus.
 
 use crate::conformance::compare::compare;
-use crate::{parse_module, CompileOptions, Executable};
+use hlojit::{parse_module, CompileOptions, Executable};
 use hlojit_compiler::hlo::text::{parse_literal, parse_shape};
 use hlojit_runtime::{ArrayLiteral, Literal};
 use std::path::Path;

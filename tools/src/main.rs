@@ -1,7 +1,7 @@
 //! The `hlojit` command line: run HLO modules, check them against the conformance corpus.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use hlojit::conformance::{self, ModuleFile};
+use hlojit_tools::conformance::{self, ModuleFile};
 use hlojit::{compile_aot, npy, parse_module, Argument, ArrayLiteral, CompileOptions, CustomCallRegistry, Executable, HostBuffer, OutputKind, TargetOptions};
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
@@ -126,7 +126,7 @@ fn main() -> ExitCode {
             compile(&module, emit, &output, header.as_deref(), name, target)
         }
         Command::Bench { workloads, root, runs, warmup, inputs_dir, check_dir } => {
-            bench(&workloads, &root, hlojit::bench::BenchOptions { runs, warmup, inputs_dir, check_dir })
+            bench(&workloads, &root, hlojit_tools::bench::BenchOptions { runs, warmup, inputs_dir, check_dir })
         }
         Command::Conformance { dirs, module, filter, report, plugins } => {
             load_plugins(&plugins).and_then(|_| conformance_cmd(&dirs, module, filter.as_deref(), report.as_deref()))
@@ -252,7 +252,7 @@ fn run_devices(exe: &Executable, inputs: &[PathBuf], seed: Option<u64>, output_d
         None => return Err(format!("the module takes {} input arrays (each stacked over {devices} devices), {} given", stacked.len(), inputs.len())),
     };
     let start = Instant::now();
-    let outputs = hlojit::conformance::run_stacked(exe, devices, arrays)?;
+    let outputs = hlojit_tools::conformance::run_stacked(exe, devices, arrays)?;
     println!("ran on {devices} devices in {:.3} ms", start.elapsed().as_secs_f64() * 1e3);
     for (i, literal) in outputs.iter().enumerate() {
         println!("out{i}: {}", summarize(literal));
@@ -312,10 +312,10 @@ fn summarize(a: &ArrayLiteral) -> String {
     s
 }
 
-fn bench(workloads: &[String], root: &Path, options: hlojit::bench::BenchOptions) -> Result<ExitCode, String> {
+fn bench(workloads: &[String], root: &Path, options: hlojit_tools::bench::BenchOptions) -> Result<ExitCode, String> {
     let mut failed = false;
-    for dir in hlojit::bench::workload_dirs(workloads, root)? {
-        match hlojit::bench::bench_workload(&dir, &options) {
+    for dir in hlojit_tools::bench::workload_dirs(workloads, root)? {
+        match hlojit_tools::bench::bench_workload(&dir, &options) {
             Ok(m) => {
                 failed |= matches!(m.check, Some(Err(_)));
                 println!("{m}");

@@ -5,7 +5,7 @@ pub mod case;
 pub mod compare;
 pub mod multi_device;
 
-use crate::{parse_module, CompileOptions, Executable};
+use hlojit::{parse_module, CompileOptions, Executable};
 use case::Case;
 use hlojit_runtime::{ArrayLiteral, Literal};
 use rayon::prelude::*;
@@ -99,7 +99,7 @@ fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result
     let module = parse_module(&text).map_err(|e| format!("parse: {e}"))?;
     let start = std::time::Instant::now();
     let exe = Executable::compile(&module, &CompileOptions::default()).map_err(|e| {
-        outcome.not_runnable = matches!(e, crate::Error::ElidedConstant(_));
+        outcome.not_runnable = matches!(e, hlojit::Error::ElidedConstant(_));
         e.to_string()
     })?;
     outcome.compile_ms = start.elapsed().as_secs_f64() * 1e3;

@@ -4,7 +4,7 @@
 //! two can be compared side by side.
 
 use crate::conformance::compare::compare;
-use crate::{npy, Client, ElementType, HostBuffer};
+use hlojit::{npy, Client, ElementType, HostBuffer};
 use rand::{Rng, SeedableRng};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -107,8 +107,8 @@ pub fn bench_workload(dir: &Path, options: &BenchOptions) -> Result<Measurement,
 
 /// Inputs following the workload recipe's distributions (not its exact numbers; pass
 /// `inputs_dir` for those): uniform in [-1, 1) for floats, the `randint` range for integers.
-fn generate(rng: &mut impl Rng, shape: &crate::ArrayShape, spec: &Value) -> crate::ArrayLiteral {
-    let mut lit = crate::ArrayLiteral::zeros(shape.element_type, &shape.dims);
+fn generate(rng: &mut impl Rng, shape: &hlojit::ArrayShape, spec: &Value) -> hlojit::ArrayLiteral {
+    let mut lit = hlojit::ArrayLiteral::zeros(shape.element_type, &shape.dims);
     let gen = &spec["gen"];
     let (low, high) = (gen["low"].as_i64().unwrap_or(0), gen["high"].as_i64().unwrap_or(2));
     for i in 0..lit.element_count() {

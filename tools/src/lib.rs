@@ -1,0 +1,8 @@
+//! Tools around hlojit that library users do not need: the conformance-corpus runner, the
+//! file-test runner and the benchmark driver, used by the `hlojit` command line and by the
+//! integration tests. Keeping them here keeps clap, rand, serde_json and rayon out of the
+//! dependencies of programs that only compile and run HLO.
+
+pub mod bench;
+pub mod conformance;
+pub mod filetest;
