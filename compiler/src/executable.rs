@@ -84,7 +84,7 @@ impl Executable {
         let entry: EntryFn = unsafe { std::mem::transmute::<usize, EntryFn>(address) };
         // SAFETY: the entry function was compiled from `prepared`, whose signature this is, and
         // the JIT holding its code lives as long as the executor (dropped first).
-        let executor = unsafe { Executor::new(entry, signature(&prepared)) };
+        let executor = unsafe { Executor::new(entry, signature(module, &prepared)) };
         Ok(Executable {
             executor,
             _jit: jit,
@@ -202,8 +202,8 @@ impl Executable {
 
 
 /// The entry signature of a prepared module: shapes with their entry layouts, names for
-/// messages, aliasing, and its largest computed buffers.
-fn signature(prepared: &Module) -> Signature {
+/// messages (from the module as the user wrote it), aliasing, and its largest computed buffers.
+fn signature(module: &Module, prepared: &Module) -> Signature {
     let entry = prepared.entry_computation();
     let mut argument_names = Vec::new();
     for (i, p) in entry.parameters().into_iter().enumerate() {
@@ -214,7 +214,7 @@ fn signature(prepared: &Module) -> Signature {
             argument_names.push(format!("parameter {i} ({}{leaf})", inst.name));
         }
     }
-    let root = entry.root_instruction();
+    let root = module.entry_computation().root_instruction();
     let result = prepared.entry_result_shape();
     let outputs = result.array_leaves().len();
     let output_names = (0..outputs)
