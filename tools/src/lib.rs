@@ -7,3 +7,4 @@ pub mod bench;
 pub mod conformance;
 pub mod filetest;
 pub mod module_file;
+mod numpy_random;
