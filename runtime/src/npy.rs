@@ -237,7 +237,7 @@ impl HeaderCursor<'_> {
     }
 
     fn excerpt(&self) -> String {
-        self.rest.trim_start().chars().take(20).collect()
+        self.rest.trim().chars().take(20).collect()
     }
 
     /// A quoted string without escapes (NumPy's keys and dtype strings have none).

@@ -131,7 +131,7 @@ fn conflicting_flags_are_refused() {
     let (code, _, stderr) = hlojit_run(&["run", &module, "--input", &good, "--random-inputs", "1"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("error: the argument '--input <INPUTS>' cannot be used with '--random-inputs <RANDOM_INPUTS>'"), "{stderr}");
-    let (code, _, stderr) = hlojit_run(&["run", &module, "--random-inputs", "1", "--timeout", "-1"]);
+    let (code, _, stderr) = hlojit_run(&["run", &module, "--random-inputs", "1", "--timeout=-1"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("'-1' is not a positive number of seconds"), "{stderr}");
 }

@@ -12,7 +12,8 @@
 //! library, libm, libpthread, the dynamic loader or any other shared library, whatever the
 //! executable imports — and never to names reserved to the implementation (`_` and `__`
 //! prefixes: C's reserved identifiers, mangled Rust and C++ symbols), the Rust runtime
-//! (`rust_*`) or hlojit's own runtime entry points.
+//! (`rust_*`) or hlojit's own runtime entry points. Plugins are held to the same rule: a
+//! plugin's targets are the functions it defines, not those of the libraries it links.
 
 use std::collections::BTreeSet;
 
@@ -79,36 +80,60 @@ fn is_reserved(name: &str) -> bool {
 }
 
 /// The address of `name` if the main executable defines it as a function and exports it.
-///
-/// `dlsym` searches the whole global scope, so its answer is checked with `dladdr1`: the
-/// symbol table entry must belong to the main executable's own link map and be a defined
-/// function (an undefined entry with a PLT address, as non-PIE executables have for functions
-/// whose address they take, does not count).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn main_executable_function(name: &str) -> Option<usize> {
+    // SAFETY: dlopen(NULL) names the main program, which is always loaded.
+    let main = unsafe { libc::dlopen(std::ptr::null(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+    if main.is_null() {
+        return None;
+    }
+    // SAFETY: `main` is a live handle, closed right after.
+    unsafe {
+        let found = function_defined_by(main as usize, name);
+        libc::dlclose(main);
+        found
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn main_executable_function(_name: &str) -> Option<usize> {
+    None
+}
+
+/// The address of `name` if the object `handle` (from `dlopen`) itself defines it as a
+/// function.
+///
+/// `dlsym` on a handle searches the object and everything it depends on, so `dlsym(plugin,
+/// "system")` finds the C library's `system` (and on the main program's handle, every loaded
+/// library's). The answer is checked with `dladdr1`: the symbol table entry must belong to the
+/// object's own link map and be a defined function (an undefined entry with a PLT address, as
+/// non-PIE executables have for functions whose address they take, does not count).
+///
+/// # Safety
+/// `handle` must be a live handle from `dlopen`.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub(crate) unsafe fn function_defined_by(handle: usize, name: &str) -> Option<usize> {
     use std::ffi::{c_void, CString};
     const RTLD_DL_SYMENT: i32 = 1;
     const RTLD_DL_LINKMAP: i32 = 2;
     const STT_FUNC: u8 = 2;
     const STT_GNU_IFUNC: u8 = 10;
     let c_name = CString::new(name).ok()?;
-    // SAFETY: plain dynamic-loader queries; the pointers they return are only compared and
-    // read while the main executable (which is never unloaded) is mapped.
+    let handle = handle as *mut c_void;
+    // SAFETY: plain dynamic-loader queries on a live handle; the symbol entry is read while
+    // its object is loaded (the handle keeps it so).
     unsafe {
-        let address = libc::dlsym(libc::RTLD_DEFAULT, c_name.as_ptr());
+        let address = libc::dlsym(handle, c_name.as_ptr());
         if address.is_null() {
             return None;
         }
-        let main = libc::dlopen(std::ptr::null(), libc::RTLD_LAZY | libc::RTLD_NOLOAD);
-        if main.is_null() {
+        let mut own_map: *mut c_void = std::ptr::null_mut();
+        if libc::dlinfo(handle, libc::RTLD_DI_LINKMAP, &mut own_map as *mut _ as *mut c_void) != 0 {
             return None;
         }
-        let mut main_map: *mut c_void = std::ptr::null_mut();
-        let found = libc::dlinfo(main, libc::RTLD_DI_LINKMAP, &mut main_map as *mut _ as *mut c_void) == 0;
-        libc::dlclose(main);
         let mut info: libc::Dl_info = std::mem::zeroed();
         let mut map: *mut c_void = std::ptr::null_mut();
-        if !found || libc::dladdr1(address, &mut info, &mut map, RTLD_DL_LINKMAP) == 0 || map != main_map {
+        if libc::dladdr1(address, &mut info, &mut map, RTLD_DL_LINKMAP) == 0 || map != own_map {
             return None;
         }
         let mut entry: *mut c_void = std::ptr::null_mut();
@@ -121,11 +146,6 @@ fn main_executable_function(name: &str) -> Option<usize> {
         let exact = info.dli_saddr == address;
         (defined && exact && (kind == STT_FUNC || kind == STT_GNU_IFUNC)).then_some(address as usize)
     }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn main_executable_function(_name: &str) -> Option<usize> {
-    None
 }
 
 #[cfg(test)]

@@ -33,7 +33,12 @@ pub struct PluginError {
 /// using it and its registry are gone.
 pub struct Plugin {
     path: PathBuf,
+    /// Keeps the code loaded (lookups go through `handle` where the platform allows).
+    #[cfg_attr(all(target_os = "linux", target_env = "gnu"), allow(dead_code))]
     library: libloading::Library,
+    /// The `dlopen` handle of `library`, for lookups restricted to the plugin's own symbols.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    handle: usize,
 }
 
 impl Plugin {
@@ -42,9 +47,19 @@ impl Plugin {
         &self.path
     }
 
+    /// A function the plugin itself defines, never one of the libraries it links against
+    /// (`dlsym` on the handle would find the C library's `system` through any plugin).
     fn symbol(&self, name: &str) -> Option<usize> {
-        // SAFETY: the symbol is only looked up, never called here; the caller decides how.
-        unsafe { self.library.get::<*const c_void>(name.as_bytes()).ok().map(|s| *s as usize) }
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        {
+            // SAFETY: the handle lives as long as `library`; the symbol is only looked up.
+            unsafe { super::process_symbols::function_defined_by(self.handle, name) }
+        }
+        #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+        {
+            // SAFETY: the symbol is only looked up, never called here; the caller decides how.
+            unsafe { self.library.get::<*const c_void>(name.as_bytes()).ok().map(|s| *s as usize) }
+        }
     }
 }
 
@@ -147,7 +162,18 @@ impl CustomCallRegistry {
         }
         // SAFETY: loading a library runs its initializers; the caller chose to trust it.
         let library = unsafe { libloading::Library::new(&canonical) }.map_err(|e| err(with_sources(&e)))?;
-        self.write().plugins.push(Arc::new(Plugin { path: canonical, library }));
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        let (library, handle) = {
+            let raw = libloading::os::unix::Library::from(library).into_raw();
+            // SAFETY: `raw` is the handle just taken out of a live library, put back at once.
+            (libloading::Library::from(unsafe { libloading::os::unix::Library::from_raw(raw) }), raw as usize)
+        };
+        self.write().plugins.push(Arc::new(Plugin {
+            path: canonical,
+            library,
+            #[cfg(all(target_os = "linux", target_env = "gnu"))]
+            handle,
+        }));
         Ok(())
     }
 

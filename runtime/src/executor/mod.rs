@@ -403,3 +403,30 @@ fn interrupted(why: Interruption, guard: Option<&RunGuard>, start: Instant) -> R
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::element_type::ElementType;
+
+    /// An entry function whose temporaries cannot be allocated, as generated code reports it:
+    /// `hlojit_rt_alloc` returns null and the function returns a failure status.
+    unsafe extern "C" fn needs_too_much(_args: *const *const u8, _results: *const *mut u8) -> i32 {
+        let arena = crate::symbols::hlojit_rt_alloc(1 << 60);
+        i32::from(arena.is_null())
+    }
+
+    #[test]
+    fn temporaries_that_cannot_be_allocated_are_named() {
+        let mut signature = Signature::new(Vec::new(), Shape::array_row_major(ElementType::F32, vec![2]));
+        signature.largest_buffers = vec![("broadcast.3".into(), "f32[1000000000000]{0}".into(), 4_000_000_000_000)];
+        // SAFETY: the function takes no arguments and writes no results.
+        let executor = unsafe { Executor::new(needs_too_much, signature) };
+        let err = executor.run(Vec::new(), &RunOptions::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "out of memory: cannot allocate 1152921504606846976 bytes (1.0 EiB) of temporary memory; the largest \
+             buffers it computes: broadcast.3 (f32[1000000000000]{0}, 4000000000000 bytes (3.6 TiB))"
+        );
+    }
+}
