@@ -4,11 +4,11 @@
 //! ill-typed module text is in `tests/filetests/errors`, .npy files in `runtime/src/npy.rs`,
 //! command-line cases in `tools/tests/bad_inputs.rs`.)
 
+use hlojit::ffi::status::XlaCustomCallStatus;
 use hlojit::{
     ArrayLiteral, CancellationToken, Client, CompileOptions, CustomCallRegistry, Error, Executable, HostBuffer, Layout,
     Literal, RunOptions,
 };
-use hlojit::ffi::status::XlaCustomCallStatus;
 use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
@@ -32,17 +32,29 @@ fn wrong_arguments_are_errors_naming_the_parameter() {
     let exe = compile(ADD);
     let x = f32s(&[2, 3], 6);
     let err = exe.run([&x]).unwrap_err();
-    assert_eq!(err.to_string(), "invalid argument: the computation takes 2 arguments, 1 given");
+    assert_eq!(
+        err.to_string(),
+        "invalid argument: the computation takes 2 arguments, 1 given"
+    );
     let err = exe.run([&x, &x, &x]).unwrap_err();
-    assert_eq!(err.to_string(), "invalid argument: the computation takes 2 arguments, 3 given");
+    assert_eq!(
+        err.to_string(),
+        "invalid argument: the computation takes 2 arguments, 3 given"
+    );
 
     let ints = HostBuffer::from_slice(&[2, 3], &[1i32; 6]).unwrap();
     let err = exe.run([&x, &ints]).unwrap_err();
-    assert_eq!(err.to_string(), "invalid argument: argument 1 for parameter 1 (y) is s32[2,3], the parameter is f32[2,3]");
+    assert_eq!(
+        err.to_string(),
+        "invalid argument: argument 1 for parameter 1 (y) is s32[2,3], the parameter is f32[2,3]"
+    );
 
     let wide = f32s(&[3, 2], 6);
     let err = exe.run([&wide, &x]).unwrap_err();
-    assert_eq!(err.to_string(), "invalid argument: argument 0 for parameter 0 (x) is f32[3,2], the parameter is f32[2,3]");
+    assert_eq!(
+        err.to_string(),
+        "invalid argument: argument 0 for parameter 0 (x) is f32[3,2], the parameter is f32[2,3]"
+    );
 
     let column_major = x.relayout(Layout::new(vec![0, 1])).unwrap();
     let err = exe.run([&x, &column_major]).unwrap_err();
@@ -53,7 +65,10 @@ fn wrong_arguments_are_errors_naming_the_parameter() {
 
     let scalar = Literal::Array(ArrayLiteral::scalar(1.0f32));
     let err = exe.run_literals(&[x.to_literal().into(), scalar]).unwrap_err();
-    assert_eq!(err.to_string(), "invalid argument: argument 1 has shape f32[], parameter 1 is f32[2,3]");
+    assert_eq!(
+        err.to_string(),
+        "invalid argument: argument 1 has shape f32[], parameter 1 is f32[2,3]"
+    );
     // The executable is unharmed.
     assert_eq!(exe.run([&x, &x]).unwrap()[0].as_slice::<f32>().unwrap(), &[2.0; 6]);
 }
@@ -73,7 +88,11 @@ fn a_must_alias_parameter_passed_by_reference_is_refused_before_running() {
         err.to_string(),
         "invalid argument: parameter 0 (state) must be donated: the module makes output 0 must-alias it"
     );
-    assert_eq!(state.as_slice::<f32>().unwrap(), &[1.0; 4], "the borrowed argument is untouched");
+    assert_eq!(
+        state.as_slice::<f32>().unwrap(),
+        &[1.0; 4],
+        "the borrowed argument is untouched"
+    );
 }
 
 /// A status-returning target that always fails.
@@ -85,7 +104,10 @@ unsafe extern "C" fn always_fails(_out: *mut c_void, _ins: *const *const c_void,
 fn a_failing_custom_call_is_an_error_with_its_message() {
     let registry = CustomCallRegistry::new();
     registry.register_status_returning("read_sensor", always_fails);
-    let client = Client::with_options(CompileOptions { custom_calls: registry, ..CompileOptions::default() });
+    let client = Client::with_options(CompileOptions {
+        custom_calls: registry,
+        ..CompileOptions::default()
+    });
     let exe = client
         .compile_text(
             "HloModule m
@@ -96,7 +118,10 @@ fn a_failing_custom_call_is_an_error_with_its_message() {
         )
         .unwrap();
     let err = exe.run([&f32s(&[2], 2)]).unwrap_err();
-    assert_eq!(err, Error::Execution("custom call 'read_sensor' failed: the sensor is offline".into()));
+    assert_eq!(
+        err,
+        Error::Execution("custom call 'read_sensor' failed: the sensor is offline".into())
+    );
 }
 
 #[test]
@@ -157,13 +182,24 @@ fn zero() -> HostBuffer {
 fn a_loop_that_never_ends_stops_at_its_deadline() {
     let exe = compile(FOREVER);
     let start = Instant::now();
-    let err = exe.run_with([&zero()], &RunOptions::default().with_timeout(Duration::from_millis(100))).unwrap_err();
+    let err = exe
+        .run_with(
+            [&zero()],
+            &RunOptions::default().with_timeout(Duration::from_millis(100)),
+        )
+        .unwrap_err();
     assert!(matches!(err, Error::DeadlineExceeded(_)), "{err}");
-    assert!(err.to_string().starts_with("the run's deadline passed (stopped "), "{err}");
+    assert!(
+        err.to_string().starts_with("the run's deadline passed (stopped "),
+        "{err}"
+    );
     assert!(start.elapsed() < Duration::from_secs(30), "took {:?}", start.elapsed());
     // A deadline already passed stops the run before it starts.
     let past = RunOptions::default().with_deadline(Instant::now());
-    assert!(matches!(exe.run_with([&zero()], &past), Err(Error::DeadlineExceeded(_))));
+    assert!(matches!(
+        exe.run_with([&zero()], &past),
+        Err(Error::DeadlineExceeded(_))
+    ));
 }
 
 #[test]
@@ -177,13 +213,22 @@ fn a_loop_that_never_ends_stops_when_another_thread_cancels_it() {
             token.cancel();
         })
     };
-    let err = exe.run_with([&zero()], &RunOptions::default().with_cancellation(token.clone())).unwrap_err();
+    let err = exe
+        .run_with([&zero()], &RunOptions::default().with_cancellation(token.clone()))
+        .unwrap_err();
     canceller.join().unwrap();
     assert_eq!(err, Error::Cancelled);
     assert_eq!(err.to_string(), "the run was cancelled");
     // A cancelled token stops later runs before they start; other runs are unaffected.
-    assert_eq!(exe.run_with([&zero()], &RunOptions::default().with_cancellation(token)).unwrap_err(), Error::Cancelled);
-    let counting = compile(&FOREVER.replace("ROOT t = pred[] constant(true)", "ten = s32[] constant(10)\n  ROOT t = pred[] compare(s, ten), direction=LT"));
+    assert_eq!(
+        exe.run_with([&zero()], &RunOptions::default().with_cancellation(token))
+            .unwrap_err(),
+        Error::Cancelled
+    );
+    let counting = compile(&FOREVER.replace(
+        "ROOT t = pred[] constant(true)",
+        "ten = s32[] constant(10)\n  ROOT t = pred[] compare(s, ten), direction=LT",
+    ));
     assert_eq!(counting.run([&zero()]).unwrap()[0].as_slice::<i32>().unwrap(), &[10]);
 }
 
@@ -213,6 +258,11 @@ ENTRY e {
   ROOT w = s32[] while(x), condition=outer_cond, body=outer_body
 }";
     let exe = compile(text);
-    let err = exe.run_with([&zero()], &RunOptions::default().with_timeout(Duration::from_millis(50))).unwrap_err();
+    let err = exe
+        .run_with(
+            [&zero()],
+            &RunOptions::default().with_timeout(Duration::from_millis(50)),
+        )
+        .unwrap_err();
     assert!(matches!(err, Error::DeadlineExceeded(_)), "{err}");
 }

@@ -31,7 +31,9 @@ fn arguments(exe: &Executable) -> Vec<HostBuffer> {
             for i in 0..literal.element_count() {
                 literal.set_f64(i, ((i * 7 + j * 13) % 17) as f64 / 8.0 - 1.0);
             }
-            HostBuffer::from_literal(literal).relayout(shape.layout_or_default()).unwrap()
+            HostBuffer::from_literal(literal)
+                .relayout(shape.layout_or_default())
+                .unwrap()
         })
         .collect()
 }
@@ -106,12 +108,21 @@ fn one_executable_from_8_threads_x_1000_runs_is_bit_identical() {
 #[ignore = "long (minutes): cargo test --release --test harness concurrency -- --ignored"]
 fn one_executable_from_8_threads_x_20000_runs_is_bit_identical() {
     same_results_from_many_threads(LAYER, 8, 20_000);
-    same_results_from_many_threads(&module_text("tests/conformance/cases/model_layernorm/module.hlo"), 8, 20_000);
+    same_results_from_many_threads(
+        &module_text("tests/conformance/cases/model_layernorm/module.hlo"),
+        8,
+        20_000,
+    );
 }
 
 #[test]
 fn several_modules_compile_on_several_threads_at_once() {
-    let paths = ["examples/mlp.hlo", "examples/gelu.hlo", "examples/training_loop.hlo", "tests/conformance/cases/model_layernorm/module.hlo"];
+    let paths = [
+        "examples/mlp.hlo",
+        "examples/gelu.hlo",
+        "examples/training_loop.hlo",
+        "tests/conformance/cases/model_layernorm/module.hlo",
+    ];
     // Reference results, compiled and run one at a time.
     let expected: Vec<Vec<Vec<u8>>> = paths
         .iter()
@@ -126,7 +137,10 @@ fn several_modules_compile_on_several_threads_at_once() {
                 s.spawn(move || {
                     let module = parse_module(&module_text(p)).unwrap();
                     let exe = Executable::compile(&module, &CompileOptions::default()).unwrap();
-                    assert!(bytes(&exe.run(&arguments(&exe)).unwrap()) == *want, "{p} (round {round})");
+                    assert!(
+                        bytes(&exe.run(&arguments(&exe)).unwrap()) == *want,
+                        "{p} (round {round})"
+                    );
                 });
             }
         }
@@ -136,7 +150,10 @@ fn several_modules_compile_on_several_threads_at_once() {
 fn resident_kb() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
     let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS");
-    line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("a number of kB")
+    line.split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .expect("a number of kB")
 }
 
 /// Compiles, runs and drops a module `cycles` times after `warmup` cycles; returns resident
@@ -144,7 +161,10 @@ fn resident_kb() -> u64 {
 fn resident_over_cycles(text: &str, warmup: usize, cycles: usize) -> (u64, u64) {
     let module = parse_module(text).unwrap();
     // One thread: compile-time thread pools and caches are what they will stay.
-    let options = CompileOptions { parallel_compile: false, ..CompileOptions::default() };
+    let options = CompileOptions {
+        parallel_compile: false,
+        ..CompileOptions::default()
+    };
     let cycle = || {
         let exe = Executable::compile(&module, &options).unwrap();
         let args: Vec<Literal> = exe
@@ -182,15 +202,27 @@ ENTRY e {
 /// resident memory before and after the measured cycles in kB.
 fn resident_in_own_process(module: &str, warmup: usize, cycles: usize) -> (u64, u64) {
     let out = std::process::Command::new(std::env::current_exe().expect("the test binary"))
-        .args(["--exact", "concurrency::resident_memory_probe", "--ignored", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "concurrency::resident_memory_probe",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(PROBE_VARIABLE, format!("{module}|{warmup}|{cycles}"))
         .output()
         .expect("the test binary runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     // libtest prints the test's name on the same line as its first output.
-    let line = stdout.lines().find_map(|l| l.split_once("resident kB: ").map(|(_, rest)| rest.trim())).unwrap_or_else(|| {
-        panic!("the probe printed no result:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr))
-    });
+    let line = stdout
+        .lines()
+        .find_map(|l| l.split_once("resident kB: ").map(|(_, rest)| rest.trim()))
+        .unwrap_or_else(|| {
+            panic!(
+                "the probe printed no result:\n{stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
     let (before, after) = line.split_once(" -> ").expect("BEFORE -> AFTER");
     (before.parse().expect("kB"), after.parse().expect("kB"))
 }
@@ -201,9 +233,15 @@ const PROBE_VARIABLE: &str = "HLOJIT_RESIDENT_MEMORY_PROBE";
 #[test]
 #[ignore = "a helper: the memory tests run it in a process of its own"]
 fn resident_memory_probe() {
-    let Ok(spec) = std::env::var(PROBE_VARIABLE) else { return };
+    let Ok(spec) = std::env::var(PROBE_VARIABLE) else {
+        return;
+    };
     let parts: Vec<&str> = spec.split('|').collect();
-    let text = if parts[0].is_empty() { SMALL.to_string() } else { module_text(parts[0]) };
+    let text = if parts[0].is_empty() {
+        SMALL.to_string()
+    } else {
+        module_text(parts[0])
+    };
     let (before, after) = resident_over_cycles(&text, parts[1].parse().unwrap(), parts[2].parse().unwrap());
     println!("resident kB: {before} -> {after}");
 }
@@ -215,7 +253,10 @@ fn compile_run_drop_cycles_keep_resident_memory_flat() {
     // 51 to 89 MB. Now the growth is the allocator's noise.
     let (before, after) = resident_in_own_process("", 20, 200);
     let growth = after as i64 - before as i64;
-    assert!(growth < 200, "200 compile + run + drop cycles grew resident memory from {before} to {after} kB");
+    assert!(
+        growth < 200,
+        "200 compile + run + drop cycles grew resident memory from {before} to {after} kB"
+    );
 }
 
 #[test]
@@ -225,5 +266,8 @@ fn ten_thousand_compile_run_drop_cycles_keep_resident_memory_flat() {
     let (before, after) = resident_in_own_process(path, 100, 10_000);
     let growth = after as i64 - before as i64;
     println!("{path}: 10000 cycles, resident {before} -> {after} kB ({growth:+} kB)");
-    assert!(growth < 4096, "10,000 compile + run + drop cycles grew resident memory from {before} to {after} kB");
+    assert!(
+        growth < 4096,
+        "10,000 compile + run + drop cycles grew resident memory from {before} to {after} kB"
+    );
 }

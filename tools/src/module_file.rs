@@ -23,7 +23,9 @@ pub fn read_module_text(path: &Path) -> Result<String, String> {
     }
     // Devices and pipes report no length: read one byte past the limit to notice.
     let mut bytes = Vec::new();
-    file.take(MAX_MODULE_TEXT_BYTES + 1).read_to_end(&mut bytes).map_err(at)?;
+    file.take(MAX_MODULE_TEXT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(at)?;
     if bytes.len() as u64 > MAX_MODULE_TEXT_BYTES {
         return Err(too_large());
     }
@@ -31,7 +33,11 @@ pub fn read_module_text(path: &Path) -> Result<String, String> {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
         let column = valid.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
-        format!("{}:{line}:{column}: the module text is not UTF-8 (byte {} is invalid)", path.display(), valid.len())
+        format!(
+            "{}:{line}:{column}: the module text is not UTF-8 (byte {} is invalid)",
+            path.display(),
+            valid.len()
+        )
     })
 }
 

@@ -168,7 +168,17 @@ mod tests {
 
     #[test]
     fn reserved_and_runtime_names_are_never_admitted() {
-        for name in ["_start", "__libc_start_main", "_ZN3std2rt10lang_start17h0E", "rust_eh_personality", "hlojit_rt_alloc", "XLA_FFI_GetApi", "XlaCustomCallStatusSetFailure", "hlojit_last_error", ""] {
+        for name in [
+            "_start",
+            "__libc_start_main",
+            "_ZN3std2rt10lang_start17h0E",
+            "rust_eh_personality",
+            "hlojit_rt_alloc",
+            "XLA_FFI_GetApi",
+            "XlaCustomCallStatusSetFailure",
+            "hlojit_last_error",
+            "",
+        ] {
             assert!(!ProcessSymbols::MainExecutable.admits(name), "{name}");
         }
         assert!(ProcessSymbols::MainExecutable.admits("my_model_target"));

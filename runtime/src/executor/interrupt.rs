@@ -59,7 +59,11 @@ impl CancellationToken {
     pub fn cancel(&self) {
         self.cancelled.store(true, Ordering::SeqCst);
         let active = lock(&registry().active);
-        if active.iter().any(|run| run.token.as_ref().is_some_and(|t| Arc::ptr_eq(&t.cancelled, &self.cancelled))) {
+        if active.iter().any(|run| {
+            run.token
+                .as_ref()
+                .is_some_and(|t| Arc::ptr_eq(&t.cancelled, &self.cancelled))
+        }) {
             hlojit_rt_interrupt_requested.store(1, Ordering::SeqCst);
         }
     }
@@ -94,17 +98,26 @@ pub struct RunOptions {
 impl RunOptions {
     /// The same options with a timeout, counted from the start of each run.
     pub fn with_timeout(self, timeout: Duration) -> RunOptions {
-        RunOptions { timeout: Some(timeout), ..self }
+        RunOptions {
+            timeout: Some(timeout),
+            ..self
+        }
     }
 
     /// The same options with a deadline.
     pub fn with_deadline(self, deadline: Instant) -> RunOptions {
-        RunOptions { deadline: Some(deadline), ..self }
+        RunOptions {
+            deadline: Some(deadline),
+            ..self
+        }
     }
 
     /// The same options with a cancellation token.
     pub fn with_cancellation(self, token: CancellationToken) -> RunOptions {
-        RunOptions { cancellation: Some(token), ..self }
+        RunOptions {
+            cancellation: Some(token),
+            ..self
+        }
     }
 
     /// The deadline of a run starting at `start`: the earlier of the deadline and the timeout.
@@ -167,7 +180,10 @@ fn registry() -> &'static Registry {
             .name("hlojit-deadlines".into())
             .spawn(watch_deadlines)
             .expect("cannot start hlojit's deadline thread");
-        Registry { active: Mutex::new(Vec::new()), changed: Condvar::new() }
+        Registry {
+            active: Mutex::new(Vec::new()),
+            changed: Condvar::new(),
+        }
     })
 }
 
@@ -186,7 +202,13 @@ fn watch_deadlines() {
         }
         let next = active.iter().filter_map(|r| r.deadline).filter(|&d| d > now).min();
         active = match next {
-            Some(d) => registry.changed.wait_timeout(active, d - now).unwrap_or_else(|p| p.into_inner()).0,
+            Some(d) => {
+                registry
+                    .changed
+                    .wait_timeout(active, d - now)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0
+            }
             None => registry.changed.wait(active).unwrap_or_else(|p| p.into_inner()),
         };
     }
@@ -205,7 +227,10 @@ impl RunGuard {
         if deadline.is_none() && options.cancellation.is_none() {
             return None;
         }
-        let state = Arc::new(RunState { deadline, token: options.cancellation.clone() });
+        let state = Arc::new(RunState {
+            deadline,
+            token: options.cancellation.clone(),
+        });
         let registry = registry();
         lock(&registry.active).push(state.clone());
         registry.changed.notify_all();
@@ -249,7 +274,8 @@ mod tests {
     #[test]
     fn polls_see_their_own_run_only() {
         let token = CancellationToken::new();
-        let guard = RunGuard::enter(&RunOptions::default().with_cancellation(token.clone()), Instant::now()).expect("registered");
+        let guard = RunGuard::enter(&RunOptions::default().with_cancellation(token.clone()), Instant::now())
+            .expect("registered");
         assert_eq!(hlojit_rt_poll_interrupt(), 0);
         token.cancel();
         assert_eq!(hlojit_rt_interrupt_requested.load(Ordering::SeqCst), 1);
@@ -268,7 +294,10 @@ mod tests {
         let start = Instant::now();
         // Another test's cancelled run may raise the flag first: wait for this run's deadline.
         while hlojit_rt_interrupt_requested.load(Ordering::SeqCst) == 0 || guard.interruption().is_none() {
-            assert!(start.elapsed() < Duration::from_secs(10), "the deadline thread never raised the flag");
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "the deadline thread never raised the flag"
+            );
             std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(guard.interruption(), Some(Interruption::DeadlinePassed));

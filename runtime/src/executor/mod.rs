@@ -80,9 +80,20 @@ impl Signature {
     /// buffer information, as an AOT user may write it from the generated header.
     pub fn new(parameters: Vec<Shape>, result: Shape) -> Signature {
         let leaves = |shapes: &[Shape]| shapes.iter().map(|s| s.array_leaves().len()).sum::<usize>();
-        let argument_names = (0..leaves(&parameters)).map(|j| format!("parameter leaf {j}")).collect();
-        let output_names = (0..leaves(std::slice::from_ref(&result))).map(|k| format!("output {k}")).collect();
-        Signature { parameters, result, argument_names, output_names, aliases: Vec::new(), largest_buffers: Vec::new() }
+        let argument_names = (0..leaves(&parameters))
+            .map(|j| format!("parameter leaf {j}"))
+            .collect();
+        let output_names = (0..leaves(std::slice::from_ref(&result)))
+            .map(|k| format!("output {k}"))
+            .collect();
+        Signature {
+            parameters,
+            result,
+            argument_names,
+            output_names,
+            aliases: Vec::new(),
+            largest_buffers: Vec::new(),
+        }
     }
 
     /// The parameter leaves as [`Executor::run`] takes them.
@@ -149,7 +160,9 @@ pub struct Executor {
 
 impl std::fmt::Debug for Executor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Executor").field("signature", &self.signature).finish_non_exhaustive()
+        f.debug_struct("Executor")
+            .field("signature", &self.signature)
+            .finish_non_exhaustive()
     }
 }
 
@@ -199,7 +212,13 @@ impl Executor {
         }
         let mut memory = self.argument_memory(args)?;
         let mut outputs = self.allocate_outputs()?;
-        let aliased_output = |k: usize| self.signature.aliases.iter().find(|a| a.output == k).map(|a| a.parameter);
+        let aliased_output = |k: usize| {
+            self.signature
+                .aliases
+                .iter()
+                .find(|a| a.output == k)
+                .map(|a| a.parameter)
+        };
         let arg_ptrs: Vec<*const u8> = memory
             .iter_mut()
             .map(|m| match m {
@@ -235,10 +254,12 @@ impl Executor {
             .map(|(k, o)| match o {
                 Some(b) => Ok(b),
                 None => match aliased_output(k).map(|j| &mut memory[j]) {
-                    Some(ArgumentMemory::Owned(b)) => b.take().ok_or_else(|| {
-                        RunError::Failed(format!("outputs {k} and another alias the same parameter"))
-                    }),
-                    _ => Err(RunError::Failed(format!("output {k} aliases a parameter with no memory of its own"))),
+                    Some(ArgumentMemory::Owned(b)) => b
+                        .take()
+                        .ok_or_else(|| RunError::Failed(format!("outputs {k} and another alias the same parameter"))),
+                    _ => Err(RunError::Failed(format!(
+                        "output {k} aliases a parameter with no memory of its own"
+                    ))),
                 },
             })
             .collect()
@@ -281,7 +302,12 @@ impl Executor {
         let views: Vec<Argument> = leaves
             .iter()
             .zip(&staged)
-            .map(|(leaf, s)| Argument::Borrowed(s.as_ref().map_or_else(|| ArrayView::from_literal(leaf), HostBuffer::view)))
+            .map(|(leaf, s)| {
+                Argument::Borrowed(
+                    s.as_ref()
+                        .map_or_else(|| ArrayView::from_literal(leaf), HostBuffer::view),
+                )
+            })
             .collect();
         let outputs = self.run(views, options)?;
         let mut it = outputs.into_iter().map(HostBuffer::into_literal);
@@ -304,8 +330,14 @@ impl Executor {
             if !got.same_dims_and_type(want) {
                 return Err(RunError::InvalidArgument(format!(
                     "argument {j} for {name} is {}, the parameter is {}",
-                    ArrayShape { layout: None, ..got.clone() },
-                    ArrayShape { layout: None, ..(*want).clone() }
+                    ArrayShape {
+                        layout: None,
+                        ..got.clone()
+                    },
+                    ArrayShape {
+                        layout: None,
+                        ..(*want).clone()
+                    }
                 )));
             }
             if got.layout_or_default() != want.layout_or_default() {
@@ -336,7 +368,13 @@ impl Executor {
                 Argument::Donated(b) => Ok(ArgumentMemory::Owned(Some(b))),
                 Argument::Borrowed(v) if self.signature.aliases.iter().any(|a| a.parameter == j) => {
                     let copy = v.try_to_buffer().map_err(|e| {
-                        self.host_error(format!("the copy of {} its aliased output is computed in", self.signature.argument_names[j]), e)
+                        self.host_error(
+                            format!(
+                                "the copy of {} its aliased output is computed in",
+                                self.signature.argument_names[j]
+                            ),
+                            e,
+                        )
                     })?;
                     Ok(ArgumentMemory::Owned(Some(copy)))
                 }
@@ -357,7 +395,9 @@ impl Executor {
                 }
                 // SAFETY: the computation writes every element of its outputs before returning.
                 let buffer = unsafe { HostBuffer::for_output(shape) };
-                buffer.map(Some).map_err(|e| self.host_error(self.signature.output_names[k].clone(), e))
+                buffer
+                    .map(Some)
+                    .map_err(|e| self.host_error(self.signature.output_names[k].clone(), e))
             })
             .collect()
     }
@@ -385,7 +425,10 @@ impl Executor {
         if largest.is_empty() {
             RunError::OutOfMemory(message)
         } else {
-            RunError::OutOfMemory(format!("{message}; the largest buffers it computes: {}", largest.join(", ")))
+            RunError::OutOfMemory(format!(
+                "{message}; the largest buffers it computes: {}",
+                largest.join(", ")
+            ))
         }
     }
 }
@@ -394,7 +437,10 @@ fn interrupted(why: Interruption, guard: Option<&RunGuard>, start: Instant) -> R
     match why {
         Interruption::Cancelled => RunError::Cancelled,
         Interruption::DeadlinePassed => {
-            let late = guard.and_then(RunGuard::deadline).map(|d| Instant::now().saturating_duration_since(d)).unwrap_or_default();
+            let late = guard
+                .and_then(RunGuard::deadline)
+                .map(|d| Instant::now().saturating_duration_since(d))
+                .unwrap_or_default();
             RunError::DeadlineExceeded(format!(
                 "stopped {:.3} s after it started, {:.3} s past the deadline",
                 start.elapsed().as_secs_f64(),

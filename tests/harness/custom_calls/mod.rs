@@ -322,6 +322,12 @@ fn text_cannot_reach_the_c_library_or_the_runtime() {
             assert_eq!(err, Error::MissingCustomCallTarget(name.into()), "{policy:?}");
         }
     }
+    // Nor through a plugin, which links the C library: its targets are what it defines.
+    let with_plugin = registry_with(&[abi_plugin()]);
+    for name in ["system", "abort", "strlen"] {
+        assert_eq!(compile(&calling(name), &with_plugin).unwrap_err(), Error::MissingCustomCallTarget(name.into()));
+    }
+    assert!(compile(&calling("which_one"), &with_plugin).is_ok(), "the plugin's own target resolves");
 }
 
 /// A typed handler in Rust with the safe helpers: y = x * factor (an f64 attribute).
