@@ -135,8 +135,10 @@ struct Flows {
     /// The printed shape of each leaf.
     printed: Vec<ArrayShape>,
     roles: Vec<Role>,
-    /// Union-find parents: leaves with the same root hold the same value.
+    /// Union-find parents while building: leaves with the same root hold the same value.
     parent: Vec<usize>,
+    /// Once built, the leaf representing each leaf's value.
+    value: Vec<usize>,
     flows: Vec<Flow>,
     /// Printed layouts are kept (the module has a bitcast).
     keep_printed: bool,
@@ -172,6 +174,7 @@ impl Flows {
             printed,
             roles: vec![Role::Free; n],
             parent: (0..n).collect(),
+            value: Vec::new(),
             flows: Vec::new(),
             keep_printed,
         };
@@ -192,6 +195,7 @@ impl Flows {
             }
         }
         f.add_entry(module)?;
+        f.value = (0..n).map(|l| f.find(l)).collect();
         Ok(f)
     }
 
@@ -208,9 +212,14 @@ impl Flows {
         self.inst_leaves(module, c, module.computation(c).root)
     }
 
-    fn param_leaves(&self, module: &Module, c: CompId, number: usize) -> Option<Range<usize>> {
-        let params = module.computation(c).parameters();
-        params.get(number).map(|&p| self.inst_leaves(module, c, p))
+    /// The leaves of each parameter of `c`, by parameter number.
+    fn param_leaves(&self, module: &Module, c: CompId) -> Vec<Range<usize>> {
+        module
+            .computation(c)
+            .parameters()
+            .into_iter()
+            .map(|p| self.inst_leaves(module, c, p))
+            .collect()
     }
 
     fn add_instruction(&mut self, module: &Module, c: CompId, id: InstrId, conditions: &HashSet<CompId>) -> Result<()> {
@@ -246,10 +255,8 @@ impl Flows {
                 };
                 own.clone().for_each(|l| self.roles[l] = Role::Declared(2));
                 for callee in [body, cond] {
-                    self.alias(
-                        own.clone(),
-                        self.param_leaves(module, callee, 0).into_iter().flatten().collect(),
-                    );
+                    let state = self.param_leaves(module, callee).into_iter().next();
+                    self.alias(own.clone(), state.into_iter().flatten().collect());
                 }
                 let state: Vec<usize> = own.collect();
                 self.flow_into(operands.first().cloned(), &state, at(0));
@@ -259,14 +266,10 @@ impl Flows {
                 for (k, &callee) in inst.called.iter().enumerate() {
                     // A conditional's operand 0 selects the branch, operand k + 1 is branch k's
                     // parameter; a call's or fusion's operand i is parameter i.
-                    let pairs: Vec<(usize, usize)> = match inst.opcode {
-                        Conditional => vec![(k + 1, 0)],
-                        _ => (0..operands.len()).map(|i| (i, i)).collect(),
-                    };
-                    for (operand, param) in pairs {
-                        let params: Vec<usize> =
-                            self.param_leaves(module, callee, param).into_iter().flatten().collect();
-                        self.flow_into(operands.get(operand).cloned(), &params, at(operand));
+                    let first_operand = if inst.opcode == Conditional { k + 1 } else { 0 };
+                    for (i, params) in self.param_leaves(module, callee).into_iter().enumerate() {
+                        let operand = first_operand + i;
+                        self.flow_into(operands.get(operand).cloned(), &params.collect::<Vec<_>>(), at(operand));
                     }
                 }
                 let decider = match inst.opcode {
@@ -389,8 +392,10 @@ impl Flows {
         Ok(())
     }
 
-    fn find(&self, mut l: usize) -> usize {
+    /// The leaf representing `l`'s value (path halving keeps the chains short).
+    fn find(&mut self, mut l: usize) -> usize {
         while self.parent[l] != l {
+            self.parent[l] = self.parent[self.parent[l]];
             l = self.parent[l];
         }
         l
@@ -446,7 +451,7 @@ impl<'f> Solver<'f> {
     fn new(flows: &'f Flows) -> Solver<'f> {
         let mut values: HashMap<usize, Value> = HashMap::new();
         for (l, role) in flows.roles.iter().enumerate() {
-            let v = values.entry(flows.find(l)).or_default();
+            let v = values.entry(flows.value[l]).or_default();
             let printed = flows.printed[l].layout_or_default();
             match role {
                 Role::Fixed(layout) => {
@@ -466,7 +471,7 @@ impl<'f> Solver<'f> {
         }
         for flow in flows.flows.iter().filter(|f| !f.identity) {
             values
-                .entry(flows.find(flow.from))
+                .entry(flows.value[flow.from])
                 .or_default()
                 .needs
                 .push(flow.to.clone());
@@ -497,7 +502,7 @@ impl<'f> Solver<'f> {
 
     /// The layout of leaf `l`'s value; `None` while it is being decided (a cycle of flows).
     fn layout(&mut self, l: usize) -> Option<Layout> {
-        let v = self.flows.find(l);
+        let v = self.flows.value[l];
         match self.state.get(&v) {
             Some(State::Decided(layout)) => return Some(layout.clone()),
             Some(State::Deciding) => return None,

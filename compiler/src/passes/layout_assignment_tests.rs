@@ -463,8 +463,20 @@ fn every_optimized_corpus_module_is_left_alone() {
 
 #[test]
 fn every_corpus_module_comes_out_verified_and_consistent() {
+    let count_copies = |m: &Module| {
+        m.computations
+            .iter()
+            .flat_map(|c| &c.instructions)
+            .filter(|i| i.opcode == Opcode::Copy)
+            .count()
+    };
+    let (changed_modules, added_copies) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
     let (checked, failures) = over_corpus("module.hlo", |mut m| {
-        run(&mut m).map_err(|e| e.to_string())?;
+        let copies_before = count_copies(&m);
+        if run(&mut m).map_err(|e| e.to_string())? {
+            changed_modules.set(changed_modules.get() + 1);
+            added_copies.set(added_copies.get() + count_copies(&m) - copies_before);
+        }
         verify_module(&m).map_err(|e| format!("does not verify after the pass: {e}"))?;
         let once = print_module(&m);
         if run(&mut m).map_err(|e| e.to_string())? || print_module(&m) != once {
@@ -472,6 +484,11 @@ fn every_corpus_module_comes_out_verified_and_consistent() {
         }
         Ok(())
     });
+    eprintln!(
+        "layout assignment changed {} of {checked} modules, adding {} copies",
+        changed_modules.get(),
+        added_copies.get()
+    );
     assert!(
         failures.is_empty(),
         "{} of {checked} modules fail:\n{}",
