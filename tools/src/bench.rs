@@ -4,8 +4,8 @@
 //! two can be compared side by side.
 
 use crate::conformance::compare::compare;
+use crate::numpy_random::Generator;
 use hlojit::{npy, Client, ElementType, HostBuffer};
-use rand::{Rng, SeedableRng};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -61,11 +61,11 @@ pub fn bench_workload(dir: &Path, options: &BenchOptions) -> Result<Measurement,
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
 
     let mut inputs = Vec::new();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    let mut rng = Generator::new(0);
     for (i, shape) in exe.argument_shapes().into_iter().enumerate() {
         let literal = match &options.inputs_dir {
             Some(d) => npy::read(&d.join(&name).join(format!("in{i}.npy")), Some(shape.element_type)).map_err(|e| e.to_string())?,
-            None => generate(&mut rng, shape, &meta["inputs"][i]),
+            None => generate(&mut rng, shape, &meta["inputs"][i]).map_err(|e| format!("{name}: input {i}: {e}"))?,
         };
         let buffer = HostBuffer::from_literal(literal).relayout(shape.layout_or_default()).map_err(|e| e.to_string())?;
         inputs.push(buffer);
@@ -105,22 +105,31 @@ pub fn bench_workload(dir: &Path, options: &BenchOptions) -> Result<Measurement,
     Ok(Measurement { name, compile_ms, run_ms_median: median * 1e3, throughput, check })
 }
 
-/// Inputs following the workload recipe's distributions (not its exact numbers; pass
-/// `inputs_dir` for those): uniform in [-1, 1) for floats, the `randint` range for integers.
-fn generate(rng: &mut impl Rng, shape: &hlojit::ArrayShape, spec: &Value) -> hlojit::ArrayLiteral {
+/// Input `spec` of a workload by the recipe of ../shared/perf/README.md, exactly as numpy
+/// draws it (inputs in parameter order from one `default_rng(0)`): `integers(low, high)` as
+/// int64 for `"gen": {"kind": "randint", ...}`, `uniform(-1, 1)` as float64 otherwise, then
+/// cast to the parameter's type.
+fn generate(rng: &mut Generator, shape: &hlojit::ArrayShape, spec: &Value) -> Result<hlojit::ArrayLiteral, String> {
     let mut lit = hlojit::ArrayLiteral::zeros(shape.element_type, &shape.dims);
+    let n = lit.element_count();
     let gen = &spec["gen"];
-    let (low, high) = (gen["low"].as_i64().unwrap_or(0), gen["high"].as_i64().unwrap_or(2));
-    for i in 0..lit.element_count() {
-        if shape.element_type.is_floating() {
-            lit.set_f64(i, rng.gen_range(-1.0..1.0));
-        } else if shape.element_type != ElementType::Pred || gen.is_object() {
-            lit.set_i64(i, rng.gen_range(low..high));
-        } else {
-            lit.set_i64(i, rng.gen_range(0..2));
+    if gen["kind"].as_str() == Some("randint") {
+        let (low, high) = match (gen["low"].as_i64(), gen["high"].as_i64()) {
+            (Some(l), Some(h)) => (l, h),
+            _ => return Err(format!("randint needs integer low and high, got {gen}")),
+        };
+        let values = rng.integers(low, high, n).ok_or_else(|| format!("empty randint range [{low}, {high})"))?;
+        for (i, v) in values.into_iter().enumerate() {
+            lit.set_i64(i, v);
+        }
+    } else {
+        for (i, v) in rng.uniform(-1.0, 1.0, n).into_iter().enumerate() {
+            // ml_dtypes casts float64 to bfloat16 through float32 (two roundings).
+            let v = if shape.element_type == ElementType::BF16 { f64::from(v as f32) } else { v };
+            lit.set_f64(i, v);
         }
     }
-    lit
+    Ok(lit)
 }
 
 /// Workload folders: each argument is a folder or a name under `default_root`; none means all.

@@ -6,3 +6,4 @@
 pub mod bench;
 pub mod conformance;
 pub mod filetest;
+mod numpy_random;

@@ -70,7 +70,8 @@ enum Command {
         runs: usize,
         #[arg(long, default_value_t = 2)]
         warmup: usize,
-        /// Read inputs from DIR/<name>/in<i>.npy.
+        /// Read inputs from DIR/<name>/in<i>.npy (by default they are generated exactly as the
+        /// workloads' recipe says, numpy's default_rng(0) stream included).
         #[arg(long)]
         inputs_dir: Option<PathBuf>,
         /// Compare outputs with DIR/<name>/out<i>.npy (as xla_reference.py --save-outputs writes).
