@@ -414,9 +414,7 @@ impl Flows {
 fn largest(module: &Module, branches: &[CompId]) -> Option<CompId> {
     let mut best: Option<CompId> = None;
     for &b in branches {
-        if best.map_or(true, |x| {
-            module.computation(b).instructions.len() > module.computation(x).instructions.len()
-        }) {
+        if best.is_none_or(|x| module.computation(b).instructions.len() > module.computation(x).instructions.len()) {
             best = Some(b);
         }
     }
@@ -458,7 +456,7 @@ impl<'f> Solver<'f> {
                     v.fixed.get_or_insert(layout.clone());
                 }
                 Role::Declared(rank) => {
-                    if v.declared.as_ref().map_or(true, |(r, _)| rank < r) {
+                    if v.declared.as_ref().is_none_or(|(r, _)| rank < r) {
                         v.declared = Some((*rank, printed));
                     }
                 }
