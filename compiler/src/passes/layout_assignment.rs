@@ -73,7 +73,7 @@ pub fn run(module: &mut Module) -> Result<bool> {
     let flows = Flows::build(module)?;
     let layouts = Solver::new(&flows).solve();
     let mut changed = write_layouts(module, &flows, &layouts)?;
-    changed |= insert_copies(module, &flows, &layouts)?;
+    changed |= insert_copies(module, &flows, &layouts);
     Ok(changed)
 }
 
@@ -574,9 +574,10 @@ fn for_each_leaf_mut(shape: &mut Shape, f: &mut impl FnMut(&mut ArrayShape)) {
 }
 
 /// Inserts a copy wherever a flow joins different layouts; returns whether it inserted any.
-fn insert_copies(module: &mut Module, flows: &Flows, layouts: &[Layout]) -> Result<bool> {
+fn insert_copies(module: &mut Module, flows: &Flows, layouts: &[Layout]) -> bool {
     // Each site's leaves that need another layout: (leaf position at the site, layout).
     let mut sites: Vec<(Site, Vec<(usize, Layout)>)> = Vec::new();
+    let mut site_index: HashMap<Site, usize> = HashMap::new();
     for flow in &flows.flows {
         let want = match &flow.to {
             Target::Leaf(l) => &layouts[*l],
@@ -590,13 +591,14 @@ fn insert_copies(module: &mut Module, flows: &Flows, layouts: &[Layout]) -> Resu
             Site::Root(comp) => (comp, module.computation(comp).root),
         };
         let position = flow.from - flows.first[comp.index()][holder.index()];
-        match sites.iter_mut().find(|(s, _)| *s == flow.at) {
-            Some((_, leaves)) => leaves.push((position, want.clone())),
-            None => sites.push((flow.at, vec![(position, want.clone())])),
-        }
+        let i = *site_index.entry(flow.at).or_insert_with(|| {
+            sites.push((flow.at, Vec::new()));
+            sites.len() - 1
+        });
+        sites[i].1.push((position, want.clone()));
     }
     if sites.is_empty() {
-        return Ok(false);
+        return false;
     }
     let mut names = Names::of(module);
     let mut made: HashMap<(CompId, InstrId, Shape), InstrId> = HashMap::new();
@@ -636,7 +638,7 @@ fn insert_copies(module: &mut Module, flows: &Flows, layouts: &[Layout]) -> Resu
     for c in touched {
         module.computation_mut(c).compact();
     }
-    Ok(true)
+    true
 }
 
 /// `value` in the layouts of `wanted` (same structure and dimensions): the value itself where
