@@ -62,11 +62,11 @@ impl Default for CompileOptions {
 pub fn prepare(module: &Module) -> Result<Module> {
     crate::hlo::verify_module(module)?;
     let mut m = module.clone();
-    passes::entry_layout::apply_entry_layout(&mut m)?;
     passes::inline_calls::inline_calls(&mut m)?;
     passes::dynamic_padder::pad_dynamic_dimensions(&mut m)?;
     passes::batch_norm_expander::expand_batch_norm(&mut m)?;
     passes::rng_expander::expand_rng(&mut m)?;
+    passes::layout_assignment::run(&mut m)?;
     passes::fusion::fuse(&mut m)?;
     Ok(m)
 }

@@ -3,8 +3,8 @@
 pub mod batch_norm_expander;
 pub mod buffer_assignment;
 pub mod dynamic_padder;
-pub mod entry_layout;
 pub mod expand_util;
 pub mod fusion;
 pub mod inline_calls;
+pub mod layout_assignment;
 pub mod rng_expander;
