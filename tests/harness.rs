@@ -7,6 +7,10 @@ mod builder;
 
 #[path = "harness/aliasing.rs"]
 mod aliasing;
+#[path = "harness/bad_inputs.rs"]
+mod bad_inputs;
+#[path = "harness/concurrency.rs"]
+mod concurrency;
 #[path = "harness/collectives.rs"]
 mod collectives;
 #[path = "harness/transposes.rs"]

@@ -72,7 +72,7 @@ impl Client {
     }
 
     /// The client's custom-call registry: targets registered here are found first (then the
-    /// process-wide registry's, then the process's exported symbols). Register a Rust or C
+    /// process-wide registry's, then hlojit's built-ins). Register a Rust or C
     /// function with `client.custom_calls().register_ffi_handler(name, handler)` and friends.
     pub fn custom_calls(&self) -> &CustomCallRegistry {
         &self.options.custom_calls

@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::executable::{Argument, Executable};
 use hlojit_runtime::collectives::run_on_devices;
+use hlojit_runtime::executor::RunOptions;
 use hlojit_runtime::{HostBuffer, Literal};
 use std::sync::Mutex;
 
@@ -74,11 +75,21 @@ impl Executable {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn run_devices<'a, A: Into<Argument<'a>> + Send>(&self, args: Vec<Vec<A>>) -> Result<Vec<Vec<HostBuffer>>> {
+        self.run_devices_with(args, &RunOptions::default())
+    }
+
+    /// [`Executable::run_devices`] with a deadline or a cancellation token (see
+    /// [`Executable::run_with`]); every device stops.
+    pub fn run_devices_with<'a, A: Into<Argument<'a>> + Send>(
+        &self,
+        args: Vec<Vec<A>>,
+        options: &RunOptions,
+    ) -> Result<Vec<Vec<HostBuffer>>> {
         self.check_device_count(args.len())?;
         let slots: Vec<Mutex<Option<Vec<A>>>> = args.into_iter().map(|a| Mutex::new(Some(a))).collect();
         run_on_devices(self.grid.replicas, self.grid.partitions, |device| {
             let args = slots[device.global].lock().ok().and_then(|mut a| a.take()).ok_or("arguments taken twice")?;
-            self.run_on_this_thread(args.into_iter().map(Into::into).collect()).map_err(|e| e.to_string())
+            self.run_on_this_thread(args.into_iter().map(Into::into).collect(), options).map_err(|e| e.to_string())
         })
         .map_err(Error::Execution)
     }
@@ -86,9 +97,14 @@ impl Executable {
     /// [`Executable::run_literals`] on every device at once: `args[d]` are device `d`'s
     /// logical arguments; returns each device's result.
     pub fn run_literals_devices(&self, args: &[Vec<Literal>]) -> Result<Vec<Literal>> {
+        self.run_literals_devices_with(args, &RunOptions::default())
+    }
+
+    /// [`Executable::run_literals_devices`] with a deadline or a cancellation token.
+    pub fn run_literals_devices_with(&self, args: &[Vec<Literal>], options: &RunOptions) -> Result<Vec<Literal>> {
         self.check_device_count(args.len())?;
         run_on_devices(self.grid.replicas, self.grid.partitions, |device| {
-            self.run_literals_on_this_thread(&args[device.global]).map_err(|e| e.to_string())
+            self.run_literals_on_this_thread(&args[device.global], options).map_err(|e| e.to_string())
         })
         .map_err(Error::Execution)
     }

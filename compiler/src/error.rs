@@ -24,7 +24,7 @@ pub enum Error {
         message: String,
     },
     /// A module that parses but is not valid HLO.
-    #[error("in {computation}, instruction {instruction}: {message}")]
+    #[error("in {computation}{}: {message}", if instruction.is_empty() { String::new() } else { format!(", instruction {instruction}") })]
     Verify {
         /// Name of the computation holding the instruction (the module's name for a
         /// problem with the module as a whole).
@@ -51,8 +51,9 @@ pub enum Error {
     /// Valid HLO that hlojit cannot compile (yet).
     #[error("unsupported: {0}")]
     Unsupported(String),
-    /// A custom-call target that no registry, plugin or process symbol provides.
-    #[error("custom-call target '{0}' not found (not registered, in no loaded plugin, not exported by the process)")]
+    /// A custom-call target that no registry, plugin or built-in provides (nor, where
+    /// `CompileOptions::process_symbols` allows them, the executable's own exports).
+    #[error("custom-call target '{0}' not found (not registered, in no loaded plugin, not built in; the process's own symbols are searched only when allowed: CompileOptions::process_symbols, hlojit --allow-process-symbols)")]
     MissingCustomCallTarget(String),
     /// LLVM rejected what we generated, or the JIT could not load it.
     #[error("LLVM: {0}")]
@@ -63,6 +64,15 @@ pub enum Error {
     /// The computation failed while running (a custom call reported an error, say).
     #[error("execution failed: {0}")]
     Execution(String),
+    /// Memory for a buffer could not be had; names the buffer and its size.
+    #[error("out of memory: {0}")]
+    OutOfMemory(String),
+    /// A run's deadline (`RunOptions::deadline`) passed before it finished.
+    #[error("the run's deadline passed ({0})")]
+    DeadlineExceeded(String),
+    /// A run's cancellation token was cancelled.
+    #[error("the run was cancelled")]
+    Cancelled,
     /// Anything else that went wrong while compiling, with what we were doing.
     #[error("{0}")]
     Internal(String),
@@ -75,5 +85,18 @@ impl Error {
     /// An [`Error::Verify`] for `instruction` in `computation`.
     pub fn verify(computation: &str, instruction: &str, message: impl Into<String>) -> Error {
         Error::Verify { computation: computation.to_string(), instruction: instruction.to_string(), message: message.into() }
+    }
+}
+
+impl From<hlojit_runtime::executor::RunError> for Error {
+    fn from(e: hlojit_runtime::executor::RunError) -> Error {
+        use hlojit_runtime::executor::RunError;
+        match e {
+            RunError::InvalidArgument(m) => Error::InvalidArgument(m),
+            RunError::OutOfMemory(m) => Error::OutOfMemory(m),
+            RunError::Failed(m) => Error::Execution(m),
+            RunError::DeadlineExceeded(m) => Error::DeadlineExceeded(m),
+            RunError::Cancelled => Error::Cancelled,
+        }
     }
 }

@@ -8,7 +8,7 @@ use crate::codegen::plan::{KernelJob, LoweringPlan};
 use crate::error::{Error, Result};
 use crate::hlo::Module;
 use crate::passes;
-use hlojit_runtime::custom_call::CustomCallRegistry;
+use hlojit_runtime::custom_call::{CustomCallRegistry, ProcessSymbols};
 use inkwell::context::Context;
 use inkwell::targets::{FileType, TargetMachine};
 use std::time::{Duration, Instant};
@@ -35,9 +35,13 @@ pub struct CompileOptions {
     /// The machine to generate code for (the host, with all its CPU features, by default).
     pub target: TargetOptions,
     /// Where custom-call targets are looked up first (then the process-wide registry, then
-    /// the process's exported symbols). Ignored for AOT output, whose targets the linker
-    /// resolves.
+    /// hlojit's built-ins). Ignored for AOT output, whose targets the linker resolves.
     pub custom_calls: CustomCallRegistry,
+    /// Whether functions the main executable itself exports may be custom-call targets
+    /// (never the C library or other shared libraries). Off by default: with it on, HLO text
+    /// can call any such function, so allow only the names you need
+    /// (`ProcessSymbols::only(["my_target"])`) or trust the modules you compile.
+    pub process_symbols: ProcessSymbols,
     /// Compile independent parts of a module on several threads (JIT only). Off, everything
     /// is one LLVM module compiled on the calling thread.
     pub parallel_compile: bool,
@@ -45,7 +49,12 @@ pub struct CompileOptions {
 
 impl Default for CompileOptions {
     fn default() -> Self {
-        CompileOptions { target: TargetOptions::default(), custom_calls: CustomCallRegistry::default(), parallel_compile: true }
+        CompileOptions {
+            target: TargetOptions::default(),
+            custom_calls: CustomCallRegistry::default(),
+            process_symbols: ProcessSymbols::None,
+            parallel_compile: true,
+        }
     }
 }
 

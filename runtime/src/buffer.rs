@@ -3,7 +3,9 @@
 
 use crate::block_cache;
 pub use crate::block_cache::BUFFER_ALIGNMENT;
+use crate::limits::describe_bytes;
 use std::ptr::NonNull;
+use thiserror::Error;
 
 /// An owned, zero-initialised, 64-byte-aligned byte buffer.
 ///
@@ -27,37 +29,56 @@ pub struct AlignedBuffer {
 unsafe impl Send for AlignedBuffer {}
 unsafe impl Sync for AlignedBuffer {}
 
+/// An allocation the system refused (or a size no allocation can have).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[error("cannot allocate {}", describe_bytes(*bytes as u128))]
+pub struct AllocError {
+    /// The size asked for.
+    pub bytes: usize,
+}
+
 impl AlignedBuffer {
     /// `len` bytes, all zero.
     ///
     /// # Panics
-    /// When `len` rounded up to the alignment overflows `isize`; aborts (through
-    /// `handle_alloc_error`) when the allocation fails.
+    /// Aborts (through `handle_alloc_error`) when the allocation fails, as `Vec` does; see
+    /// [`AlignedBuffer::try_zeroed`] for sizes that come from input.
     pub fn zeroed(len: usize) -> AlignedBuffer {
-        if len == 0 {
-            return AlignedBuffer { ptr: dangling_aligned(), len: 0 };
-        }
-        let ptr = block_cache::allocate_zeroed(len).unwrap_or_else(|| out_of_memory(len));
-        AlignedBuffer { ptr, len }
+        Self::try_zeroed(len).unwrap_or_else(|e| out_of_memory(e.bytes))
     }
 
-    /// Allocates without initializing.
+    /// `len` bytes, all zero, or an error when the memory cannot be had.
+    pub fn try_zeroed(len: usize) -> Result<AlignedBuffer, AllocError> {
+        if len == 0 {
+            return Ok(AlignedBuffer { ptr: dangling_aligned(), len: 0 });
+        }
+        let ptr = block_cache::allocate_zeroed(len).ok_or(AllocError { bytes: len })?;
+        Ok(AlignedBuffer { ptr, len })
+    }
+
+    /// Allocates without initializing, or fails with an error when the memory cannot be had.
     ///
     /// # Safety
     /// Every byte must be written (through `as_mut_ptr`) before any is read.
-    pub unsafe fn uninit(len: usize) -> AlignedBuffer {
+    pub unsafe fn try_uninit(len: usize) -> Result<AlignedBuffer, AllocError> {
         if len == 0 {
-            return AlignedBuffer { ptr: dangling_aligned(), len: 0 };
+            return Ok(AlignedBuffer { ptr: dangling_aligned(), len: 0 });
         }
-        let ptr = block_cache::allocate(len).unwrap_or_else(|| out_of_memory(len));
-        AlignedBuffer { ptr, len }
+        let ptr = block_cache::allocate(len).ok_or(AllocError { bytes: len })?;
+        Ok(AlignedBuffer { ptr, len })
     }
 
     /// A copy of `bytes` in aligned memory.
     pub fn from_bytes(bytes: &[u8]) -> AlignedBuffer {
-        let mut buffer = AlignedBuffer::zeroed(bytes.len());
+        Self::try_from_bytes(bytes).unwrap_or_else(|e| out_of_memory(e.bytes))
+    }
+
+    /// A copy of `bytes` in aligned memory, or an error when the memory cannot be had.
+    pub fn try_from_bytes(bytes: &[u8]) -> Result<AlignedBuffer, AllocError> {
+        // SAFETY: every byte is written right away.
+        let mut buffer = unsafe { AlignedBuffer::try_uninit(bytes.len())? };
         buffer.as_mut_slice().copy_from_slice(bytes);
-        buffer
+        Ok(buffer)
     }
 
     /// Size in bytes.
@@ -94,7 +115,7 @@ impl AlignedBuffer {
 }
 
 /// Like a `Vec` that cannot grow, an allocation failure aborts through the standard handler.
-fn out_of_memory(len: usize) -> ! {
+pub(crate) fn out_of_memory(len: usize) -> ! {
     let layout = std::alloc::Layout::from_size_align(len, BUFFER_ALIGNMENT).unwrap_or(std::alloc::Layout::new::<u8>());
     std::alloc::handle_alloc_error(layout)
 }
@@ -116,6 +137,13 @@ impl Drop for AlignedBuffer {
 impl Clone for AlignedBuffer {
     fn clone(&self) -> AlignedBuffer {
         AlignedBuffer::from_bytes(self.as_slice())
+    }
+}
+
+impl AlignedBuffer {
+    /// A copy, or an error when the memory cannot be had.
+    pub fn try_clone(&self) -> Result<AlignedBuffer, AllocError> {
+        AlignedBuffer::try_from_bytes(self.as_slice())
     }
 }
 

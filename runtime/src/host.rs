@@ -2,7 +2,7 @@
 //! [`ArrayView`], each with its element type, dimensions and layout. Data is in the layout's
 //! physical order (row-major unless a layout says otherwise).
 
-use crate::buffer::AlignedBuffer;
+use crate::buffer::{AlignedBuffer, AllocError};
 use crate::element_type::ElementType;
 use crate::literal::{ArrayLiteral, NativeType};
 use crate::npy;
@@ -38,6 +38,20 @@ pub enum HostError {
     /// A `.npy` file could not be read or written.
     #[error("{0}")]
     Npy(#[from] npy::NpyError),
+    /// The memory for the array could not be had.
+    #[error("{shape}: {source}")]
+    Allocation {
+        /// The shape, with its layout, in HLO text.
+        shape: String,
+        /// The size that could not be allocated.
+        source: AllocError,
+    },
+}
+
+impl HostError {
+    fn allocation(shape: &ArrayShape) -> impl FnOnce(AllocError) -> HostError + '_ {
+        move |source| HostError::Allocation { shape: shape.to_string(), source }
+    }
 }
 
 fn with_layout(shape: &ArrayShape, layout: Option<Layout>) -> ArrayShape {
@@ -46,8 +60,7 @@ fn with_layout(shape: &ArrayShape, layout: Option<Layout>) -> ArrayShape {
 }
 
 fn storage_bytes(shape: &ArrayShape) -> Result<usize, HostError> {
-    let physical = PhysicalLayout::new(shape)?;
-    Ok(physical.storage_elements as usize * shape.element_type.byte_size())
+    Ok(PhysicalLayout::new(shape)?.storage_bytes(shape.element_type) as usize)
 }
 
 fn as_bytes<T: NativeType>(values: &[T]) -> &[u8] {
@@ -118,8 +131,8 @@ impl HostBuffer {
     /// Zeros of `shape` (row-major unless the shape has a layout).
     pub fn zeros(shape: &ArrayShape) -> Result<HostBuffer, HostError> {
         let shape = with_layout(shape, None);
-        let bytes = storage_bytes(&shape)?;
-        Ok(HostBuffer { shape, data: AlignedBuffer::zeroed(bytes) })
+        let data = AlignedBuffer::try_zeroed(storage_bytes(&shape)?).map_err(HostError::allocation(&shape))?;
+        Ok(HostBuffer { shape, data })
     }
 
     /// A buffer for a computation to write its output into: left uninitialized when the
@@ -132,8 +145,8 @@ impl HostBuffer {
         let bytes = storage_bytes(&shape)?;
         let dense = bytes == shape.element_count() as usize * shape.element_type.byte_size();
         // SAFETY: with no padding, writing every element writes every byte.
-        let data = if dense { unsafe { AlignedBuffer::uninit(bytes) } } else { AlignedBuffer::zeroed(bytes) };
-        Ok(HostBuffer { shape, data })
+        let data = if dense { unsafe { AlignedBuffer::try_uninit(bytes) } } else { AlignedBuffer::try_zeroed(bytes) };
+        Ok(HostBuffer { data: data.map_err(HostError::allocation(&shape))?, shape })
     }
 
     /// A row-major array from a slice of values (copied into aligned memory).
@@ -156,7 +169,8 @@ impl HostBuffer {
         if bytes.len() != expected {
             return Err(HostError::Size { shape: shape.to_string(), expected, got: bytes.len() });
         }
-        Ok(HostBuffer { shape, data: AlignedBuffer::from_bytes(bytes) })
+        let data = AlignedBuffer::try_from_bytes(bytes).map_err(HostError::allocation(&shape))?;
+        Ok(HostBuffer { shape, data })
     }
 
     /// Takes a literal's memory without copying (a literal is row-major).
@@ -170,7 +184,8 @@ impl HostBuffer {
         let shape = with_layout(&literal.shape(), Some(layout));
         let physical = PhysicalLayout::new(&shape)?;
         let elem = shape.element_type.byte_size();
-        let mut data = AlignedBuffer::zeroed(physical.storage_elements as usize * elem);
+        let bytes = physical.storage_bytes(shape.element_type) as usize;
+        let mut data = AlignedBuffer::try_zeroed(bytes).map_err(HostError::allocation(&shape))?;
         logical_to_physical(literal.bytes(), data.as_mut_slice(), &shape.dims, &physical, elem);
         Ok(HostBuffer { shape, data })
     }
@@ -336,6 +351,12 @@ impl<'a> ArrayView<'a> {
     /// An owned copy.
     pub fn to_buffer(&self) -> HostBuffer {
         HostBuffer { shape: self.shape.clone(), data: AlignedBuffer::from_bytes(self.data) }
+    }
+
+    /// An owned copy, or an error when the memory cannot be had.
+    pub fn try_to_buffer(&self) -> Result<HostBuffer, HostError> {
+        let data = AlignedBuffer::try_from_bytes(self.data).map_err(HostError::allocation(&self.shape))?;
+        Ok(HostBuffer { shape: self.shape.clone(), data })
     }
 }
 

@@ -1,10 +1,11 @@
 //! Host values: arrays in logical row-major order (whatever layout a device buffer has) and
 //! tuples of them. Constants in HLO, arguments and results are all literals.
 
-use crate::buffer::AlignedBuffer;
+use crate::buffer::{out_of_memory, AlignedBuffer, AllocError};
 use crate::element_type::ElementType;
 use crate::float_bits;
-use crate::shape::{ArrayShape, Shape};
+use crate::physical::{LayoutError, PhysicalLayout};
+use crate::shape::{ArrayShape, Layout, Shape};
 use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
 use thiserror::Error;
@@ -33,6 +34,23 @@ pub enum LiteralError {
     /// A tuple or token used where an array is needed; holds its shape in HLO text.
     #[error("a {0} literal is not an array")]
     NotArray(String),
+    /// Dimensions that are negative or whose size is beyond [`crate::limits`].
+    #[error("{0}")]
+    Size(#[from] LayoutError),
+    /// The memory for the array could not be had.
+    #[error("{shape}: {source}")]
+    Allocation {
+        /// The shape in HLO text.
+        shape: String,
+        /// The size that could not be allocated.
+        source: AllocError,
+    },
+}
+
+/// Bytes a row-major array of `dims` takes, checked against the limits.
+fn checked_bytes(element_type: ElementType, dims: &[i64]) -> Result<usize, LayoutError> {
+    let physical = PhysicalLayout::for_layout(dims, &Layout::row_major(dims.len()))?;
+    Ok(physical.storage_bytes(element_type) as usize)
 }
 
 /// A Rust type that is the in-memory representation of one element type.
@@ -113,9 +131,26 @@ pub enum Literal {
 
 impl ArrayLiteral {
     /// An array of `dims` whose bytes are all zero (0, `false`, +0.0).
+    ///
+    /// # Panics
+    /// When the dimensions are negative or beyond [`crate::limits`], and (aborting, as `Vec`
+    /// does) when the memory cannot be had; [`ArrayLiteral::try_zeros`] returns errors instead.
     pub fn zeros(element_type: ElementType, dims: &[i64]) -> ArrayLiteral {
-        let count: i64 = dims.iter().product();
-        ArrayLiteral { element_type, dims: dims.to_vec(), data: AlignedBuffer::zeroed(count as usize * element_type.byte_size()) }
+        Self::try_zeros(element_type, dims).unwrap_or_else(|e| match e {
+            LiteralError::Allocation { source, .. } => out_of_memory(source.bytes),
+            other => panic!("ArrayLiteral::zeros: {other}"),
+        })
+    }
+
+    /// An array of `dims` whose bytes are all zero, or an error for dimensions that are
+    /// negative or too large and for memory that cannot be had.
+    pub fn try_zeros(element_type: ElementType, dims: &[i64]) -> Result<ArrayLiteral, LiteralError> {
+        let bytes = checked_bytes(element_type, dims)?;
+        let data = AlignedBuffer::try_zeroed(bytes).map_err(|source| LiteralError::Allocation {
+            shape: ArrayShape::new(element_type, dims.to_vec()).to_string(),
+            source,
+        })?;
+        Ok(ArrayLiteral { element_type, dims: dims.to_vec(), data })
     }
 
     /// An array from raw element bytes (`byte_size` per element, row-major).
@@ -123,8 +158,8 @@ impl ArrayLiteral {
     /// # Errors
     /// [`LiteralError::ElementCount`] when `bytes` is not `byte_size` times the element count.
     pub fn from_bytes(element_type: ElementType, dims: &[i64], bytes: &[u8]) -> Result<ArrayLiteral, LiteralError> {
-        let count = dims.iter().product::<i64>() as usize;
-        let expected = count * element_type.byte_size();
+        let expected = checked_bytes(element_type, dims)?;
+        let count = expected / element_type.byte_size().max(1);
         if bytes.len() != expected {
             return Err(LiteralError::ElementCount {
                 shape: ArrayShape::new(element_type, dims.to_vec()).to_string(),
@@ -132,7 +167,11 @@ impl ArrayLiteral {
                 got: bytes.len() / element_type.byte_size().max(1),
             });
         }
-        Ok(ArrayLiteral { element_type, dims: dims.to_vec(), data: AlignedBuffer::from_bytes(bytes) })
+        let data = AlignedBuffer::try_from_bytes(bytes).map_err(|source| LiteralError::Allocation {
+            shape: ArrayShape::new(element_type, dims.to_vec()).to_string(),
+            source,
+        })?;
+        Ok(ArrayLiteral { element_type, dims: dims.to_vec(), data })
     }
 
     /// Takes an aligned buffer of exactly `element_count * byte_size` bytes.
@@ -162,7 +201,7 @@ impl ArrayLiteral {
     /// An array of any element type from f64 values, each converted as XLA converts (rounding
     /// to nearest even for floats, truncation toward zero and saturation for integers).
     pub fn from_f64s(element_type: ElementType, dims: &[i64], values: &[f64]) -> Result<ArrayLiteral, LiteralError> {
-        let mut lit = Self::zeros(element_type, dims);
+        let mut lit = Self::try_zeros(element_type, dims)?;
         if values.len() != lit.element_count() {
             return Err(LiteralError::ElementCount {
                 shape: lit.shape().to_string(),
@@ -223,7 +262,7 @@ impl ArrayLiteral {
 
     /// Reinterprets the literal with new dimensions of the same element count.
     pub fn reshaped(mut self, dims: &[i64]) -> Result<ArrayLiteral, LiteralError> {
-        let count = dims.iter().product::<i64>() as usize;
+        let count = checked_bytes(self.element_type, dims)? / self.element_type.byte_size().max(1);
         if count != self.element_count() {
             return Err(LiteralError::ElementCount {
                 shape: ArrayShape::new(self.element_type, dims.to_vec()).to_string(),

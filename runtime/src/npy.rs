@@ -27,7 +27,8 @@
 
 use crate::element_type::ElementType;
 use crate::literal::ArrayLiteral;
-use crate::physical::for_each_index;
+use crate::physical::{for_each_index, PhysicalLayout};
+use crate::shape::Layout;
 use std::path::Path;
 use thiserror::Error;
 
@@ -110,41 +111,29 @@ fn native_type(descr: &str) -> Option<ElementType> {
 /// type's own dtype or its raw-bits storage dtype); without, the dtype's natural type is used.
 /// Fortran-order files are transposed into row-major order; header versions 1 to 3 are read.
 ///
+/// The header must be the dictionary NumPy writes — exactly the keys `descr`, `fortran_order`
+/// and `shape`, a dtype string, `True` or `False`, a tuple of non-negative integers — and the
+/// data exactly as long as the shape says.
+///
 /// # Errors
 /// [`NpyError::Format`] for a malformed file, [`NpyError::Dtype`] for big-endian and
 /// non-numeric dtypes, [`NpyError::Mismatch`] when `want` does not fit the dtype.
 pub fn parse(bytes: &[u8], want: Option<ElementType>) -> Result<ArrayLiteral, NpyError> {
+    let format = NpyError::Format;
     if bytes.len() < 10 || &bytes[..6] != MAGIC {
-        return Err(NpyError::Format("missing magic string".into()));
+        return Err(format("missing magic string".into()));
     }
-    let major = bytes[6];
-    let (header_len, start) = if major == 1 {
-        (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10)
-    } else {
-        if bytes.len() < 12 {
-            return Err(NpyError::Format("truncated header".into()));
-        }
-        (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12)
+    let (major, minor) = (bytes[6], bytes[7]);
+    let (header_len, start) = match major {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 if bytes.len() >= 12 => (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12),
+        2 | 3 => return Err(format("truncated header".into())),
+        _ => return Err(format(format!("unknown format version {major}.{minor}"))),
     };
-    let header = bytes
-        .get(start..start + header_len)
-        .ok_or_else(|| NpyError::Format("truncated header".into()))?;
-    let header = std::str::from_utf8(header).map_err(|_| NpyError::Format("header is not UTF-8".into()))?;
-    let descr = dict_value(header, "descr")
-        .and_then(quoted)
-        .ok_or_else(|| NpyError::Format("no descr".into()))?;
-    let fortran = dict_value(header, "fortran_order").map(|s| s.starts_with("True")).unwrap_or(false);
-    let shape_text = dict_value(header, "shape").ok_or_else(|| NpyError::Format("no shape".into()))?;
-    let dims: Vec<i64> = shape_text
-        .trim_start_matches('(')
-        .split(')')
-        .next()
-        .unwrap_or("")
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse::<i64>().map_err(|_| NpyError::Format(format!("bad shape {shape_text}"))))
-        .collect::<Result<_, _>>()?;
+    let header = bytes.get(start..start + header_len).ok_or_else(|| format("truncated header".into()))?;
+    let header = std::str::from_utf8(header).map_err(|_| format("header is not UTF-8".into()))?;
+    let header = parse_header(header).map_err(|m| format(format!("bad header: {m}")))?;
+    let descr = header.descr;
     if descr.starts_with('>') {
         return Err(NpyError::Dtype(descr));
     }
@@ -154,43 +143,153 @@ pub fn parse(bytes: &[u8], want: Option<ElementType>) -> Result<ArrayLiteral, Np
         Some(t) if t == native || descr_for(t) == descr || (t.is_pred() && native == ElementType::U8) => t,
         Some(t) => return Err(NpyError::Mismatch { descr, wanted: t }),
     };
+    let dims = header.shape;
+    // Checks the shape against the size limits before any arithmetic on it.
+    let size = PhysicalLayout::for_layout(&dims, &Layout::row_major(dims.len()))
+        .map_err(|e| format(format!("shape {dims:?}: {e}")))?
+        .storage_bytes(native) as usize;
     let data = &bytes[start + header_len..];
-    let count: i64 = dims.iter().product();
-    let size = count as usize * native.byte_size();
-    if data.len() < size {
-        return Err(NpyError::Format(format!("expected {size} data bytes, found {}", data.len())));
+    if data.len() != size {
+        return Err(format(format!("the shape {dims:?} of {descr} takes {size} data bytes, the file has {}", data.len())));
     }
-    let data = &data[..size];
-    if !fortran || dims.len() < 2 {
-        return ArrayLiteral::from_bytes(element_type, &dims, data).map_err(|e| NpyError::Format(e.to_string()));
+    if !header.fortran_order || dims.len() < 2 {
+        return ArrayLiteral::from_bytes(element_type, &dims, data).map_err(|e| format(e.to_string()));
     }
     // Fortran order: the first index varies fastest.
     let n = native.byte_size();
-    let mut out = vec![0u8; size];
+    let mut out = ArrayLiteral::try_zeros(element_type, &dims).map_err(|e| format(e.to_string()))?;
     let mut col_strides = vec![1i64; dims.len()];
     for d in 1..dims.len() {
         col_strides[d] = col_strides[d - 1] * dims[d - 1];
     }
+    let dst = out.bytes_mut();
     for_each_index(&dims, |linear, index| {
         let src: i64 = index.iter().zip(&col_strides).map(|(i, s)| i * s).sum();
         let src = src as usize * n;
-        out[linear * n..(linear + 1) * n].copy_from_slice(&data[src..src + n]);
+        dst[linear * n..(linear + 1) * n].copy_from_slice(&data[src..src + n]);
     });
-    ArrayLiteral::from_bytes(element_type, &dims, &out).map_err(|e| NpyError::Format(e.to_string()))
+    Ok(out)
 }
 
-fn dict_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
-    let pos = header.find(&format!("'{key}'")).or_else(|| header.find(&format!("\"{key}\"")))?;
-    let rest = &header[pos + key.len() + 2..];
-    let rest = rest.trim_start().strip_prefix(':')?.trim_start();
-    Some(rest)
+/// What a `.npy` header says.
+struct Header {
+    descr: String,
+    fortran_order: bool,
+    shape: Vec<i64>,
 }
 
-/// The text between the quotes that open `s`.
-fn quoted(s: &str) -> Option<String> {
-    let q = s.chars().next().filter(|c| *c == '\'' || *c == '"')?;
-    let rest = &s[1..];
-    Some(rest[..rest.find(q)?].to_string())
+/// Parses the header dictionary, `{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }`
+/// followed by padding and a newline, as NumPy's reader does: exactly these three keys.
+fn parse_header(text: &str) -> Result<Header, String> {
+    let mut c = HeaderCursor { rest: text };
+    c.expect("{")?;
+    let (mut descr, mut fortran_order, mut shape) = (None, None, None);
+    while !c.eat("}") {
+        let key = c.string()?;
+        c.expect(":")?;
+        let duplicate = match key.as_str() {
+            "descr" => descr.replace(c.string()?).is_some(),
+            "fortran_order" => fortran_order.replace(c.boolean()?).is_some(),
+            "shape" => shape.replace(c.shape()?).is_some(),
+            other => return Err(format!("unexpected key '{other}' (a .npy header has descr, fortran_order and shape)")),
+        };
+        if duplicate {
+            return Err(format!("key '{key}' appears twice"));
+        }
+        if !c.eat(",") {
+            c.expect("}")?;
+            break;
+        }
+    }
+    if !c.rest.trim_matches([' ', '\n', '\t', '\r', '\0']).is_empty() {
+        return Err(format!("unexpected text after the dictionary: {:?}", c.excerpt()));
+    }
+    Ok(Header {
+        descr: descr.ok_or("no 'descr'")?,
+        fortran_order: fortran_order.ok_or("no 'fortran_order'")?,
+        shape: shape.ok_or("no 'shape'")?,
+    })
+}
+
+/// Reads the header's few kinds of Python literal.
+struct HeaderCursor<'a> {
+    rest: &'a str,
+}
+
+impl HeaderCursor<'_> {
+    fn eat(&mut self, token: &str) -> bool {
+        self.rest = self.rest.trim_start();
+        match self.rest.strip_prefix(token) {
+            Some(rest) => {
+                self.rest = rest;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn expect(&mut self, token: &str) -> Result<(), String> {
+        if self.eat(token) {
+            Ok(())
+        } else {
+            Err(format!("expected '{token}' at {:?}", self.excerpt()))
+        }
+    }
+
+    fn excerpt(&self) -> String {
+        self.rest.trim().chars().take(20).collect()
+    }
+
+    /// A quoted string without escapes (NumPy's keys and dtype strings have none).
+    fn string(&mut self) -> Result<String, String> {
+        self.rest = self.rest.trim_start();
+        let quote = self.rest.chars().next().filter(|&q| q == '\'' || q == '"');
+        let quote = quote.ok_or_else(|| format!("expected a quoted string at {:?}", self.excerpt()))?;
+        let body = &self.rest[1..];
+        let end = body.find(quote).ok_or("unterminated string")?;
+        let value = &body[..end];
+        if value.contains('\\') {
+            return Err(format!("unexpected escape in {value:?}"));
+        }
+        self.rest = &body[end + 1..];
+        Ok(value.to_string())
+    }
+
+    fn boolean(&mut self) -> Result<bool, String> {
+        if self.eat("True") {
+            Ok(true)
+        } else if self.eat("False") {
+            Ok(false)
+        } else {
+            Err(format!("expected True or False at {:?}", self.excerpt()))
+        }
+    }
+
+    /// `()`, `(3,)`, `(2, 3)`: non-negative integers (old Pythons wrote an `L` suffix).
+    fn shape(&mut self) -> Result<Vec<i64>, String> {
+        self.expect("(")?;
+        let mut dims = Vec::new();
+        while !self.eat(")") {
+            self.rest = self.rest.trim_start();
+            let digits = self.rest.bytes().take_while(u8::is_ascii_digit).count();
+            if digits == 0 {
+                return Err(format!("expected a dimension size at {:?}", self.excerpt()));
+            }
+            let text = &self.rest[..digits];
+            dims.push(text.parse::<i64>().map_err(|_| format!("dimension size {text} is too large"))?);
+            self.rest = &self.rest[digits..];
+            self.eat("L");
+            if !self.eat(",") {
+                if dims.len() == 1 {
+                    // `(3)` is a number in Python, not a tuple.
+                    return Err(format!("a one-dimensional shape is written ({text},)"));
+                }
+                self.expect(")")?;
+                break;
+            }
+        }
+        Ok(dims)
+    }
 }
 
 /// Serialises an array as `.npy` (version 1.0, C order, dtype from [`descr_for`]), with the
@@ -252,5 +351,73 @@ mod tests {
         let back = parse(&to_bytes(&bf), Some(ElementType::BF16)).unwrap();
         assert_eq!(bf, back);
         assert!(parse(&to_bytes(&bf), Some(ElementType::F32)).is_err());
+    }
+
+    /// A version 1.0 file with this header text and data.
+    fn file(header: &str, data: &[u8]) -> Vec<u8> {
+        let mut header = header.to_string();
+        header.push('\n');
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&[1, 0]);
+        out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        out.extend_from_slice(header.as_bytes());
+        out.extend_from_slice(data);
+        out
+    }
+
+    fn error(header: &str, data: &[u8]) -> String {
+        parse(&file(header, data), None).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn headers_must_be_what_numpy_writes() {
+        let ok = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+        assert_eq!(parse(&file(ok, &[0; 8]), None).unwrap().dims(), &[2]);
+        let cases = [
+            (",,,", "expected '{'"),
+            ("{'descr': '<f4', 'fortran_order': maybe, 'shape': (2,), }", "expected True or False"),
+            ("{'descr': '<f4', 'fortran_order': False, 'shape': ((2,),), }", "expected a dimension size"),
+            ("{'descr': '<f4', 'fortran_order': False, 'shape': (2), }", "one-dimensional shape is written (2,)"),
+            ("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", "expected a dimension size"),
+            ("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1}", "unexpected key 'extra'"),
+            ("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}", "'descr' appears twice"),
+            ("{'descr': '<f4', 'shape': (2,)}", "no 'fortran_order'"),
+            ("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)} junk", "unexpected text after the dictionary"),
+        ];
+        for (header, expected) in cases {
+            let e = error(header, &[0; 8]);
+            assert!(e.contains(expected), "{header}: {e}");
+        }
+    }
+
+    #[test]
+    fn data_must_fill_the_shape_exactly() {
+        let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+        assert!(error(header, &[0; 20]).contains("takes 24 data bytes, the file has 20"));
+        assert!(error(header, &[0; 28]).contains("takes 24 data bytes, the file has 28"));
+        // Element counts that overflow, or pass the limits, are errors before any allocation.
+        let huge = "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }";
+        assert!(error(huge, &[]).contains("more than hlojit's limit"), "{}", error(huge, &[]));
+        let too_big = "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }";
+        assert!(error(too_big, &[]).contains("too large"));
+    }
+
+    #[test]
+    fn unsupported_dtypes_and_versions_are_named() {
+        assert_eq!(error("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", &[0; 8]), "unsupported .npy dtype '|O'");
+        assert_eq!(error("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", &[0; 4]), "unsupported .npy dtype '>f4'");
+        let mut v9 = to_bytes(&ArrayLiteral::scalar(1.0f32));
+        v9[6] = 9;
+        assert!(parse(&v9, None).unwrap_err().to_string().contains("unknown format version 9.0"));
+        let whole = to_bytes(&ArrayLiteral::scalar(1.0f32));
+        assert!(parse(&whole[..whole.len() - 80], None).unwrap_err().to_string().contains("truncated header"));
+    }
+
+    #[test]
+    fn fortran_order_is_read_in_logical_order() {
+        // [[1, 2, 3], [4, 5, 6]] stored column by column.
+        let data: Vec<u8> = [1i32, 4, 2, 5, 3, 6].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let a = parse(&file("{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }", &data), None).unwrap();
+        assert_eq!(a.as_slice::<i32>().unwrap(), &[1, 2, 3, 4, 5, 6]);
     }
 }

@@ -3,6 +3,8 @@
 //! dimensions, and tail padding. The compiler emits the same arithmetic as IR; the runtime uses
 //! it to move host arrays (always logical row-major) in and out of buffers.
 
+use crate::element_type::ElementType;
+use crate::limits::{MAX_ARRAY_ELEMENTS, MAX_TILE_ELEMENTS};
 use crate::shape::{ArrayShape, Layout, TILE_COMBINE_DIMENSION};
 use thiserror::Error;
 
@@ -31,6 +33,17 @@ pub enum LayoutError {
         layout: String,
         /// Which feature is unsupported.
         why: &'static str,
+    },
+    /// Dimensions, tiles or padding beyond the limits of [`crate::limits`]: no buffer of this
+    /// shape could be allocated, and its index arithmetic could overflow.
+    #[error("{what} is {value}, more than hlojit's limit of {limit}")]
+    TooLarge {
+        /// What is too large, naming the shape or the tile.
+        what: String,
+        /// Its size.
+        value: u128,
+        /// The limit it exceeds.
+        limit: u128,
     },
 }
 
@@ -112,10 +125,10 @@ impl PhysicalLayout {
             }
             seen[d as usize] = true;
         }
+        check_dims(dims, layout)?;
         if layout.element_size_in_bits != 0 {
             return Err(LayoutError::Unsupported { layout: text(), why: "packed element sizes E(n)" });
         }
-
         let mut phys: Vec<PhysicalDim> = layout
             .major_to_minor()
             .into_iter()
@@ -124,6 +137,13 @@ impl PhysicalLayout {
         for tile in &layout.tiles {
             if tile.dims.iter().any(|&t| t == TILE_COMBINE_DIMENSION || t <= 0) {
                 return Err(LayoutError::Unsupported { layout: text(), why: "combined or empty tile dimensions" });
+            }
+            let tile_elements = tile.dims.iter().try_fold(1i64, |n, &t| n.checked_mul(t).filter(|&n| n <= MAX_TILE_ELEMENTS));
+            if tile_elements.is_none() {
+                let value = tile.dims.iter().map(|&t| t as u128).fold(1u128, u128::saturating_mul);
+                let sizes: Vec<String> = tile.dims.iter().map(i64::to_string).collect();
+                let what = format!("the element count of tile T({}) of layout {}", sizes.join(","), text());
+                return Err(LayoutError::TooLarge { what, value, limit: MAX_TILE_ELEMENTS as u128 });
             }
             let k = tile.dims.len();
             while phys.len() < k {
@@ -142,17 +162,38 @@ impl PhysicalLayout {
             }
             phys.extend(inner);
         }
+        // Every offset generated code computes is below the product of the physical sizes (zero
+        // sizes counted as one: the strides of the other dimensions are still computed), so no
+        // index arithmetic overflows once that product is within the limit.
+        let extent = phys.iter().fold(1u128, |n, d| n.saturating_mul(d.size.max(1) as u128));
+        if extent > MAX_ARRAY_ELEMENTS as u128 {
+            let what = format!("the element count stored for {}", shape_text(dims, layout));
+            return Err(LayoutError::TooLarge { what, value: extent, limit: MAX_ARRAY_ELEMENTS as u128 });
+        }
         let mut stride = 1i64;
         for d in phys.iter_mut().rev() {
             d.stride = stride;
-            stride = stride.saturating_mul(d.size);
+            stride *= d.size.max(1);
         }
-        let mut storage_elements = stride;
+        let empty = phys.iter().any(|d| d.size == 0);
+        let mut storage_elements = if empty { 0 } else { stride };
         let align = layout.tail_padding_alignment_in_elements;
         if align > 1 {
-            storage_elements = ceil_div(storage_elements, align) * align;
+            let padded = (storage_elements as u128).div_ceil(align as u128) * align as u128;
+            if padded > MAX_ARRAY_ELEMENTS as u128 {
+                let what = format!("the tail-padded element count of {}", shape_text(dims, layout));
+                return Err(LayoutError::TooLarge { what, value: padded, limit: MAX_ARRAY_ELEMENTS as u128 });
+            }
+            storage_elements = padded as i64;
         }
         Ok(PhysicalLayout { dims: phys, storage_elements })
+    }
+
+    /// Bytes a buffer of `element_type` elements in this layout takes, padding included.
+    /// Cannot overflow: the storage is at most [`MAX_ARRAY_ELEMENTS`] elements of at most 16
+    /// bytes.
+    pub fn storage_bytes(&self, element_type: ElementType) -> i64 {
+        self.storage_elements * element_type.byte_size() as i64
     }
 
     /// True when elements sit in logical row-major order with no padding.
@@ -221,8 +262,28 @@ pub fn physical_to_logical(src: &[u8], dst: &mut [u8], dims: &[i64], layout: &Ph
     });
 }
 
+/// `ceil(a / b)` for `a >= 0`, `b > 0`, without overflow.
 fn ceil_div(a: i64, b: i64) -> i64 {
-    (a + b - 1) / b
+    a / b + i64::from(a % b != 0)
+}
+
+/// Each dimension is non-negative and within the limit (so that sums and products of a few
+/// of them, as shape arithmetic forms, stay far from overflow).
+fn check_dims(dims: &[i64], layout: &Layout) -> Result<(), LayoutError> {
+    if let Some(&d) = dims.iter().find(|&&d| !(0..=MAX_ARRAY_ELEMENTS).contains(&d)) {
+        if d < 0 {
+            return Err(LayoutError::Unsupported { layout: shape_text(dims, layout), why: "negative dimension size" });
+        }
+        let what = format!("a dimension size of {}", shape_text(dims, layout));
+        return Err(LayoutError::TooLarge { what, value: d as u128, limit: MAX_ARRAY_ELEMENTS as u128 });
+    }
+    Ok(())
+}
+
+/// `[2,3]{1,0:T(2)}` for messages (the element type is not known here).
+fn shape_text(dims: &[i64], layout: &Layout) -> String {
+    let dims: Vec<String> = dims.iter().map(i64::to_string).collect();
+    format!("[{}]{layout}", dims.join(","))
 }
 
 #[cfg(test)]

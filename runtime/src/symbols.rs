@@ -8,13 +8,25 @@ use std::ptr::NonNull;
 /// A kernel task: runs iterations `[begin, end)` of a kernel over the buffer table.
 pub type KernelTask = unsafe extern "C" fn(table: *const *mut u8, begin: i64, end: i64);
 
-/// Allocates `size` bytes aligned for any generated load or store; null on failure.
+/// How the message of a failed [`hlojit_rt_alloc`] starts, so that the host can tell running
+/// out of memory from other failures.
+pub const ALLOCATION_FAILURE: &str = "cannot allocate";
+
+/// Allocates `size` bytes aligned for any generated load or store; null on failure, with the
+/// size recorded as this thread's last error.
 #[no_mangle]
 pub extern "C" fn hlojit_rt_alloc(size: i64) -> *mut u8 {
     if size <= 0 {
         return BUFFER_ALIGNMENT as *mut u8;
     }
-    block_cache::allocate(size as usize).map_or(std::ptr::null_mut(), NonNull::as_ptr)
+    block_cache::allocate(size as usize).map_or_else(
+        || {
+            let bytes = crate::limits::describe_bytes(size as u128);
+            crate::custom_call::last_error::set_last_error(format!("{ALLOCATION_FAILURE} {bytes} of temporary memory"));
+            std::ptr::null_mut()
+        },
+        NonNull::as_ptr,
+    )
 }
 
 /// Frees memory from [`hlojit_rt_alloc`] of the same size.
@@ -86,5 +98,7 @@ pub fn runtime_symbols() -> Vec<(&'static str, usize)> {
         ("hlojit_rt_collective_enter", crate::collectives::entry_points::hlojit_rt_collective_enter as *const () as usize),
         ("hlojit_rt_collective_leave", crate::collectives::entry_points::hlojit_rt_collective_leave as *const () as usize),
         ("XLA_FFI_GetApi", crate::custom_call::api::XLA_FFI_GetApi as *const () as usize),
+        ("hlojit_rt_poll_interrupt", crate::executor::hlojit_rt_poll_interrupt as *const () as usize),
+        ("hlojit_rt_interrupt_requested", &crate::executor::hlojit_rt_interrupt_requested as *const _ as usize),
     ]
 }

@@ -126,7 +126,7 @@ pub fn run_file(path: &Path) -> Result<(), String> {
     let exe = compiled?;
     let (stacked, result);
     let got: Vec<&ArrayLiteral> = if exe.num_devices() > 1 {
-        stacked = crate::conformance::run_stacked(&exe, exe.num_devices(), test.inputs)?;
+        stacked = crate::conformance::run_stacked(&exe, exe.num_devices(), test.inputs, &hlojit::RunOptions::default())?;
         stacked.iter().collect()
     } else {
         let args = Literal::group_leaves(exe.parameter_shapes(), test.inputs)?;

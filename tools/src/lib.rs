@@ -6,4 +6,5 @@
 pub mod bench;
 pub mod conformance;
 pub mod filetest;
+pub mod module_file;
 mod numpy_random;

@@ -2,11 +2,12 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use hlojit_tools::conformance::{self, ModuleFile};
-use hlojit::{compile_aot, npy, parse_module, Argument, ArrayLiteral, CompileOptions, CustomCallRegistry, Executable, HostBuffer, OutputKind, TargetOptions};
+use hlojit::{compile_aot, npy, Argument, ArrayLiteral, CompileOptions, CustomCallRegistry, Executable, HostBuffer, OutputKind, ProcessSymbols, RunOptions, TargetOptions};
+use hlojit_tools::module_file::read_module;
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Parser)]
 #[command(name = "hlojit", version, about = "Compile and run XLA HLO modules with LLVM")]
@@ -21,7 +22,7 @@ enum Command {
     Run {
         module: PathBuf,
         /// One .npy file per parameter, in order (tuple parameters take their leaves).
-        #[arg(long = "input")]
+        #[arg(long = "input", conflicts_with = "random_inputs")]
         inputs: Vec<PathBuf>,
         /// Generate random inputs from this seed instead.
         #[arg(long)]
@@ -32,9 +33,12 @@ enum Command {
         /// Donate parameter INDEX: outputs aliased with it are computed in its memory.
         #[arg(long = "donate", value_name = "INDEX")]
         donate: Vec<usize>,
-        /// Load custom-call targets from this shared library (repeatable).
-        #[arg(long = "plugin")]
-        plugins: Vec<PathBuf>,
+        /// Stop the run with an error if it has not finished after SECONDS (while loops
+        /// check the deadline every iteration).
+        #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+        timeout: Option<Duration>,
+        #[command(flatten)]
+        targets: TargetSources,
     },
     /// Compile a module ahead of time: an object file (or assembly, or LLVM IR) and a C header.
     Compile {
@@ -89,10 +93,47 @@ enum Command {
         /// Write a JSON report.
         #[arg(long)]
         report: Option<PathBuf>,
-        /// Load custom-call targets from this shared library (repeatable).
-        #[arg(long = "plugin")]
-        plugins: Vec<PathBuf>,
+        #[command(flatten)]
+        targets: TargetSources,
     },
+}
+
+/// Where custom-call targets come from besides hlojit's built-ins.
+#[derive(clap::Args)]
+struct TargetSources {
+    /// Load custom-call targets from this shared library (repeatable).
+    #[arg(long = "plugin")]
+    plugins: Vec<PathBuf>,
+    /// Let custom calls call this function the hlojit executable itself exports (repeatable).
+    #[arg(long = "allow-process-symbol", value_name = "NAME")]
+    process_symbols: Vec<String>,
+    /// Let custom calls call any function the hlojit executable itself exports (never the C
+    /// library's or another shared library's). Only for modules you trust.
+    #[arg(long = "allow-process-symbols", conflicts_with = "process_symbols")]
+    all_process_symbols: bool,
+}
+
+impl TargetSources {
+    /// Loads the plugins into the process-wide registry every compilation consults, and
+    /// returns the compile options that allow the process symbols asked for.
+    fn load(&self) -> Result<CompileOptions, String> {
+        for p in &self.plugins {
+            CustomCallRegistry::global().load_plugin(p).map_err(|e| e.to_string())?;
+        }
+        let process_symbols = if self.all_process_symbols {
+            ProcessSymbols::MainExecutable
+        } else if self.process_symbols.is_empty() {
+            ProcessSymbols::None
+        } else {
+            ProcessSymbols::only(self.process_symbols.iter().cloned())
+        };
+        Ok(CompileOptions { process_symbols, ..CompileOptions::default() })
+    }
+}
+
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text.parse().map_err(|_| format!("'{text}' is not a number of seconds"))?;
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("'{text}' is not a positive number of seconds"))
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -119,9 +160,14 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { module, inputs, random_inputs, output_dir, donate, plugins } => {
-            load_plugins(&plugins).and_then(|_| run(&module, &inputs, random_inputs, output_dir.as_deref(), &donate))
-        }
+        Command::Run { module, inputs, random_inputs, output_dir, donate, timeout, targets } => targets.load().and_then(|options| {
+            let run_options = timeout.map_or_else(RunOptions::default, |t| RunOptions::default().with_timeout(t));
+            let inputs = match random_inputs {
+                Some(seed) => Inputs::Random(seed),
+                None => Inputs::Files(&inputs),
+            };
+            run(&module, inputs, output_dir.as_deref(), &donate, &options, &run_options)
+        }),
         Command::Compile { module, emit, output, header, name, target, cpu, features } => {
             let target = TargetOptions { triple: target, cpu, features };
             compile(&module, emit, &output, header.as_deref(), name, target)
@@ -129,8 +175,8 @@ fn main() -> ExitCode {
         Command::Bench { workloads, root, runs, warmup, inputs_dir, check_dir } => {
             bench(&workloads, &root, hlojit_tools::bench::BenchOptions { runs, warmup, inputs_dir, check_dir })
         }
-        Command::Conformance { dirs, module, filter, report, plugins } => {
-            load_plugins(&plugins).and_then(|_| conformance_cmd(&dirs, module, filter.as_deref(), report.as_deref()))
+        Command::Conformance { dirs, module, filter, report, targets } => {
+            targets.load().and_then(|_| conformance_cmd(&dirs, module, filter.as_deref(), report.as_deref()))
         }
     };
     match result {
@@ -142,17 +188,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// Loads plugins into the process-wide registry every compilation consults.
-fn load_plugins(paths: &[PathBuf]) -> Result<(), String> {
-    for p in paths {
-        CustomCallRegistry::global().load_plugin(p).map_err(|e| e.to_string())?;
-    }
-    Ok(())
-}
-
 fn compile(path: &Path, emit: Emit, output: &Path, header: Option<&Path>, name: Option<String>, target: TargetOptions) -> Result<ExitCode, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let module = parse_module(&text).map_err(|e| format!("{}:{e}", path.display()))?;
+    let module = read_module(path)?;
     let name = name.unwrap_or_else(|| c_name(path));
     let kind = match emit {
         Emit::Obj => OutputKind::Object,
@@ -178,31 +215,44 @@ fn c_name(path: &Path) -> String {
     name
 }
 
-fn run(path: &Path, inputs: &[PathBuf], seed: Option<u64>, output_dir: Option<&Path>, donate: &[usize]) -> Result<ExitCode, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let module = parse_module(&text).map_err(|e| format!("{}:{e}", path.display()))?;
-    let exe = Executable::compile(&module, &CompileOptions::default()).map_err(|e| e.to_string())?;
+/// Where `run` takes its inputs from.
+enum Inputs<'a> {
+    /// One .npy file per parameter leaf (stacked over devices for a multi-device program).
+    Files(&'a [PathBuf]),
+    /// Random values from this seed.
+    Random(u64),
+}
+
+fn run(
+    path: &Path,
+    inputs: Inputs,
+    output_dir: Option<&Path>,
+    donate: &[usize],
+    options: &CompileOptions,
+    run_options: &RunOptions,
+) -> Result<ExitCode, String> {
+    let module = read_module(path)?;
+    // The inputs are read and checked against the parameters before anything is compiled.
+    let devices = declared_devices(&module);
+    let leaves: Vec<hlojit::ArrayShape> = module
+        .entry_parameter_shapes()
+        .iter()
+        .flat_map(|s| s.array_leaves().into_iter().cloned())
+        .map(|s| if devices > 1 { hlojit::ArrayShape::new(s.element_type, [&[devices as i64][..], &s.dims].concat()) } else { s })
+        .collect();
+    let arrays = match inputs {
+        Inputs::Random(seed) => {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            leaves.iter().map(|s| random_array(&mut rng, s)).collect::<Result<Vec<_>, _>>()?
+        }
+        Inputs::Files(files) => read_inputs(files, &leaves, devices)?,
+    };
+    let exe = Executable::compile(&module, options).map_err(|e| e.to_string())?;
     println!("compiled {} in {:.1} ms ({})", module.name, exe.compile_time().as_secs_f64() * 1e3, exe.compile_stats());
     if exe.num_devices() > 1 {
-        return run_devices(&exe, inputs, seed, output_dir);
+        return run_devices(&exe, arrays, output_dir, run_options);
     }
     let leaves: Vec<hlojit::ArrayShape> = exe.argument_shapes().into_iter().cloned().collect();
-    let arrays: Vec<ArrayLiteral> = match seed {
-        Some(seed) => {
-            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-            leaves.iter().map(|s| random_array(&mut rng, s)).collect()
-        }
-        None => {
-            if inputs.len() != leaves.len() {
-                return Err(format!("the module takes {} input arrays, {} given (or use --random-inputs SEED)", leaves.len(), inputs.len()));
-            }
-            inputs
-                .iter()
-                .zip(&leaves)
-                .map(|(p, s)| npy::read(p, Some(s.element_type)).map_err(|e| format!("{}: {e}", p.display())))
-                .collect::<Result<_, _>>()?
-        }
-    };
     // Arguments in the entry layouts; donated parameters are passed by value.
     let donated_leaves = parameter_leaves(exe.parameter_shapes(), donate)?;
     let mut buffers = Vec::new();
@@ -217,7 +267,7 @@ fn run(path: &Path, inputs: &[PathBuf], seed: Option<u64>, output_dir: Option<&P
     args.sort_by_key(|(j, _)| *j);
     let args = args.into_iter().map(|(_, a)| a);
     let start = Instant::now();
-    let outputs = exe.run(args).map_err(|e| e.to_string())?;
+    let outputs = exe.run_with(args, run_options).map_err(|e| e.to_string())?;
     println!("ran in {:.3} ms", start.elapsed().as_secs_f64() * 1e3);
     for (i, out) in outputs.iter().enumerate() {
         let reused = donated_ptrs.iter().find(|(_, p)| *p == out.as_ptr()).map(|(j, _)| format!(" (in the memory of donated argument {j})")).unwrap_or_default();
@@ -231,29 +281,49 @@ fn run(path: &Path, inputs: &[PathBuf], seed: Option<u64>, output_dir: Option<&P
     Ok(ExitCode::SUCCESS)
 }
 
+/// The devices the module's header asks for (1 where it does not say or says something
+/// invalid, which compiling reports).
+fn declared_devices(module: &hlojit::hlo::Module) -> usize {
+    let count = |key: &str| module.header_attribute(key).and_then(|v| v.trim().parse::<usize>().ok()).filter(|&n| n > 0);
+    let devices = count("replica_count").unwrap_or(1).saturating_mul(count("num_partitions").unwrap_or(1));
+    devices.min(hlojit_runtime::limits::MAX_DEVICES)
+}
+
+/// Reads one .npy file per parameter leaf and checks its element type and dimensions.
+fn read_inputs(files: &[PathBuf], leaves: &[hlojit::ArrayShape], devices: usize) -> Result<Vec<ArrayLiteral>, String> {
+    if files.len() != leaves.len() {
+        let stacked = if devices > 1 { format!(" (each stacked over {devices} devices)") } else { String::new() };
+        return Err(format!(
+            "the module takes {} input arrays{stacked}, {} given with --input (or use --random-inputs SEED)",
+            leaves.len(),
+            files.len()
+        ));
+    }
+    files
+        .iter()
+        .zip(leaves)
+        .enumerate()
+        .map(|(j, (p, want))| {
+            let array = npy::read(p, Some(want.element_type)).map_err(|e| format!("--input {} for input {j}: {e}", p.display()))?;
+            if array.dims() != want.dims.as_slice() {
+                return Err(format!(
+                    "--input {} for input {j} is {}, the module takes {}",
+                    p.display(),
+                    array.shape(),
+                    hlojit::ArrayShape { layout: None, ..want.clone() }
+                ));
+            }
+            Ok(array)
+        })
+        .collect()
+}
+
 /// `run` for a program on several devices: inputs and outputs are stacked over the devices
 /// along a new leading dimension (global device order), as in the conformance corpus.
-fn run_devices(exe: &Executable, inputs: &[PathBuf], seed: Option<u64>, output_dir: Option<&Path>) -> Result<ExitCode, String> {
+fn run_devices(exe: &Executable, arrays: Vec<ArrayLiteral>, output_dir: Option<&Path>, run_options: &RunOptions) -> Result<ExitCode, String> {
     let devices = exe.num_devices();
-    let stacked: Vec<hlojit::ArrayShape> = exe
-        .argument_shapes()
-        .into_iter()
-        .map(|s| hlojit::ArrayShape::new(s.element_type, [&[devices as i64][..], &s.dims].concat()))
-        .collect();
-    let arrays: Vec<ArrayLiteral> = match seed {
-        Some(seed) => {
-            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-            stacked.iter().map(|s| random_array(&mut rng, s)).collect()
-        }
-        None if inputs.len() == stacked.len() => inputs
-            .iter()
-            .zip(&stacked)
-            .map(|(p, s)| npy::read(p, Some(s.element_type)).map_err(|e| format!("{}: {e}", p.display())))
-            .collect::<Result<_, _>>()?,
-        None => return Err(format!("the module takes {} input arrays (each stacked over {devices} devices), {} given", stacked.len(), inputs.len())),
-    };
     let start = Instant::now();
-    let outputs = hlojit_tools::conformance::run_stacked(exe, devices, arrays)?;
+    let outputs = hlojit_tools::conformance::run_stacked(exe, devices, arrays, run_options)?;
     println!("ran on {devices} devices in {:.3} ms", start.elapsed().as_secs_f64() * 1e3);
     for (i, literal) in outputs.iter().enumerate() {
         println!("out{i}: {}", summarize(literal));
@@ -282,10 +352,10 @@ fn parameter_leaves(shapes: &[hlojit::Shape], params: &[usize]) -> Result<Vec<us
     Ok(out)
 }
 
-fn random_array(rng: &mut impl Rng, shape: &hlojit::ArrayShape) -> ArrayLiteral {
+fn random_array(rng: &mut impl Rng, shape: &hlojit::ArrayShape) -> Result<ArrayLiteral, String> {
     let t = shape.element_type;
-    let n = shape.element_count() as usize;
-    let mut lit = ArrayLiteral::zeros(t, &shape.dims);
+    let mut lit = ArrayLiteral::try_zeros(t, &shape.dims).map_err(|e| format!("a random input: {e}"))?;
+    let n = lit.element_count();
     for i in 0..n {
         if t.is_floating() {
             lit.set_f64(i, rng.gen_range(-1.0..1.0));
@@ -295,7 +365,7 @@ fn random_array(rng: &mut impl Rng, shape: &hlojit::ArrayShape) -> ArrayLiteral 
             lit.set_i64(i, rng.gen_range(0..100));
         }
     }
-    lit
+    Ok(lit)
 }
 
 

@@ -31,6 +31,13 @@ pub struct TargetOptions {
     pub features: Option<String>,
 }
 
+/// LLVM 19's x86 processors without 64-bit mode (X86TargetParser's 32-bit entries).
+const X86_32_BIT_CPUS: &[&str] = &[
+    "i386", "i486", "i586", "i686", "pentium", "pentium-mmx", "pentiumpro", "pentium2", "pentium3", "pentium3m",
+    "pentium-m", "pentium4", "pentium4m", "prescott", "yonah", "lakemont", "winchip-c6", "winchip2", "c3", "c3-2",
+    "geode", "k6", "k6-2", "k6-3", "athlon", "athlon-tbird", "athlon-4", "athlon-xp", "athlon-mp",
+];
+
 fn initialize() {
     static INIT: Once = Once::new();
     INIT.call_once(|| Target::initialize_all(&InitializationConfig::default()));
@@ -56,9 +63,43 @@ impl TargetOptions {
         self.triple().as_str().to_string_lossy().starts_with("x86_64")
     }
 
+    /// Refuses CPU and feature choices LLVM cannot generate code for: on an x86-64 triple, a
+    /// 32-bit-only CPU (`pentium`) or a feature string that turns off 64-bit mode makes LLVM
+    /// abort the process ("64-bit code requested on a subtarget that doesn't support it").
+    pub fn validate(&self) -> Result<()> {
+        let features = match (&self.triple, &self.features) {
+            (_, Some(features)) => features.clone(),
+            (None, None) => TargetMachine::get_host_cpu_features().to_string(),
+            (Some(_), None) => String::new(),
+        };
+        let mut long_mode: Option<bool> = None;
+        for feature in features.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+            let (on, name) = match feature.split_at(1) {
+                ("+", name) => (true, name),
+                ("-", name) => (false, name),
+                _ => return Err(Error::InvalidArgument(format!("target feature '{feature}' must start with '+' or '-'"))),
+            };
+            if name == "64bit" {
+                long_mode = Some(on);
+            }
+        }
+        if !self.is_x86_64() {
+            return Ok(());
+        }
+        let cpu = self.cpu.as_deref().unwrap_or("");
+        if long_mode == Some(false) || (X86_32_BIT_CPUS.contains(&cpu) && long_mode != Some(true)) {
+            return Err(Error::InvalidArgument(format!(
+                "CPU '{cpu}' with these features cannot run 64-bit code, which target {} needs: choose an x86-64 CPU (x86-64, x86-64-v3, skylake-avx512, znver4, ...) or a 32-bit triple (i686-unknown-linux-gnu)",
+                self.triple().as_str().to_string_lossy()
+            )));
+        }
+        Ok(())
+    }
+
     /// A target machine for code that is relocatable (AOT) or loaded in this process (JIT).
     pub fn machine(&self, for_jit: bool) -> Result<TargetMachine> {
         initialize();
+        self.validate()?;
         let triple = self.triple();
         let target = Target::from_triple(&triple).map_err(|e| Error::Llvm(format!("unknown target {triple}: {e}")))?;
         let (cpu, features) = match (&self.triple, &self.cpu, &self.features) {
@@ -91,8 +132,23 @@ pub fn simd_bytes(machine: &TargetMachine) -> u32 {
 
 /// Whether the machine's feature string enables `feature` (`avx512bf16`, say).
 pub fn has_feature(machine: &TargetMachine, feature: &str) -> bool {
-    let features = machine.get_feature_string().to_string_lossy().into_owned();
+    let features = feature_string(machine);
     features.split(',').any(|x| x.strip_prefix('+') == Some(feature))
+}
+
+/// The machine's feature string. (inkwell's `get_feature_string` never frees the copy LLVM
+/// makes: a kilobyte lost per call, three calls per compiled module.)
+fn feature_string(machine: &TargetMachine) -> String {
+    // SAFETY: LLVM returns a new C string, which we copy and then dispose of as documented.
+    unsafe {
+        let raw = llvm_sys::target_machine::LLVMGetTargetMachineFeatureString(machine.as_mut_ptr());
+        if raw.is_null() {
+            return String::new();
+        }
+        let features = std::ffi::CStr::from_ptr(raw).to_string_lossy().into_owned();
+        llvm_sys::core::LLVMDisposeMessage(raw);
+        features
+    }
 }
 
 /// Runs LLVM's optimization pipeline on a module.

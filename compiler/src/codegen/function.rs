@@ -299,6 +299,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let exit = cg.block("while.exit");
         cg.b.build_unconditional_branch(header)?;
         cg.b.position_at_end(header);
+        poll_interrupt(cg, fl)?;
         self.call_computation(cond_fn, &state, &[pred], fl)?;
         let p = cg.b.build_load(cg.i8(), pred, "pred")?.into_int_value();
         let go = cg.b.build_int_compare(IntPredicate::NE, p, cg.i8().const_zero(), "")?;
@@ -354,6 +355,30 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         cg.b.position_at_end(done);
         Ok(())
     }
+}
+
+/// Lets a deadline or a cancellation stop a loop (see the runtime's `executor::interrupt`):
+/// loads the process-wide interrupt flag and, only when it is set, asks the runtime whether this
+/// thread's run must stop, leaving with its status if so. Costs a load and a branch per
+/// iteration; the load is volatile so that it stays in the loop.
+fn poll_interrupt<'ctx>(cg: &Codegen<'ctx>, fl: &mut FunctionLowering<'_, 'ctx>) -> Result<()> {
+    const FLAG: &str = "hlojit_rt_interrupt_requested";
+    let flag = cg.module.get_global(FLAG).unwrap_or_else(|| cg.module.add_global(cg.i32(), None, FLAG));
+    let load = cg.b.build_load(cg.i32(), flag.as_pointer_value(), "interrupt")?.into_int_value();
+    let instruction = load.as_instruction().ok_or_else(|| Error::Internal("a load is an instruction".into()))?;
+    instruction.set_volatile(true).map_err(|e| Error::Llvm(e.to_string()))?;
+    let raised = cg.b.build_int_compare(IntPredicate::NE, load, cg.i32().const_zero(), "")?;
+    let raised = cg.call_intrinsic("llvm.expect", &[cg.i1().into()], &[raised.into(), cg.i1().const_zero().into()])?;
+    let poll = cg.block("interrupt.poll");
+    let cont = cg.block("interrupt.none");
+    cg.b.build_conditional_branch(raised.into_int_value(), poll, cont)?;
+    cg.b.position_at_end(poll);
+    let poll_fn = cg.external("hlojit_rt_poll_interrupt", cg.fn_type(Some(cg.i32().into()), &[]));
+    let status = cg.call(poll_fn, &[])?.into_int_value();
+    fl.check(cg, status)?;
+    cg.b.build_unconditional_branch(cont)?;
+    cg.b.position_at_end(cont);
+    Ok(())
 }
 
 /// State of the function being lowered.

@@ -13,6 +13,8 @@ use super::module::{Module, ProgramShape};
 use super::opcode::Opcode;
 use super::shape_inference::{infer_shape, signature};
 use crate::error::{Error, Result};
+use hlojit_runtime::limits::MAX_DEVICES;
+use hlojit_runtime::physical::{LayoutError, PhysicalLayout};
 use hlojit_runtime::Shape;
 use std::collections::{HashMap, HashSet};
 
@@ -173,7 +175,12 @@ pub fn check_shape_valid(shape: &Shape) -> std::result::Result<(), String> {
                     return Err(format!("layout {layout} is not a permutation of the {} dimensions", a.dims.len()));
                 }
             }
-            Ok(())
+            // Sizes beyond the limits are errors; layouts hlojit cannot lay out (packed
+            // elements, say) are valid HLO and fail later, where they would be used.
+            match PhysicalLayout::new(a) {
+                Err(e @ LayoutError::TooLarge { .. }) => Err(e.to_string()),
+                _ => Ok(()),
+            }
         }
         Shape::Tuple(elements) => elements.iter().try_for_each(check_shape_valid),
         Shape::Token | Shape::Opaque => Ok(()),
@@ -259,7 +266,26 @@ fn check_structure(module: &Module) -> Result<()> {
         }
         check_computation_structure(module, comp)?;
     }
+    check_device_counts(module).map_err(module_error)?;
     check_no_recursion(module)
+}
+
+/// `replica_count` and `num_partitions` are positive integers, and the devices they make
+/// (each a thread with its own buffers) within [`MAX_DEVICES`].
+fn check_device_counts(module: &Module) -> std::result::Result<(), String> {
+    let mut devices: u128 = 1;
+    for key in ["replica_count", "num_partitions"] {
+        let Some(text) = module.header_attribute(key) else { continue };
+        let count = text.trim().parse::<u128>().ok().filter(|&n| n > 0);
+        let count = count.ok_or_else(|| format!("{key}={text} is not a positive integer"))?;
+        devices = devices.saturating_mul(count);
+    }
+    if devices > MAX_DEVICES as u128 {
+        return Err(format!(
+            "replica_count x num_partitions is {devices} devices; hlojit runs at most {MAX_DEVICES} in one process"
+        ));
+    }
+    Ok(())
 }
 
 fn check_computation_structure(module: &Module, comp: &Computation) -> Result<()> {

@@ -7,15 +7,17 @@
 //! ```
 //! With arguments `x.bin b.bin s.bin e.bin` it reads raw little-endian inputs and writes the
 //! raw results instead of printing them.
+//!
+//! The compiled function runs through the runtime's `Executor`, as JIT-compiled code does:
+//! arguments are checked against the signature, outputs allocated, failures returned as errors.
 
+use hlojit_runtime::executor::{Executor, RunOptions, Signature};
+use hlojit_runtime::{ElementType, HostBuffer, Shape};
 use std::ffi::{c_char, c_void};
 
-// Linked for the symbols the compiled code calls (`hlojit_rt_*`, `XlaCustomCallStatus*`).
-extern crate hlojit_runtime;
-
 extern "C" {
-    /// Declared by the generated `model.h`.
-    fn model(args: *const *const c_void, results: *const *mut c_void) -> i32;
+    /// Declared by the generated `model.h` (`const void* const* args, void* const* results`).
+    fn model(args: *const *const u8, results: *const *mut u8) -> i32;
     fn XlaCustomCallStatusSetFailure(status: *mut c_void, message: *const c_char, len: usize);
 }
 
@@ -65,23 +67,28 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    let mut s = vec![0f32; X];
-    let mut e = vec![0f32; X];
-    let args = [x.as_ptr() as *const c_void, b.as_ptr() as *const c_void];
-    let results = [s.as_mut_ptr() as *mut c_void, e.as_mut_ptr() as *mut c_void];
-    // SAFETY: buffers of the sizes and layouts model.h gives, alive for the call.
-    let rc = unsafe { model(args.as_ptr(), results.as_ptr()) };
-    if rc != 0 {
-        let why = hlojit_runtime::custom_call::take_last_error().unwrap_or_default();
-        eprintln!("model failed: {why}");
-        return std::process::ExitCode::from(1);
-    }
+    // model.h: two f32 arguments, a tuple of two f32[4,8] results, all row-major.
+    let f32s = |dims: &[i64]| Shape::array_row_major(ElementType::F32, dims.to_vec());
+    let signature = Signature::new(vec![f32s(&[4, 8]), f32s(&[8])], Shape::Tuple(vec![f32s(&[4, 8]), f32s(&[4, 8])]));
+    // SAFETY: `model` was compiled from model.hlo, whose signature this is, and is linked in.
+    let executor = unsafe { Executor::new(model, signature) };
+    let x = HostBuffer::from_slice(&[4, 8], &x).expect("32 values");
+    let b = HostBuffer::from_slice(&[8], &b).expect("8 values");
+    let results = match executor.run(vec![(&x).into(), (&b).into()], &RunOptions::default()) {
+        Ok(results) => results,
+        Err(e) => {
+            eprintln!("model failed: {e}");
+            return std::process::ExitCode::from(1);
+        }
+    };
+    let s = results[0].as_slice::<f32>().expect("f32 results");
+    let e = results[1].as_slice::<f32>().expect("f32 results");
     if argv.is_empty() {
         println!("result 0: {:?} ...", &s[..8]);
         println!("result 1: {:?} ...", &e[..8]);
     } else {
-        write_f32s(&argv[2], &s);
-        write_f32s(&argv[3], &e);
+        write_f32s(&argv[2], s);
+        write_f32s(&argv[3], e);
     }
     std::process::ExitCode::SUCCESS
 }

@@ -6,9 +6,11 @@ pub mod api;
 pub mod call;
 pub mod descriptor;
 pub mod last_error;
+pub mod process_symbols;
 pub mod registry;
 pub mod status;
 
 pub use descriptor::{ffi_dtype, ArrayValue, AttrValue, BufferSpec, CallDescriptor};
 pub use last_error::{clear_last_error, take_last_error};
+pub use process_symbols::ProcessSymbols;
 pub use registry::{resolve_target, CustomCallRegistry, Plugin, PluginError, Resolved};

@@ -1,14 +1,16 @@
 //! Where custom-call targets come from. A target is found by name, in this order: functions
 //! registered with a registry (Rust or C function pointers), the exports of plugins the
-//! registry loaded at run time, the process's own exported symbols, and finally hlojit's
-//! built-in implementations of JAX's LAPACK targets ([`crate::linalg`]), last so that any of
-//! the others (jaxlib's own handlers, say) can replace them.
+//! registry loaded at run time, the main executable's own functions only where the user
+//! allows them ([`ProcessSymbols`]), and finally hlojit's built-in implementations of JAX's
+//! LAPACK targets ([`crate::linalg`]), last so that any of the others (jaxlib's own handlers,
+//! say) can replace them. Nothing else in the process (the C library above all) is a target.
 //!
 //! A registry is cheap to clone (clones share their contents), so the same one can hang under
 //! compile options or a client. [`CustomCallRegistry::global`] is the process-wide registry the
 //! CLI's `--plugin` loads into and handlers registered through `XLA_FFI_Handler_Register` land
 //! in; compilation consults it after the registry it was given.
 
+use super::process_symbols::ProcessSymbols;
 use hlojit_ffi::status::{OriginalFn, StatusReturningFn, StatusReturningUnifiedFn};
 use hlojit_ffi::xla::XLA_FFI_Handler;
 use std::collections::HashMap;
@@ -31,7 +33,12 @@ pub struct PluginError {
 /// using it and its registry are gone.
 pub struct Plugin {
     path: PathBuf,
+    /// Keeps the code loaded (lookups go through `handle` where the platform allows).
+    #[cfg_attr(all(target_os = "linux", target_env = "gnu"), allow(dead_code))]
     library: libloading::Library,
+    /// The `dlopen` handle of `library`, for lookups restricted to the plugin's own symbols.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    handle: usize,
 }
 
 impl Plugin {
@@ -40,9 +47,19 @@ impl Plugin {
         &self.path
     }
 
+    /// A function the plugin itself defines, never one of the libraries it links against
+    /// (`dlsym` on the handle would find the C library's `system` through any plugin).
     fn symbol(&self, name: &str) -> Option<usize> {
-        // SAFETY: the symbol is only looked up, never called here; the caller decides how.
-        unsafe { self.library.get::<*const c_void>(name.as_bytes()).ok().map(|s| *s as usize) }
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        {
+            // SAFETY: the handle lives as long as `library`; the symbol is only looked up.
+            unsafe { super::process_symbols::function_defined_by(self.handle, name) }
+        }
+        #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+        {
+            // SAFETY: the symbol is only looked up, never called here; the caller decides how.
+            unsafe { self.library.get::<*const c_void>(name.as_bytes()).ok().map(|s| *s as usize) }
+        }
     }
 }
 
@@ -144,8 +161,19 @@ impl CustomCallRegistry {
             return Ok(());
         }
         // SAFETY: loading a library runs its initializers; the caller chose to trust it.
-        let library = unsafe { libloading::Library::new(&canonical) }.map_err(|e| err(e.to_string()))?;
-        self.write().plugins.push(Arc::new(Plugin { path: canonical, library }));
+        let library = unsafe { libloading::Library::new(&canonical) }.map_err(|e| err(with_sources(&e)))?;
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        let (library, handle) = {
+            let raw = libloading::os::unix::Library::from(library).into_raw();
+            // SAFETY: `raw` is the handle just taken out of a live library, put back at once.
+            (libloading::Library::from(unsafe { libloading::os::unix::Library::from_raw(raw) }), raw as usize)
+        };
+        self.write().plugins.push(Arc::new(Plugin {
+            path: canonical,
+            library,
+            #[cfg(all(target_os = "linux", target_env = "gnu"))]
+            handle,
+        }));
         Ok(())
     }
 
@@ -168,35 +196,33 @@ impl CustomCallRegistry {
     }
 }
 
+/// An error's message followed by its sources' (`dlopen failed: libfoo.so: undefined symbol:
+/// bar`): the dynamic loader's own text is what tells the user what is wrong.
+fn with_sources(e: &dyn std::error::Error) -> String {
+    let mut message = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        source = s.source();
+    }
+    message
+}
+
 /// Finds target `name`: registered functions of each registry in turn, then the plugins of
-/// each registry in turn, then the process's exported symbols, then the built-in LAPACK
-/// targets.
-pub fn resolve_target(registries: &[&CustomCallRegistry], name: &str) -> Option<Resolved> {
+/// each registry in turn, then the main executable's functions as `process` allows, then the
+/// built-in LAPACK targets.
+pub fn resolve_target(registries: &[&CustomCallRegistry], name: &str, process: &ProcessSymbols) -> Option<Resolved> {
     if let Some(address) = registries.iter().find_map(|r| r.registered(name)) {
         return Some(Resolved { address, plugin: None });
     }
     if let Some(r) = registries.iter().find_map(|r| r.from_plugins(name)) {
         return Some(r);
     }
-    process_symbol(name)
+    process
+        .resolve(name)
         .or_else(|| crate::linalg::builtin_handler(name).map(|h| h as usize))
         .map(|address| Resolved { address, plugin: None })
-}
-
-/// A symbol the running process exports (its executable, if linked with `-rdynamic`, and
-/// every library loaded globally).
-pub fn process_symbol(name: &str) -> Option<usize> {
-    #[cfg(unix)]
-    {
-        let this = libloading::os::unix::Library::this();
-        // SAFETY: only the address is read.
-        unsafe { this.get::<*const c_void>(name.as_bytes()).ok().map(|s| *s as usize) }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = name;
-        None
-    }
 }
 
 #[cfg(test)]
@@ -212,30 +238,45 @@ mod tests {
         let b = CustomCallRegistry::new();
         a.register_original("t", first);
         b.register_original("t", second);
-        assert_eq!(resolve_target(&[&a, &b], "t").unwrap().address, first as *const () as usize);
-        assert_eq!(resolve_target(&[&b, &a], "t").unwrap().address, second as *const () as usize);
+        let none = ProcessSymbols::None;
+        assert_eq!(resolve_target(&[&a, &b], "t", &none).unwrap().address, first as *const () as usize);
+        assert_eq!(resolve_target(&[&b, &a], "t", &none).unwrap().address, second as *const () as usize);
     }
 
     #[test]
-    fn process_symbols_are_the_fallback() {
-        // libc's `strlen` is exported by every Unix process.
-        let r = resolve_target(&[&CustomCallRegistry::new()], "strlen").expect("strlen is exported");
-        assert!(r.plugin.is_none() && r.address != 0);
-        assert!(resolve_target(&[], "no_such_target_anywhere_42").is_none());
+    fn the_c_library_is_never_a_target() {
+        // Exported by every Unix process, but not the main executable's own functions.
+        for policy in [ProcessSymbols::None, ProcessSymbols::MainExecutable, ProcessSymbols::only(["system"])] {
+            for name in ["system", "abort", "strlen"] {
+                assert!(resolve_target(&[&CustomCallRegistry::new()], name, &policy).is_none(), "{name} {policy:?}");
+            }
+        }
+        assert!(resolve_target(&[], "no_such_target_anywhere_42", &ProcessSymbols::MainExecutable).is_none());
     }
 
     #[test]
     fn builtin_lapack_targets_come_last() {
         let builtin = crate::linalg::builtin_handler("lapack_spotrf_ffi").expect("built in") as usize;
-        assert_eq!(resolve_target(&[], "lapack_spotrf_ffi").unwrap().address, builtin);
+        let none = ProcessSymbols::None;
+        assert_eq!(resolve_target(&[], "lapack_spotrf_ffi", &none).unwrap().address, builtin);
         let r = CustomCallRegistry::new();
         r.register_original("lapack_spotrf_ffi", first);
-        assert_eq!(resolve_target(&[&r], "lapack_spotrf_ffi").unwrap().address, first as *const () as usize);
+        assert_eq!(resolve_target(&[&r], "lapack_spotrf_ffi", &none).unwrap().address, first as *const () as usize);
     }
 
     #[test]
     fn missing_plugin_is_an_error_naming_the_path() {
         let e = CustomCallRegistry::new().load_plugin("/nonexistent/libplugin.so").unwrap_err();
         assert!(e.to_string().contains("/nonexistent/libplugin.so"), "{e}");
+    }
+
+    #[test]
+    fn a_plugin_the_loader_refuses_shows_the_loaders_message() {
+        let path = std::env::temp_dir().join(format!("hlojit-not-a-library-{}.so", std::process::id()));
+        std::fs::write(&path, b"not a shared library").unwrap();
+        let e = CustomCallRegistry::new().load_plugin(&path).unwrap_err().to_string();
+        std::fs::remove_file(&path).unwrap();
+        // glibc says "file too short" or "invalid ELF header"; either way, more than "dlopen failed".
+        assert!(e.contains("dlopen failed: ") && e.contains(&path.display().to_string()), "{e}");
     }
 }

@@ -44,7 +44,7 @@ fn jaxlib_lapack_handlers_run_the_jaxffi_cases() {
         "lapack_ssyevd_ffi",
         "lapack_strsm_ffi",
     ] {
-        let resolved = hlojit_runtime::custom_call::resolve_target(&[CustomCallRegistry::global()], target);
+        let resolved = hlojit_runtime::custom_call::resolve_target(&[CustomCallRegistry::global()], target, &hlojit::ProcessSymbols::None);
         assert!(resolved.is_some_and(|r| r.plugin.is_some()), "{target} must come from the bridge plugin");
     }
     let dirs: Vec<_> = conformance::case_dirs(&repo().join("tests/conformance"))

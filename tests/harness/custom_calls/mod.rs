@@ -1,12 +1,12 @@
 //! Custom calls through every calling convention, with plugins built during the test run:
 //! C targets (`cc`), typed-FFI handlers compiled against XLA's own headers from the jaxlib wheel
 //! (`c++`), Rust targets registered with a registry or exported by a Rust plugin, and the
-//! process's own symbols. Expected values are worked out by hand in each test from the
+//! executable's own functions where the options allow them (never the C library's). Expected values are worked out by hand in each test from the
 //! targets' definitions (`plugins/*.c`, `plugins/*.cc`).
 
 mod jaxlib_lapack;
 
-use hlojit::{parse_module, ArrayLiteral, CompileOptions, CustomCallRegistry, Error, Executable, Literal};
+use hlojit::{parse_module, ArrayLiteral, CompileOptions, CustomCallRegistry, Error, Executable, Literal, ProcessSymbols};
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -270,7 +270,7 @@ pub unsafe extern "C" fn hlojit_test_negate2(out: *mut c_void, ins: *const *cons
 }
 
 #[test]
-fn targets_resolve_registry_then_plugins_then_process() {
+fn targets_resolve_registry_then_plugins() {
     let text = "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT a = f32[] custom-call(x), custom_call_target=\"which_one\"\n}";
     // A client with the plugin loaded (as `Client::load_plugin` and the CLI's --plugin do).
     let client = hlojit::Client::new();
@@ -283,10 +283,51 @@ fn targets_resolve_registry_then_plugins_then_process() {
     both.register_original("which_one", which_one_registered);
     let out = compile(text, &both).unwrap().run_literals(&[f32s(&[2], &[0.0, 0.0])]).unwrap();
     assert_eq!(leaves_f64(&out), vec![vec![2.0]]);
-    // Found among the process's own exports.
-    let neg = "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT a = f32[2] custom-call(x), custom_call_target=\"hlojit_test_negate2\"\n}";
-    let out = compile(neg, &CustomCallRegistry::new()).unwrap().run_literals(&[f32s(&[2], &[1.5, -3.0])]).unwrap();
-    assert_eq!(leaves_f64(&out), vec![vec![-1.5, 3.0]]);
+}
+
+/// Compiles with the given policy for the test executable's own exported functions.
+fn compile_with_process_symbols(text: &str, process_symbols: ProcessSymbols) -> Result<Executable, Error> {
+    let module = parse_module(text).expect("test module parses");
+    Executable::compile(&module, &CompileOptions { process_symbols, ..CompileOptions::default() })
+}
+
+fn calling(target: &str) -> String {
+    format!("HloModule m\nENTRY e {{\n  x = f32[2] parameter(0)\n  ROOT a = f32[2] custom-call(x), custom_call_target=\"{target}\"\n}}")
+}
+
+#[test]
+fn the_executables_own_functions_are_targets_only_when_allowed() {
+    let neg = calling("hlojit_test_negate2");
+    let err = compile_with_process_symbols(&neg, ProcessSymbols::None).unwrap_err();
+    assert_eq!(err, Error::MissingCustomCallTarget("hlojit_test_negate2".into()));
+    assert!(err.to_string().contains("only when allowed"), "{err}");
+    for allowed in [ProcessSymbols::MainExecutable, ProcessSymbols::only(["hlojit_test_negate2"])] {
+        let exe = compile_with_process_symbols(&neg, allowed).unwrap();
+        let out = exe.run_literals(&[f32s(&[2], &[1.5, -3.0])]).unwrap();
+        assert_eq!(leaves_f64(&out), vec![vec![-1.5, 3.0]]);
+    }
+    // Exported by the executable, but not a name the allow-list gives.
+    let err = compile_with_process_symbols(&neg, ProcessSymbols::only(["other"])).unwrap_err();
+    assert_eq!(err, Error::MissingCustomCallTarget("hlojit_test_negate2".into()));
+}
+
+#[test]
+fn text_cannot_reach_the_c_library_or_the_runtime() {
+    // `system` would run a shell command, `abort` would end the process; the others are
+    // the dynamic loader's, the Rust runtime's and hlojit's own runtime ABI.
+    let names = ["system", "abort", "execv", "exit", "strlen", "dlopen", "__libc_start_main", "rust_eh_personality", "hlojit_rt_alloc", "XLA_FFI_GetApi"];
+    for policy in [ProcessSymbols::None, ProcessSymbols::MainExecutable, ProcessSymbols::only(names)] {
+        for name in names {
+            let err = compile_with_process_symbols(&calling(name), policy.clone()).unwrap_err();
+            assert_eq!(err, Error::MissingCustomCallTarget(name.into()), "{policy:?}");
+        }
+    }
+    // Nor through a plugin, which links the C library: its targets are what it defines.
+    let with_plugin = registry_with(&[abi_plugin()]);
+    for name in ["system", "abort", "strlen"] {
+        assert_eq!(compile(&calling(name), &with_plugin).unwrap_err(), Error::MissingCustomCallTarget(name.into()));
+    }
+    assert!(compile(&calling("which_one"), &with_plugin).is_ok(), "the plugin's own target resolves");
 }
 
 /// A typed handler in Rust with the safe helpers: y = x * factor (an f64 attribute).

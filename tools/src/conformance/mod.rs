@@ -5,7 +5,7 @@ pub mod case;
 pub mod compare;
 pub mod multi_device;
 
-use hlojit::{parse_module, CompileOptions, Executable};
+use hlojit::{parse_module, CompileOptions, Executable, RunOptions};
 use case::Case;
 use hlojit_runtime::{ArrayLiteral, Literal};
 use rayon::prelude::*;
@@ -95,7 +95,7 @@ fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result
     outcome.case = case.name.clone();
     outcome.group = case.group.clone();
     let path = dir.join(file.file_name());
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = crate::module_file::read_module_text(&path)?;
     let module = parse_module(&text).map_err(|e| format!("parse: {e}"))?;
     let start = std::time::Instant::now();
     let exe = Executable::compile(&module, &CompileOptions::default()).map_err(|e| {
@@ -107,7 +107,7 @@ fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result
     let stacked: Vec<ArrayLiteral>;
     let result;
     let got: Vec<&ArrayLiteral> = if case.replicas > 1 {
-        stacked = run_stacked(&exe, case.replicas, leaves)?;
+        stacked = run_stacked(&exe, case.replicas, leaves, &RunOptions::default())?;
         stacked.iter().collect()
     } else {
         let args = Literal::group_leaves(exe.parameter_shapes(), leaves)?;
@@ -128,7 +128,12 @@ fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result
 
 /// Runs a multi-device program: every input holds one slice per device along its leading
 /// dimension (global device order), and so does every returned output.
-pub fn run_stacked(exe: &Executable, devices: usize, leaves: Vec<ArrayLiteral>) -> Result<Vec<ArrayLiteral>, String> {
+pub fn run_stacked(
+    exe: &Executable,
+    devices: usize,
+    leaves: Vec<ArrayLiteral>,
+    options: &RunOptions,
+) -> Result<Vec<ArrayLiteral>, String> {
     if exe.num_devices() != devices {
         return Err(format!("the case runs on {devices} devices, the module declares {}", exe.num_devices()));
     }
@@ -140,7 +145,7 @@ pub fn run_stacked(exe: &Executable, devices: usize, leaves: Vec<ArrayLiteral>) 
     }
     let args: Vec<Vec<Literal>> =
         per_device.into_iter().map(|l| Literal::group_leaves(exe.parameter_shapes(), l)).collect::<Result<_, _>>()?;
-    let results = exe.run_literals_devices(&args).map_err(|e| e.to_string())?;
+    let results = exe.run_literals_devices_with(&args, options).map_err(|e| e.to_string())?;
     let per_device: Vec<Vec<ArrayLiteral>> = results.into_iter().map(Literal::into_leaves).collect();
     let outputs = per_device.first().map_or(0, Vec::len);
     (0..outputs).map(|j| multi_device::stack(&per_device.iter().map(|r| &r[j]).collect::<Vec<_>>())).collect()

@@ -3,6 +3,7 @@
 
 use crate::hlo::attributes::WindowDim;
 use crate::hlo::module::ProgramShape;
+use hlojit_runtime::limits::MAX_ARRAY_ELEMENTS;
 use hlojit_runtime::{ArrayShape, ElementType, Shape};
 use std::collections::HashSet;
 use std::fmt::Display;
@@ -161,22 +162,32 @@ pub(crate) fn higher_precision(a: ElementType, b: ElementType) -> ElementType {
     }
 }
 
-/// Size of a base of `bound` elements dilated by `dilation` (holes inserted between elements).
-pub(crate) fn dilated_bound(bound: i64, dilation: i64) -> i64 {
+/// Size of a base of `bound` elements dilated by `dilation` (holes inserted between elements),
+/// in i128 so that attribute values from the text cannot overflow it.
+pub(crate) fn dilated_bound(bound: i64, dilation: i64) -> i128 {
     if bound == 0 {
         0
     } else {
-        (bound - 1) * dilation + 1
+        (bound as i128 - 1) * dilation as i128 + 1
     }
 }
 
 /// Number of window positions of a window of `window` elements over `bound` elements.
-pub(crate) fn strided_bound(bound: i64, window: i64, stride: i64) -> i64 {
+pub(crate) fn strided_bound(bound: i128, window: i128, stride: i64) -> i128 {
     if window > bound || bound <= 0 {
         0
     } else {
-        (bound - window) / stride + 1
+        (bound - window) / stride as i128 + 1
     }
+}
+
+/// A dimension size computed (in i128) from attributes: an error when it is beyond the array
+/// size limit, so that no size computed from the text wraps around.
+pub(crate) fn checked_size(op: impl Display, what: impl Display, size: i128) -> Result<i64, String> {
+    if size > MAX_ARRAY_ELEMENTS as i128 {
+        fail!(op, "{what} gives a dimension of {size} elements, more than hlojit's limit of {MAX_ARRAY_ELEMENTS}");
+    }
+    Ok(size as i64)
 }
 
 /// Output dimensions of a windowed op (reduce-window, convolution, select-and-scatter) over a base
@@ -199,8 +210,9 @@ pub(crate) fn window_output_dims(op: impl Display, base: &[i64], window: &[Windo
         if w.window_dilation < 1 {
             fail!(op, "window dimension {i} has window dilation {} (must be >= 1)", w.window_dilation);
         }
-        let padded = w.padding_low + dilated_bound(b, w.base_dilation) + w.padding_high;
-        out.push(strided_bound(padded, dilated_bound(w.size, w.window_dilation), w.stride));
+        let padded = w.padding_low as i128 + dilated_bound(b, w.base_dilation) + w.padding_high as i128;
+        let size = strided_bound(padded, dilated_bound(w.size, w.window_dilation), w.stride);
+        out.push(checked_size(&op, format_args!("window dimension {i}"), size)?);
     }
     Ok(out)
 }

@@ -2,8 +2,8 @@
 //! reverse, iota, dynamic-slice and dynamic-update-slice.
 
 use super::common::{
-    array, array_text, dims_in_range_unique, dynamic_flags, fail, is_dynamic, is_permutation, list, make, make_static,
-    with_type,
+    array, array_text, checked_size, dims_in_range_unique, dynamic_flags, fail, is_dynamic, is_permutation, list, make,
+    make_static, with_type,
 };
 use crate::hlo::attributes::{PadDim, SliceDim};
 use crate::hlo::opcode::Opcode;
@@ -122,7 +122,8 @@ pub fn infer_slice(operand: &Shape, slice: &[SliceDim]) -> Result<Shape, String>
         if s.stride <= 0 {
             fail!(op, "dimension {i}: stride {} must be positive", s.stride);
         }
-        let size = (s.limit - s.start + s.stride - 1) / s.stride;
+        // At most limit - start; in i128 so that a huge stride cannot overflow the rounding.
+        let size = (((s.limit - s.start) as i128 + s.stride as i128 - 1) / s.stride as i128) as i64;
         dims.push(size);
         // Slicing one element out of a dynamic dimension makes it static.
         dynamic.push(size != 1 && is_dynamic(a, i));
@@ -186,11 +187,12 @@ pub fn infer_pad(operand: &Shape, value: &Shape, padding: &[PadDim]) -> Result<S
         if p.interior < 0 {
             fail!(op, "dimension {i}: interior padding {} must be non-negative", p.interior);
         }
-        let size = a.dims[i] + p.low + p.high + (a.dims[i] - 1).max(0) * p.interior;
+        let n = a.dims[i] as i128;
+        let size = n + p.low as i128 + p.high as i128 + (n - 1).max(0) * p.interior as i128;
         if size < 0 {
             fail!(op, "dimension {i}: padding {}_{}_{} makes the size negative ({size})", p.low, p.high, p.interior);
         }
-        dims.push(size);
+        dims.push(checked_size(op, format_args!("dimension {i}: padding {}_{}_{}", p.low, p.high, p.interior), size)?);
     }
     Ok(make(a.element_type, dims, dynamic_flags(a)))
 }

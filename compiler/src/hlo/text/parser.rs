@@ -51,6 +51,13 @@ struct PendingCalls {
     refs: Vec<NameRef>,
 }
 
+/// A parameter as a computation's signature declares it: `p0: f32[2]`.
+struct SignatureParameter {
+    pos: usize,
+    name: String,
+    shape: Shape,
+}
+
 struct Parser<'a> {
     c: Cursor<'a>,
     pending_calls: Vec<PendingCalls>,
@@ -393,7 +400,10 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        if let Some((pos, shape)) = signature_result {
+        if let Some((_, params, _)) = &signature_result {
+            self.check_signature_parameters(&computation, params)?;
+        }
+        if let Some((pos, _, shape)) = signature_result {
             let actual = computation.result_shape();
             if !shape.compatible(actual) {
                 return Err(self.c.error_at(
@@ -412,14 +422,17 @@ impl<'a> Parser<'a> {
     }
 
     /// `(p0: f32[2], p1: s32[]) -> f32[2]`: the parameter instructions are what defines the
-    /// parameters; the result shape (and where it is) is returned for checking against the root.
-    fn signature(&mut self) -> PResult<(usize, Shape)> {
+    /// parameters; the declared parameters (name, shape, position) and the result shape (and
+    /// where it is) are returned for checking against them and the root.
+    fn signature(&mut self) -> PResult<(usize, Vec<SignatureParameter>, Shape)> {
         self.c.expect(b'(', "to start the parameter list")?;
+        let mut params = Vec::new();
         if !self.c.eat(b')') {
             loop {
-                self.c.expect_name("a parameter name")?;
+                let (pos, name) = self.c.expect_name("a parameter name")?;
                 self.c.expect(b':', "after the parameter name")?;
-                parse_shape(&mut self.c, 0)?;
+                let shape = parse_shape(&mut self.c, 0)?;
+                params.push(SignatureParameter { pos, name: name.to_string(), shape });
                 if self.c.eat(b')') {
                     break;
                 }
@@ -433,7 +446,41 @@ impl<'a> Parser<'a> {
         }
         self.c.skip_trivia();
         let pos = self.c.pos();
-        Ok((pos, parse_shape(&mut self.c, 0)?))
+        Ok((pos, params, parse_shape(&mut self.c, 0)?))
+    }
+
+    /// The declared parameters must be the computation's parameter instructions: as many, and
+    /// parameter `i` of the shape the signature gives in place `i` (layouts aside).
+    fn check_signature_parameters(&self, computation: &Computation, declared: &[SignatureParameter]) -> PResult<()> {
+        let name = &computation.name;
+        let parameters = computation.parameters();
+        if declared.len() != parameters.len() {
+            let pos = declared.get(parameters.len()).map_or(self.c.pos(), |p| p.pos);
+            return Err(self.c.error_at(
+                pos,
+                format!(
+                    "computation '{name}' declares {} parameters in its signature but has {} parameter instructions",
+                    declared.len(),
+                    parameters.len()
+                ),
+            ));
+        }
+        for (i, (d, &p)) in declared.iter().zip(&parameters).enumerate() {
+            let actual = &computation.get(p).shape;
+            if !d.shape.compatible(actual) {
+                return Err(self.c.error_at(
+                    d.pos,
+                    format!(
+                        "parameter {i} of computation '{name}' is declared as {}: {} but parameter({i}) '{}' has shape {}",
+                        d.name,
+                        d.shape.to_text(false),
+                        computation.get(p).name,
+                        actual.to_text(false)
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// `, execution_thread="..."` after a computation's closing brace: accepted and dropped

@@ -1,12 +1,9 @@
 //! Shapes and layouts: `f32[2,<=3]{1,0:T(8,128)(2,1)E(4)S(1)}`, tuples, `token[]`.
 
 use super::cursor::{Cursor, PResult, MAX_DEPTH};
+use hlojit_runtime::physical::{LayoutError, PhysicalLayout};
 use hlojit_runtime::shape::TILE_COMBINE_DIMENSION;
 use hlojit_runtime::{ArrayShape, ElementType, Layout, Shape, Tile};
-
-/// Element counts beyond this are rejected so that byte sizes (count times 16 bytes for c128)
-/// always fit in an i64.
-const MAX_ELEMENTS: i64 = i64::MAX / 16;
 
 /// A shape at the cursor.
 pub(crate) fn parse_shape(c: &mut Cursor, depth: usize) -> PResult<Shape> {
@@ -55,18 +52,6 @@ pub(crate) fn parse_shape(c: &mut Cursor, depth: usize) -> PResult<Shape> {
     };
     c.bump();
     let (dims, dynamic) = parse_dims(c)?;
-    let mut count: i64 = 1;
-    for &d in &dims {
-        count = match count.checked_mul(d) {
-            Some(n) if n <= MAX_ELEMENTS => n,
-            _ => {
-                return Err(c.error_at(
-                    start,
-                    format!("shape {} has too many elements", c.slice(start, c.pos())),
-                ))
-            }
-        };
-    }
     let mut array = ArrayShape {
         element_type,
         dims,
@@ -75,6 +60,11 @@ pub(crate) fn parse_shape(c: &mut Cursor, depth: usize) -> PResult<Shape> {
     };
     if layout_follows(c) {
         array.layout = Some(parse_layout(c, array.dims.len())?);
+    }
+    // Sizes beyond the limits, tile padding included, are errors here, with a position; other
+    // layouts hlojit cannot lay out (packed elements) are valid HLO and fail where used.
+    if let Err(e @ LayoutError::TooLarge { .. }) = PhysicalLayout::new(&array) {
+        return Err(c.error_at(start, format!("shape {}: {e}", c.slice(start, c.pos()))));
     }
     Ok(Shape::Array(array))
 }

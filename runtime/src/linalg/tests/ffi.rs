@@ -169,7 +169,7 @@ fn trsm_with_alpha_argument() {
 #[test]
 fn every_builtin_name_resolves_with_no_registry() {
     for name in crate::linalg::BUILTIN_TARGETS {
-        let r = crate::custom_call::resolve_target(&[], name).unwrap_or_else(|| panic!("{name} resolves"));
+        let r = crate::custom_call::resolve_target(&[], name, &crate::custom_call::ProcessSymbols::None).unwrap_or_else(|| panic!("{name} resolves"));
         assert_eq!(r.address, builtin_handler(name).unwrap() as usize, "{name}");
     }
     assert_eq!(crate::linalg::BUILTIN_TARGETS.len(), 24, "6 routines x 4 element types");

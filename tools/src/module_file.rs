@@ -1,0 +1,48 @@
+//! Reading HLO module files with a bound on their size, so that `hlojit run /dev/zero` is an
+//! error rather than a process that grows until the kernel kills it.
+
+use hlojit::hlo::Module;
+use hlojit::parse_module;
+use hlojit_runtime::limits::{describe_bytes, MAX_MODULE_TEXT_BYTES};
+use std::io::Read;
+use std::path::Path;
+
+/// The text of a module file: at most [`MAX_MODULE_TEXT_BYTES`], UTF-8.
+pub fn read_module_text(path: &Path) -> Result<String, String> {
+    let at = |e: std::io::Error| format!("{}: {e}", path.display());
+    let file = std::fs::File::open(path).map_err(at)?;
+    let too_large = || {
+        format!(
+            "{}: larger than {}, the most hlojit reads as module text",
+            path.display(),
+            describe_bytes(MAX_MODULE_TEXT_BYTES as u128)
+        )
+    };
+    if file.metadata().map_err(at)?.len() > MAX_MODULE_TEXT_BYTES {
+        return Err(too_large());
+    }
+    // Devices and pipes report no length: read one byte past the limit to notice.
+    let mut bytes = Vec::new();
+    file.take(MAX_MODULE_TEXT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(at)?;
+    if bytes.len() as u64 > MAX_MODULE_TEXT_BYTES {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = valid.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+        format!(
+            "{}:{line}:{column}: the module text is not UTF-8 (byte {} is invalid)",
+            path.display(),
+            valid.len()
+        )
+    })
+}
+
+/// A module file, parsed; errors start with the path.
+pub fn read_module(path: &Path) -> Result<Module, String> {
+    let text = read_module_text(path)?;
+    parse_module(&text).map_err(|e| format!("{}:{e}", path.display()))
+}
