@@ -1,6 +1,8 @@
 //! Reading and writing NumPy `.npy` files as literals. Types NumPy lacks (bf16, f8, sub-byte
 //! integers) travel as unsigned integers of the same width holding the raw bits, as JAX's
-//! tooling stores them; the caller says which element type such a file holds.
+//! tooling stores them; the caller says which element type such a file holds. Files that
+//! `np.save` writes from ml_dtypes arrays (`bfloat16` as `<V2`, `float8_e4m3fn` as `<V1`,
+//! `float8_e5m2` as `<f1`: raw bytes of the element's width) are read the same way.
 //!
 //! ```rust
 //! use hlojit_runtime::{npy, ArrayLiteral, ElementType};
@@ -50,6 +52,9 @@ pub enum NpyError {
     /// A dtype descriptor hlojit does not read (big-endian, strings, records, ...).
     #[error("unsupported .npy dtype '{0}'")]
     Dtype(String),
+    /// Raw bytes (ml_dtypes' bf16 or f8 saved with `np.save`) read without an element type.
+    #[error(".npy dtype '{0}' is raw bytes (ml_dtypes' bfloat16 or float8 as np.save writes them): say which element type it holds")]
+    RawBits(String),
     /// The element type asked for is neither the file's dtype nor stored with it.
     #[error(".npy dtype '{descr}' cannot hold {wanted} values")]
     Mismatch {
@@ -107,6 +112,26 @@ fn native_type(descr: &str) -> Option<ElementType> {
     })
 }
 
+/// The element width of a descriptor that ml_dtypes' types are saved with: `V<n>` (raw bytes)
+/// and `f1` (NumPy has no 1-byte float of its own).
+fn raw_bits_width(descr: &str) -> Option<usize> {
+    match descr.trim_start_matches(['<', '|', '=']) {
+        "V1" | "f1" => Some(1),
+        "V2" => Some(2),
+        _ => None,
+    }
+}
+
+/// Types NumPy lacks, whose values only travel as raw bits.
+fn holds_raw_bits(t: ElementType) -> bool {
+    t.is_float() && matches!(descr_for(t), "<u2" | "|u1")
+}
+
+/// The unsigned type of a raw element width, which sizes the data.
+fn raw_storage(width: usize) -> ElementType {
+    if width == 1 { ElementType::U8 } else { ElementType::U16 }
+}
+
 /// Parses `.npy` bytes. With `want`, the data is taken as that element type (it must be the
 /// type's own dtype or its raw-bits storage dtype); without, the dtype's natural type is used.
 /// Fortran-order files are transposed into row-major order; header versions 1 to 3 are read.
@@ -137,11 +162,15 @@ pub fn parse(bytes: &[u8], want: Option<ElementType>) -> Result<ArrayLiteral, Np
     if descr.starts_with('>') {
         return Err(NpyError::Dtype(descr));
     }
-    let native = native_type(&descr).ok_or_else(|| NpyError::Dtype(descr.clone()))?;
-    let element_type = match want {
-        None => native,
-        Some(t) if t == native || descr_for(t) == descr || (t.is_pred() && native == ElementType::U8) => t,
-        Some(t) => return Err(NpyError::Mismatch { descr, wanted: t }),
+    let (native, element_type) = match (native_type(&descr), raw_bits_width(&descr), want) {
+        (Some(native), _, None) => (native, native),
+        (Some(native), _, Some(t)) if t == native || descr_for(t) == descr || (t.is_pred() && native == ElementType::U8) => {
+            (native, t)
+        }
+        (_, Some(width), Some(t)) if holds_raw_bits(t) && t.byte_size() == width => (raw_storage(width), t),
+        (None, Some(_), None) => return Err(NpyError::RawBits(descr)),
+        (None, None, _) => return Err(NpyError::Dtype(descr)),
+        (_, _, Some(t)) => return Err(NpyError::Mismatch { descr, wanted: t }),
     };
     let dims = header.shape;
     // Checks the shape against the size limits before any arithmetic on it.
@@ -351,6 +380,22 @@ mod tests {
         let back = parse(&to_bytes(&bf), Some(ElementType::BF16)).unwrap();
         assert_eq!(bf, back);
         assert!(parse(&to_bytes(&bf), Some(ElementType::F32)).is_err());
+    }
+
+    /// ml_dtypes' arrays as `np.save` writes them (headers copied from its output).
+    #[test]
+    fn ml_dtypes_raw_bytes() {
+        let bf16 = file("{'descr': '<V2', 'fortran_order': False, 'shape': (2,), }", &[0xc0, 0x3f, 0x00, 0xc0]);
+        let want = ArrayLiteral::from_f64s(ElementType::BF16, &[2], &[1.5, -2.0]).unwrap();
+        assert_eq!(parse(&bf16, Some(ElementType::BF16)).unwrap(), want);
+        let e4m3 = file("{'descr': '<V1', 'fortran_order': False, 'shape': (1,), }", &[0x38]);
+        assert_eq!(parse(&e4m3, Some(ElementType::F8E4M3FN)).unwrap().get_f64(0), 1.0);
+        let e5m2 = file("{'descr': '<f1', 'fortran_order': False, 'shape': (1,), }", &[0x3c]);
+        assert_eq!(parse(&e5m2, Some(ElementType::F8E5M2)).unwrap().get_f64(0), 1.0);
+        assert!(parse(&bf16, None).unwrap_err().to_string().contains("say which element type"));
+        for wrong in [ElementType::U16, ElementType::F16, ElementType::F8E5M2] {
+            assert!(matches!(parse(&bf16, Some(wrong)), Err(NpyError::Mismatch { .. })), "{wrong:?}");
+        }
     }
 
     /// A version 1.0 file with this header text and data.

@@ -6,5 +6,6 @@
 pub mod bench;
 pub mod conformance;
 pub mod filetest;
+pub mod input_files;
 pub mod module_file;
 mod numpy_random;

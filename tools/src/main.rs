@@ -21,7 +21,9 @@ enum Command {
     /// Compile and run a module on inputs from .npy files or random ones.
     Run {
         module: PathBuf,
-        /// One .npy file per parameter, in order (tuple parameters take their leaves).
+        /// The inputs, in parameter order (tuple parameters take their leaves): a .npy file per
+        /// array, a directory of in0.npy, in1.npy, …, or an .npz archive (np.savez). bf16 and
+        /// f8 arrays may be raw bits (uint16 / uint8) or ml_dtypes arrays saved with np.save.
         #[arg(long = "input", conflicts_with = "random_inputs")]
         inputs: Vec<PathBuf>,
         /// Generate random inputs from this seed instead.
@@ -290,7 +292,8 @@ fn declared_devices(module: &hlojit::hlo::Module) -> usize {
 }
 
 /// Reads one .npy file per parameter leaf and checks its element type and dimensions.
-fn read_inputs(files: &[PathBuf], leaves: &[hlojit::ArrayShape], devices: usize) -> Result<Vec<ArrayLiteral>, String> {
+fn read_inputs(paths: &[PathBuf], leaves: &[hlojit::ArrayShape], devices: usize) -> Result<Vec<ArrayLiteral>, String> {
+    let files = hlojit_tools::input_files::expand(paths)?;
     if files.len() != leaves.len() {
         let stacked = if devices > 1 { format!(" (each stacked over {devices} devices)") } else { String::new() };
         return Err(format!(
@@ -304,11 +307,11 @@ fn read_inputs(files: &[PathBuf], leaves: &[hlojit::ArrayShape], devices: usize)
         .zip(leaves)
         .enumerate()
         .map(|(j, (p, want))| {
-            let array = npy::read(p, Some(want.element_type)).map_err(|e| format!("--input {} for input {j}: {e}", p.display()))?;
+            let array = npy::parse(&p.bytes, Some(want.element_type)).map_err(|e| format!("--input {} for input {j}: {e}", p.origin))?;
             if array.dims() != want.dims.as_slice() {
                 return Err(format!(
                     "--input {} for input {j} is {}, the module takes {}",
-                    p.display(),
+                    p.origin,
                     array.shape(),
                     hlojit::ArrayShape { layout: None, ..want.clone() }
                 ));
@@ -412,6 +415,10 @@ fn conformance_cmd(dirs: &[PathBuf], which: Which, filter: Option<&str>, report:
     }
     if let Some(f) = filter {
         cases.retain(|c| c.file_name().is_some_and(|n| n.to_string_lossy().contains(f)));
+    }
+    if cases.is_empty() {
+        let matching = filter.map(|f| format!(" matching '{f}'")).unwrap_or_default();
+        return Err(format!("no conformance cases{matching} under {} (a case is a directory cases/NAME with case.json)", dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")));
     }
     let outcomes = conformance::run_all(&cases, files);
     let (mut failed, mut not_runnable) = (0, 0);
