@@ -8,3 +8,5 @@ pub mod fusion;
 pub mod inline_calls;
 pub mod layout_assignment;
 pub mod rng_expander;
+pub mod sharding_markers;
+pub mod trivial_reductions;

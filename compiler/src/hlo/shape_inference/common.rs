@@ -67,6 +67,20 @@ pub(crate) fn required<'a, T>(op: impl Display, value: Option<&'a T>, name: &str
     }
 }
 
+/// `window=` of reduce-window and select-and-scatter, which XLA prints without it for a rank-0
+/// operand (the window then has no dimensions).
+pub(crate) fn window_or_scalar<'a>(
+    op: impl Display,
+    window: Option<&'a Vec<crate::hlo::attributes::WindowDim>>,
+    operand: Option<&Shape>,
+) -> Result<&'a [crate::hlo::attributes::WindowDim], String> {
+    match window {
+        Some(w) => Ok(w),
+        None if operand.is_some_and(|s| s.is_array() && s.dims().is_empty()) => Ok(&[]),
+        None => fail!(op, "missing required attribute window"),
+    }
+}
+
 /// The declared result shape, for ops whose result is not derivable from their operands.
 pub(crate) fn declared<'a>(op: impl Display, declared: Option<&'a Shape>, why: &str) -> Result<&'a Shape, String> {
     match declared {

@@ -34,6 +34,7 @@ use crate::hlo::module::ProgramShape;
 use crate::hlo::opcode::Opcode;
 use common::{
     array, at_least_operands, called_count, declared as need_declared, fail, operand_count, required, single_dimension,
+    window_or_scalar,
 };
 use hlojit_runtime::Shape;
 
@@ -192,12 +193,12 @@ pub fn infer_shape(
             infer_reduce(operands, dims, called[0])
         }
         ReduceWindow => {
-            let window = required(op, attrs.window.as_ref(), "window")?;
+            let window = window_or_scalar(op, attrs.window.as_ref(), operands.first().copied())?;
             infer_reduce_window(operands, window, called[0])
         }
         SelectAndScatter => {
             operand_count(op, operands, 3)?;
-            let window = required(op, attrs.window.as_ref(), "window")?;
+            let window = window_or_scalar(op, attrs.window.as_ref(), operands.first().copied())?;
             infer_select_and_scatter(operands[0], operands[1], operands[2], window, called[0], called[1])
         }
 

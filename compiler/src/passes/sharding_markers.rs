@@ -1,0 +1,107 @@
+//! Removes the custom calls that only annotate how a value is sharded across partitions.
+//!
+//! JAX emits them for `with_sharding_constraint`, a sharded `device_put` and `shard_map`
+//! even on one device: `Sharding` (GSPMD), `SPMDFullToShardShape` / `SPMDShardToFullShape`
+//! (manual regions) and Shardy's `xla.sdy.*` markers. XLA's SPMD partitioner consumes them; on
+//! one partition every shard is the whole array, so each marker is its operand, which is what
+//! XLA:CPU computes. Partitioning a program over several partitions is a different job (the
+//! markers then change shapes); such a program gets an error here rather than wrong results.
+
+use crate::error::{Error, Result};
+use crate::hlo::{InstrId, Module, Opcode};
+
+/// Whether a custom-call target is a sharding annotation rather than a computation.
+pub fn is_sharding_marker(target: &str) -> bool {
+    matches!(target, "Sharding" | "SPMDFullToShardShape" | "SPMDShardToFullShape") || target.starts_with("xla.sdy.")
+}
+
+/// Replaces every sharding marker by its operand; returns whether any was removed.
+///
+/// # Errors
+/// A marker in a module for several partitions, or one whose result is not its operand's
+/// shape (it would need partitioning), names the instruction.
+pub fn run(module: &mut Module) -> Result<bool> {
+    let partitions = module.header_attribute("num_partitions").and_then(|v| v.trim().parse::<i64>().ok()).unwrap_or(1);
+    let mut changed = false;
+    for c in module.comp_ids().collect::<Vec<_>>() {
+        let comp = module.computation(c);
+        let markers: Vec<InstrId> = comp
+            .ids()
+            .filter(|&id| {
+                let inst = comp.get(id);
+                inst.opcode == Opcode::CustomCall && inst.attrs.custom_call_target.as_deref().is_some_and(is_sharding_marker)
+            })
+            .map(|id| {
+                let inst = comp.get(id);
+                let target = inst.attrs.custom_call_target.as_deref().unwrap_or_default();
+                let refuse = |why: String| Error::Unsupported(format!("{} (custom-call target \"{target}\"): {why}", inst.name));
+                if partitions > 1 {
+                    return Err(refuse(format!(
+                        "partitioning a program across its {partitions} partitions (SPMD) is not supported; programs that are already per-device (shard_map, pmap) without sharding markers run"
+                    )));
+                }
+                match inst.operands.as_slice() {
+                    [operand] if comp.get(*operand).shape.compatible(&inst.shape) => Ok(id),
+                    [operand] => Err(refuse(format!(
+                        "on one partition the marker is an identity, but it changes the shape {} to {}",
+                        comp.get(*operand).shape,
+                        inst.shape
+                    ))),
+                    operands => Err(refuse(format!("a sharding marker takes one operand, not {}", operands.len()))),
+                }
+            })
+            .collect::<Result<_>>()?;
+        let comp = module.computation_mut(c);
+        for &marker in &markers {
+            // Read the operand now: it may itself have been a marker, replaced just before.
+            let operand = comp.get(marker).operands[0];
+            comp.replace_all_uses(marker, operand);
+            // Markers may be flagged side-effecting to keep them alive for the partitioner;
+            // on one partition nothing needs them.
+            comp.get_mut(marker).attrs.custom_call_has_side_effect = false;
+        }
+        if !markers.is_empty() {
+            comp.compact();
+            changed = true;
+        }
+    }
+    Ok(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hlo::text::parse_module;
+
+    const CONSTRAINED: &str = r#"HloModule m, entry_computation_layout={(f32[4]{0})->f32[4]{0}}
+ENTRY main {
+  x = f32[4]{0} parameter(0)
+  c = f32[4]{0} custom-call(x), custom_call_target="Sharding", sharding={replicated}
+  s = f32[4]{0} custom-call(c), custom_call_target="xla.sdy.FuncResultSharding", custom_call_has_side_effect=true
+  ROOT y = f32[4]{0} negate(s)
+}
+"#;
+
+    #[test]
+    fn markers_become_their_operands_on_one_partition() {
+        let mut m = parse_module(CONSTRAINED).unwrap();
+        assert!(run(&mut m).unwrap());
+        let entry = m.entry_computation();
+        assert!(entry.instructions.iter().all(|i| i.opcode != Opcode::CustomCall));
+        assert_eq!(entry.get(entry.root_instruction().operands[0]).opcode, Opcode::Parameter);
+        assert!(!run(&mut m).unwrap());
+    }
+
+    #[test]
+    fn several_partitions_are_refused_by_name() {
+        let text = CONSTRAINED.replace("HloModule m,", "HloModule m, num_partitions=2,");
+        let e = run(&mut parse_module(&text).unwrap()).unwrap_err().to_string();
+        assert!(e.contains("c (custom-call target \"Sharding\")") && e.contains("2 partitions"), "{e}");
+    }
+
+    #[test]
+    fn other_custom_calls_stay() {
+        assert!(!is_sharding_marker("lapack_spotrf_ffi"));
+        assert!(is_sharding_marker("SPMDFullToShardShape") && is_sharding_marker("xla.sdy.GlobalToLocalShape"));
+    }
+}
