@@ -88,6 +88,20 @@ impl Error {
     }
 }
 
+impl Error {
+    /// Says which instruction a code-generation error came from (errors that already name
+    /// their place, verifier and parse errors, are left as they are).
+    pub fn in_instruction(self, computation: &str, instruction: &str) -> Error {
+        let place = format!("in {computation}, instruction {instruction}");
+        match self {
+            Error::Unsupported(m) => Error::Unsupported(format!("{place}: {m}")),
+            Error::Internal(m) => Error::Internal(format!("{place}: {m}")),
+            Error::Llvm(m) => Error::Llvm(format!("{place}: {m}")),
+            other => other,
+        }
+    }
+}
+
 impl From<hlojit_runtime::executor::RunError> for Error {
     fn from(e: hlojit_runtime::executor::RunError) -> Error {
         use hlojit_runtime::executor::RunError;

@@ -65,6 +65,7 @@ pub fn prepare(module: &Module) -> Result<Module> {
     passes::inline_calls::inline_calls(&mut m)?;
     passes::sharding_markers::run(&mut m)?;
     passes::trivial_reductions::run(&mut m)?;
+    passes::unfuse::run(&mut m)?;
     passes::dynamic_padder::pad_dynamic_dimensions(&mut m)?;
     passes::batch_norm_expander::expand_batch_norm(&mut m)?;
     passes::rng_expander::expand_rng(&mut m)?;

@@ -66,7 +66,8 @@ pub fn emit_kernels(cg: &Codegen, module: &Module, plan: &LoweringPlan, jobs: &[
         let job = &plan.kernels[j];
         let fp = &plan.functions[job.function];
         let comp = module.computation(fp.comp);
-        let kernel = emit_kernel(cg, module, comp, job.inst, &fp.assignment, &job.name, exported)?;
+        let kernel = emit_kernel(cg, module, comp, job.inst, &fp.assignment, &job.name, exported)
+            .map_err(|e| e.in_instruction(&comp.name, &comp.get(job.inst).name))?;
         out.push((j, KernelInfo { name: job.name.clone(), extent: kernel.extent, elements: kernel.elements }));
     }
     Ok(out)

@@ -20,7 +20,7 @@ pub fn inline_calls(module: &mut Module) -> Result<()> {
                 return Err(Error::Unsupported(format!("recursive calls in {}", module.computation(c).name)));
             }
             counter += 1;
-            inline_one(module, c, call, counter)?;
+            inline_called(module, c, call, &format!("i{counter}"))?;
             module.computation_mut(c).compact();
         }
     }
@@ -32,34 +32,36 @@ fn first_call(module: &Module, c: CompId) -> Option<InstrId> {
     comp.ids().find(|&id| comp.get(id).opcode == Opcode::Call && comp.get(id).to_apply().is_some())
 }
 
-fn inline_one(module: &mut Module, c: CompId, call: InstrId, counter: usize) -> Result<()> {
-    let call_inst = module.computation(c).get(call).clone();
-    let callee_id = call_inst.to_apply().expect("a call has a computation");
+/// Replaces instruction `id` of computation `c` (a call, or a fusion) by a copy of the
+/// computation it calls, parameters bound to its operands; copies get `.{suffix}` names.
+pub(crate) fn inline_called(module: &mut Module, c: CompId, id: InstrId, suffix: &str) -> Result<()> {
+    let call_inst = module.computation(c).get(id).clone();
+    let callee_id = *call_inst.called.first().ok_or_else(|| Error::Internal(format!("{} calls no computation", call_inst.name)))?;
     if callee_id == c {
         return Err(Error::Unsupported(format!("recursive call {}", call_inst.name)));
     }
     let callee = module.computation(callee_id).clone();
     let caller = module.computation_mut(c);
     let mut map: HashMap<InstrId, InstrId> = HashMap::new();
-    for id in callee.post_order() {
-        let inst = callee.get(id);
+    for callee_instr in callee.post_order() {
+        let inst = callee.get(callee_instr);
         if inst.opcode == Opcode::Parameter {
             let n = inst.attrs.parameter_number.unwrap_or(0) as usize;
             let operand = *call_inst
                 .operands
                 .get(n)
                 .ok_or_else(|| Error::Internal(format!("{}: no operand for parameter {n}", call_inst.name)))?;
-            map.insert(id, operand);
+            map.insert(callee_instr, operand);
             continue;
         }
         let mut copy = inst.clone();
-        copy.name = format!("{}.i{counter}", inst.name);
+        copy.name = format!("{}.{suffix}", inst.name);
         copy.operands = inst.operands.iter().map(|o| map[o]).collect();
         copy.control_predecessors = inst.control_predecessors.iter().filter_map(|p| map.get(p).copied()).collect();
         let new = caller.add(copy);
-        map.insert(id, new);
+        map.insert(callee_instr, new);
     }
     let new_root = map[&callee.root];
-    caller.replace_all_uses(call, new_root);
+    caller.replace_all_uses(id, new_root);
     Ok(())
 }

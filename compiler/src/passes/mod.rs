@@ -10,3 +10,4 @@ pub mod layout_assignment;
 pub mod rng_expander;
 pub mod sharding_markers;
 pub mod trivial_reductions;
+pub mod unfuse;

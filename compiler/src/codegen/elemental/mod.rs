@@ -185,7 +185,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             Map => self.gen_map(id, index),
             op if op.is_elementwise_unary() => self.gen_unary(id, index),
             op if op.is_elementwise_binary() => self.gen_binary(id, index),
-            op => Err(Error::Unsupported(op.name().to_string())),
+            op => Err(Error::Unsupported(format!("{} computed per element (instruction {}): only a kernel of its own computes it", op.name(), inst.name))),
         }
     }
 

@@ -57,6 +57,6 @@ pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
         Opcode::Reduce => reduce::emit(kc),
         Opcode::ReduceWindow => reduce_window::emit(kc),
         Opcode::SelectAndScatter => select_and_scatter::emit(kc),
-        op => Err(Error::Unsupported(op.name().to_string())),
+        op => Err(Error::Unsupported(format!("{}: no emitter for this op", op.name()))),
     }
 }
