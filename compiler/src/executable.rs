@@ -54,7 +54,7 @@ impl Executable {
         if !options.target.is_host() {
             return Err(Error::Unsupported("JIT compilation for a target other than the host".into()));
         }
-        let prepared = prepare(module)?;
+        let prepared = prepare(module, options)?;
         let prepare_time = start.elapsed();
         let mut symbols: Vec<(String, usize)> =
             hlojit_runtime::symbols::runtime_symbols().into_iter().map(|(n, a)| (n.to_string(), a)).collect();

@@ -45,6 +45,9 @@ pub struct CompileOptions {
     /// Compile independent parts of a module on several threads (JIT only). Off, everything
     /// is one LLVM module compiled on the calling thread.
     pub parallel_compile: bool,
+    /// Run the verifier after every HLO pass that changed the module (always on in debug
+    /// builds; tests turn it on), so that a pass that breaks the IR is named.
+    pub verify_passes: bool,
 }
 
 impl Default for CompileOptions {
@@ -54,23 +57,33 @@ impl Default for CompileOptions {
             custom_calls: CustomCallRegistry::default(),
             process_symbols: ProcessSymbols::None,
             parallel_compile: true,
+            verify_passes: false,
         }
     }
 }
 
-/// Runs the HLO passes that prepare a module for code generation.
-pub fn prepare(module: &Module) -> Result<Module> {
+/// The HLO passes that prepare a module for code generation, in order.
+pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
+    use passes::*;
+    let mut pipeline = pass::PassPipeline::new()
+        .add(inline_calls::InlineCalls)
+        .add(sharding_markers::ShardingMarkers)
+        .add(trivial_reductions::TrivialReductions)
+        .add(unfuse::Unfuse)
+        .add(dynamic_padder::DynamicPadder)
+        .add(batch_norm_expander::BatchNormExpander)
+        .add(rng_expander::RngExpander)
+        .add(layout_assignment::LayoutAssignment)
+        .add(fusion::Fusion);
+    pipeline.verify |= options.verify_passes;
+    pipeline
+}
+
+/// Verifies a module and runs the HLO passes that prepare it for code generation.
+pub fn prepare(module: &Module, options: &CompileOptions) -> Result<Module> {
     crate::hlo::verify_module(module)?;
     let mut m = module.clone();
-    passes::inline_calls::inline_calls(&mut m)?;
-    passes::sharding_markers::run(&mut m)?;
-    passes::trivial_reductions::run(&mut m)?;
-    passes::unfuse::run(&mut m)?;
-    passes::dynamic_padder::pad_dynamic_dimensions(&mut m)?;
-    passes::batch_norm_expander::expand_batch_norm(&mut m)?;
-    passes::rng_expander::expand_rng(&mut m)?;
-    passes::layout_assignment::run(&mut m)?;
-    passes::fusion::fuse(&mut m)?;
+    hlo_pipeline(options).run(&mut m)?;
     Ok(m)
 }
 

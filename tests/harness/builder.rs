@@ -318,7 +318,7 @@ fn expand_fuses_into_its_consumer() {
     let p = params(&b, &[&[3, 1], &[3, 4]]);
     let e = b.expand(&p[0], &[-1, 4]).unwrap();
     let sum = b.add(&e, &p[1]).unwrap();
-    let prepared = hlojit_compiler::pipeline::prepare(&b.build(&sum).unwrap()).unwrap();
+    let prepared = hlojit_compiler::pipeline::prepare(&b.build(&sum).unwrap(), &Default::default()).unwrap();
     let entry = prepared.entry_computation();
     let top_level: Vec<_> = entry.instructions.iter().map(|i| i.opcode).collect();
     assert!(

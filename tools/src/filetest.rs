@@ -115,7 +115,7 @@ pub fn run_file(path: &Path) -> Result<(), String> {
     let test = parse_directives(&text)?;
     let compiled = parse_module(&text)
         .map_err(|e| e.to_string())
-        .and_then(|m| Executable::compile(&m, &CompileOptions::default()).map_err(|e| e.to_string()));
+        .and_then(|m| Executable::compile(&m, &CompileOptions { verify_passes: true, ..CompileOptions::default() }).map_err(|e| e.to_string()));
     if let Some(want) = &test.error {
         return match compiled {
             Ok(_) => Err(format!("compiled, but an error containing '{want}' was expected")),

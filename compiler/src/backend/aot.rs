@@ -50,7 +50,7 @@ pub fn compile_aot(module: &Module, name: &str, options: &CompileOptions, emit: 
             grid.partitions
         )));
     }
-    let prepared = prepare(module)?;
+    let prepared = prepare(module, options)?;
     let code = compile_to(&prepared, name, options, emit, false)?;
     let header = header(&prepared, name)?;
     Ok(AotOutput { code, header })

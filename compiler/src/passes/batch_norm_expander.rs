@@ -16,7 +16,8 @@ use crate::error::{Error, Result};
 use crate::hlo::{CompId, InstrId, Module, Opcode};
 
 /// Replaces every batch-norm instruction of the module by its expansion.
-pub fn expand_batch_norm(module: &mut Module) -> Result<()> {
+pub fn expand_batch_norm(module: &mut Module) -> Result<bool> {
+    let mut changed = false;
     for c in module.comp_ids().collect::<Vec<_>>() {
         let targets: Vec<InstrId> = {
             let comp = module.computation(c);
@@ -32,13 +33,14 @@ pub fn expand_batch_norm(module: &mut Module) -> Result<()> {
         if targets.is_empty() {
             continue;
         }
+        changed = true;
         for id in targets {
             let new = expand_one(module, c, id)?;
             module.computation_mut(c).replace_all_uses(id, new);
         }
         module.computation_mut(c).compact();
     }
-    Ok(())
+    Ok(changed)
 }
 
 fn expand_one(module: &mut Module, c: CompId, id: InstrId) -> Result<InstrId> {
@@ -137,5 +139,18 @@ fn expand_one(module: &mut Module, c: CompId, id: InstrId) -> Result<InstrId> {
             Ok(b.tuple(vec![grad_x, grad_scale, grad_offset]))
         }
         _ => Err(fail("is not a batch-norm op")),
+    }
+}
+
+/// Expands the batch-norm ops into elementwise ops and reductions.
+pub struct BatchNormExpander;
+
+impl super::pass::Pass for BatchNormExpander {
+    fn name(&self) -> &'static str {
+        "batch-norm-expander"
+    }
+
+    fn run(&self, module: &mut crate::hlo::Module) -> crate::error::Result<bool> {
+        expand_batch_norm(module)
     }
 }

@@ -17,17 +17,19 @@ use crate::hlo::{CompId, ComparisonDirection, InstrId, Instruction, Module, Opco
 use hlojit_runtime::{ElementType, Shape};
 use std::collections::HashMap;
 
-/// Rewrites every computation that uses dynamic dimensions.
-pub fn pad_dynamic_dimensions(module: &mut Module) -> Result<()> {
+/// Rewrites every computation that uses dynamic dimensions; returns whether there was one.
+pub fn pad_dynamic_dimensions(module: &mut Module) -> Result<bool> {
+    let mut changed = false;
     for c in module.comp_ids().collect::<Vec<_>>() {
         let uses_dynamic = module.computation(c).instructions.iter().any(|i| {
             matches!(i.opcode, Opcode::SetDimensionSize | Opcode::GetDimensionSize) || has_dynamic_dims(&i.shape)
         });
         if uses_dynamic {
             pad_computation(module, c)?;
+            changed = true;
         }
     }
-    Ok(())
+    Ok(changed)
 }
 
 fn has_dynamic_dims(shape: &Shape) -> bool {
@@ -158,5 +160,18 @@ fn make_static(shape: &mut Shape) {
         Shape::Array(a) => a.dynamic.iter_mut().for_each(|d| *d = false),
         Shape::Tuple(elements) => elements.iter_mut().for_each(make_static),
         _ => {}
+    }
+}
+
+/// Pads dynamic dimensions to their bounds.
+pub struct DynamicPadder;
+
+impl super::pass::Pass for DynamicPadder {
+    fn name(&self) -> &'static str {
+        "dynamic-padder"
+    }
+
+    fn run(&self, module: &mut crate::hlo::Module) -> crate::error::Result<bool> {
+        pad_dynamic_dimensions(module)
     }
 }

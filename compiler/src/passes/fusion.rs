@@ -17,12 +17,12 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Fuses every computation that runs as a sequence of kernels (the entry and the bodies of
 /// control flow), leaving reducers, comparators and existing fused computations alone.
-pub fn fuse(module: &mut Module) -> Result<()> {
+pub fn fuse(module: &mut Module) -> Result<bool> {
     let mut counter = 0usize;
     for c in sequenced_computations(module) {
         fuse_computation(module, c, &mut counter)?;
     }
-    Ok(())
+    Ok(counter > 0)
 }
 
 /// The entry and every computation reached from it through while, conditional and call.
@@ -213,4 +213,17 @@ fn unique_computation_name(module: &Module, n: usize) -> String {
         name.push('_');
     }
     name
+}
+
+/// Fuses producers into consumers.
+pub struct Fusion;
+
+impl super::pass::Pass for Fusion {
+    fn name(&self) -> &'static str {
+        "fusion"
+    }
+
+    fn run(&self, module: &mut crate::hlo::Module) -> crate::error::Result<bool> {
+        fuse(module)
+    }
 }

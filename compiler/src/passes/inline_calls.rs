@@ -10,7 +10,8 @@ use std::collections::HashMap;
 const MAX_INLINE_DEPTH: usize = 64;
 
 /// Inlines every call of the module; recursive calls (which HLO forbids) are an error.
-pub fn inline_calls(module: &mut Module) -> Result<()> {
+/// Returns whether there was any call.
+pub fn inline_calls(module: &mut Module) -> Result<bool> {
     let mut counter = 0usize;
     for c in module.comp_ids().collect::<Vec<_>>() {
         let mut rounds = 0;
@@ -24,7 +25,7 @@ pub fn inline_calls(module: &mut Module) -> Result<()> {
             module.computation_mut(c).compact();
         }
     }
-    Ok(())
+    Ok(counter > 0)
 }
 
 fn first_call(module: &Module, c: CompId) -> Option<InstrId> {
@@ -64,4 +65,17 @@ pub(crate) fn inline_called(module: &mut Module, c: CompId, id: InstrId, suffix:
     let new_root = map[&callee.root];
     caller.replace_all_uses(id, new_root);
     Ok(())
+}
+
+/// Inlines every `call`.
+pub struct InlineCalls;
+
+impl super::pass::Pass for InlineCalls {
+    fn name(&self) -> &'static str {
+        "inline-calls"
+    }
+
+    fn run(&self, module: &mut crate::hlo::Module) -> crate::error::Result<bool> {
+        inline_calls(module)
+    }
 }

@@ -717,6 +717,20 @@ impl Names {
     }
 }
 
+
+/// Gives every value one physical layout.
+pub struct LayoutAssignment;
+
+impl super::pass::Pass for LayoutAssignment {
+    fn name(&self) -> &'static str {
+        "layout-assignment"
+    }
+
+    fn run(&self, module: &mut crate::hlo::Module) -> crate::error::Result<bool> {
+        run(module)
+    }
+}
+
 #[cfg(test)]
 #[path = "layout_assignment_tests.rs"]
 mod tests;

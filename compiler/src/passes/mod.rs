@@ -7,6 +7,7 @@ pub mod expand_util;
 pub mod fusion;
 pub mod inline_calls;
 pub mod layout_assignment;
+pub mod pass;
 pub mod rng_expander;
 pub mod sharding_markers;
 pub mod trivial_reductions;

@@ -22,7 +22,8 @@ use crate::hlo::{CompId, InstrId, Instruction, Module, Opcode};
 use hlojit_runtime::{ArrayLiteral, ElementType, Shape};
 
 /// Replaces every `rng` instruction of the module by its expansion.
-pub fn expand_rng(module: &mut Module) -> Result<()> {
+pub fn expand_rng(module: &mut Module) -> Result<bool> {
+    let mut changed = false;
     let mut serial = 0u64;
     for c in module.comp_ids().collect::<Vec<_>>() {
         let targets: Vec<InstrId> = {
@@ -32,6 +33,7 @@ pub fn expand_rng(module: &mut Module) -> Result<()> {
         if targets.is_empty() {
             continue;
         }
+        changed = true;
         for id in targets {
             serial += 1;
             let new = expand_one(module, c, id, serial)?;
@@ -46,7 +48,7 @@ pub fn expand_rng(module: &mut Module) -> Result<()> {
         }
         module.computation_mut(c).compact();
     }
-    Ok(())
+    Ok(changed)
 }
 
 fn expand_one(module: &mut Module, c: CompId, id: InstrId, serial: u64) -> Result<InstrId> {
@@ -236,5 +238,18 @@ impl Gen {
         let lo_x = b.broadcast(lo, dims, vec![])?;
         let s = b.binary(Opcode::Add, lo_x, half_t)?;
         b.binary(Opcode::Add, s, rest_t)
+    }
+}
+
+/// Expands `rng` into bit generation and conversions.
+pub struct RngExpander;
+
+impl super::pass::Pass for RngExpander {
+    fn name(&self) -> &'static str {
+        "rng-expander"
+    }
+
+    fn run(&self, module: &mut crate::hlo::Module) -> crate::error::Result<bool> {
+        expand_rng(module)
     }
 }

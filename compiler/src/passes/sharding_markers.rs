@@ -68,6 +68,20 @@ pub fn run(module: &mut Module) -> Result<bool> {
     Ok(changed)
 }
 
+
+/// Removes sharding annotations on one partition.
+pub struct ShardingMarkers;
+
+impl super::pass::Pass for ShardingMarkers {
+    fn name(&self) -> &'static str {
+        "sharding-markers"
+    }
+
+    fn run(&self, module: &mut crate::hlo::Module) -> crate::error::Result<bool> {
+        run(module)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

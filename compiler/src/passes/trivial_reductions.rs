@@ -58,6 +58,20 @@ pub fn run(module: &mut Module) -> Result<bool> {
     Ok(changed)
 }
 
+
+/// Rewrites reductions that combine nothing as XLA does.
+pub struct TrivialReductions;
+
+impl super::pass::Pass for TrivialReductions {
+    fn name(&self) -> &'static str {
+        "trivial-reductions"
+    }
+
+    fn run(&self, module: &mut crate::hlo::Module) -> crate::error::Result<bool> {
+        run(module)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

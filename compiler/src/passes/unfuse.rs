@@ -49,6 +49,20 @@ fn generated_per_element(op: Opcode) -> bool {
     is_elemental(op) || matches!(op, Opcode::Reduce | Opcode::ReduceWindow | Opcode::Copy)
 }
 
+
+/// Takes apart the input's fusions that are not one kernel here.
+pub struct Unfuse;
+
+impl super::pass::Pass for Unfuse {
+    fn name(&self) -> &'static str {
+        "unfuse"
+    }
+
+    fn run(&self, module: &mut crate::hlo::Module) -> crate::error::Result<bool> {
+        run(module)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

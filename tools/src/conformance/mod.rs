@@ -98,7 +98,9 @@ fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result
     let text = crate::module_file::read_module_text(&path)?;
     let module = parse_module(&text).map_err(|e| format!("parse: {e}"))?;
     let start = std::time::Instant::now();
-    let exe = Executable::compile(&module, &CompileOptions::default()).map_err(|e| {
+    // The corpus is a test of the passes too: each pass's result is verified.
+    let options = CompileOptions { verify_passes: true, ..CompileOptions::default() };
+    let exe = Executable::compile(&module, &options).map_err(|e| {
         outcome.not_runnable = matches!(e, hlojit::Error::ElidedConstant(_));
         e.to_string()
     })?;
