@@ -18,6 +18,10 @@
 //!   (default: exact, any NaN matching any NaN).
 //! - `// error: TEXT`: compiling (parsing, verifying or lowering) must fail with a message
 //!   containing TEXT.
+//! - `// check: TEXT`, `// check-next: TEXT`, `// check-not: TEXT`: the module after hlojit's
+//!   HLO passes, printed as HLO text, must match (see [`crate::filecheck`]); these pin what
+//!   the compiler decided. `// check-ir:`, `// check-ir-next:`, `// check-ir-not:` match the
+//!   optimized LLVM IR instead. A test with checks and no `// expect:` is not run.
 //!
 //! A directive may continue on the following comment lines while its braces are open.
 //!
@@ -26,6 +30,7 @@
 //! leading dimension (global device order), as in the conformance corpus.
 
 use crate::conformance::compare::compare;
+use crate::filecheck::{run_checks, Check, CheckKind};
 use hlojit::{parse_module, CompileOptions, Executable};
 use hlojit_compiler::hlo::text::{parse_literal, parse_shape};
 use hlojit_runtime::{ArrayLiteral, Literal};
@@ -46,6 +51,10 @@ pub struct FileTest {
     pub exact: bool,
     /// `// error:`: text the compile error must contain; the test expects compilation to fail.
     pub error: Option<String>,
+    /// `// check*:` lines, matched against the module after the HLO passes.
+    pub hlo_checks: Vec<Check>,
+    /// `// check-ir*:` lines, matched against the optimized LLVM IR.
+    pub ir_checks: Vec<Check>,
 }
 
 /// Reads the directives of a file test.
@@ -80,7 +89,19 @@ pub fn parse_directives(text: &str) -> Result<FileTest, String> {
                 }
             }
             "error" => test.error = Some(value),
-            _ => {}
+            key => {
+                let (ir, kind) = match key {
+                    "check" => (false, CheckKind::Check),
+                    "check-next" => (false, CheckKind::Next),
+                    "check-not" => (false, CheckKind::Not),
+                    "check-ir" => (true, CheckKind::Check),
+                    "check-ir-next" => (true, CheckKind::Next),
+                    "check-ir-not" => (true, CheckKind::Not),
+                    _ => continue,
+                };
+                let check = Check { kind, pattern: value, line: n + 1 };
+                if ir { test.ir_checks.push(check) } else { test.hlo_checks.push(check) }
+            }
         }
     }
     Ok(test)
@@ -109,13 +130,35 @@ fn shape_end(text: &str) -> Option<usize> {
     Some(close)
 }
 
+/// Matches the prepared HLO and the optimized LLVM IR against the test's checks.
+fn check_decisions(text: &str, test: &FileTest, options: &CompileOptions) -> Result<(), String> {
+    use hlojit_compiler::pipeline::{compile_to, prepare, OutputKind};
+    let module = parse_module(text).map_err(|e| e.to_string())?;
+    let prepared = prepare(&module, options).map_err(|e| e.to_string())?;
+    if !test.hlo_checks.is_empty() {
+        run_checks(&hlojit_compiler::hlo::text::print_module(&prepared), &test.hlo_checks, "prepared HLO")?;
+    }
+    if !test.ir_checks.is_empty() {
+        let ir = compile_to(&prepared, "entry", options, OutputKind::LlvmIr, true).map_err(|e| e.to_string())?;
+        run_checks(&String::from_utf8_lossy(&ir), &test.ir_checks, "LLVM IR")?;
+    }
+    Ok(())
+}
+
 /// Runs one file test; `Err` describes the failure.
 pub fn run_file(path: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let test = parse_directives(&text)?;
+    let options = CompileOptions { verify_passes: true, ..CompileOptions::default() };
+    if !test.hlo_checks.is_empty() || !test.ir_checks.is_empty() {
+        check_decisions(&text, &test, &options)?;
+        if test.expected.is_empty() && test.error.is_none() {
+            return Ok(());
+        }
+    }
     let compiled = parse_module(&text)
         .map_err(|e| e.to_string())
-        .and_then(|m| Executable::compile(&m, &CompileOptions { verify_passes: true, ..CompileOptions::default() }).map_err(|e| e.to_string()));
+        .and_then(|m| Executable::compile(&m, &options).map_err(|e| e.to_string()));
     if let Some(want) = &test.error {
         return match compiled {
             Ok(_) => Err(format!("compiled, but an error containing '{want}' was expected")),

@@ -5,6 +5,7 @@
 
 pub mod bench;
 pub mod conformance;
+pub mod filecheck;
 pub mod filetest;
 pub mod input_files;
 pub mod module_file;

@@ -66,6 +66,13 @@ enum Command {
         #[arg(long)]
         features: Option<String>,
     },
+    /// Print the module after hlojit's HLO passes (fusion, layouts, expansions) as HLO text.
+    Opt {
+        module: PathBuf,
+        /// Write it here instead of standard output.
+        #[arg(short = 'o', long)]
+        output: Option<PathBuf>,
+    },
     /// Time perf workloads (folders with module.hlo and perf.json) like xla_reference.py does.
     Bench {
         /// Workload folders, or names under --root; all workloads of --root if none.
@@ -174,6 +181,7 @@ fn main() -> ExitCode {
             let target = TargetOptions { triple: target, cpu, features };
             compile(&module, emit, &output, header.as_deref(), name, target)
         }
+        Command::Opt { module, output } => opt(&module, output.as_deref()),
         Command::Bench { workloads, root, runs, warmup, inputs_dir, check_dir } => {
             bench(&workloads, &root, hlojit_tools::bench::BenchOptions { runs, warmup, inputs_dir, check_dir })
         }
@@ -188,6 +196,18 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn opt(path: &Path, output: Option<&Path>) -> Result<ExitCode, String> {
+    let module = read_module(path)?;
+    let options = CompileOptions { verify_passes: true, ..CompileOptions::default() };
+    let prepared = hlojit_compiler::pipeline::prepare(&module, &options).map_err(|e| e.to_string())?;
+    let text = hlojit_compiler::hlo::text::print_module(&prepared);
+    match output {
+        Some(file) => std::fs::write(file, text).map_err(|e| format!("{}: {e}", file.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn compile(path: &Path, emit: Emit, output: &Path, header: Option<&Path>, name: Option<String>, target: TargetOptions) -> Result<ExitCode, String> {
