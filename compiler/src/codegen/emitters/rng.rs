@@ -324,20 +324,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     }
 }
 
-/// The dimension XLA splits into pairs for 32-bit and narrower ThreeFry outputs: the first of
-/// even size, else the first of the largest size.
-pub fn split_dimension(dims: &[i64]) -> usize {
-    if let Some(d) = dims.iter().position(|&d| d % 2 == 0) {
-        return d;
-    }
-    let mut best = 0;
-    for (i, &d) in dims.iter().enumerate() {
-        if d > dims[best] {
-            best = i;
-        }
-    }
-    best
-}
+pub use crate::analysis::rng::split_dimension;
 
 fn split_u64<'ctx>(cg: &Codegen<'ctx>, v: IntValue<'ctx>) -> Result<(IntValue<'ctx>, IntValue<'ctx>)> {
     let lo = cg.b.build_int_truncate(v, cg.i32(), "lo")?;
