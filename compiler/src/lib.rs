@@ -4,6 +4,7 @@
 pub mod error;
 pub mod executable;
 mod devices;
+pub mod analysis;
 pub mod backend;
 pub mod client;
 pub mod codegen;

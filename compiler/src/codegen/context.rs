@@ -103,9 +103,16 @@ impl<'ctx> Codegen<'ctx> {
         self.llvm.create_enum_attribute(kind, 0)
     }
 
-    /// Declares (once) a function defined outside the module: a runtime symbol or libm.
-    pub fn external(&self, name: &str, ty: FunctionType<'ctx>) -> FunctionValue<'ctx> {
-        self.module.get_function(name).unwrap_or_else(|| self.module.add_function(name, ty, Some(Linkage::External)))
+    /// Declares (once) a function defined outside this module's code, libm's or a kernel's;
+    /// runtime functions are declared through [`crate::codegen::runtime_abi`]. An earlier
+    /// declaration of another type (a custom-call target of the same name) is an error rather
+    /// than a call with the wrong arguments.
+    pub fn external(&self, name: &str, ty: FunctionType<'ctx>) -> Result<FunctionValue<'ctx>> {
+        match self.module.get_function(name) {
+            Some(f) if f.get_type() == ty => Ok(f),
+            Some(_) => Err(Error::Unsupported(format!("function '{name}' is declared with two different types"))),
+            None => Ok(self.module.add_function(name, ty, Some(Linkage::External))),
+        }
     }
 
     /// An overloaded LLVM intrinsic for the given types.

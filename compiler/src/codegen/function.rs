@@ -13,6 +13,7 @@ use super::index::Index;
 use super::kernel::kernel_fn_type;
 use super::plan::{step_of, FunctionPlan, LoweringPlan, Step};
 use super::loops::emit_loop_nest;
+use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::error::{Error, Result};
 use crate::hlo::{CompId, Computation, InstrId, Module};
 use crate::passes::buffer_assignment::{Allocation, BufferAssignment};
@@ -106,7 +107,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                 .map_err(|e| Error::Llvm(e.to_string()))?;
             arena
         } else if heap_bytes > 0 {
-            let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
+            let alloc = cg.runtime(RuntimeFunction::Alloc)?;
             let arena = cg.call(alloc, &[arena_size.into()])?.into_pointer_value();
             // The runtime recorded why the allocation failed; the caller turns status 1 into
             // an out-of-memory error naming the size.
@@ -150,7 +151,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         for &id in &fp.schedule {
             self.lower_instruction(fp, comp, id, &mut fl)?;
         }
-        self.copy_results(assignment, &fl.slot_ptrs, results)?;
+        self.copy_results(assignment, &mut fl, results)?;
         self.free(arena, arena_size, heap_bytes)?;
         if let Some(saved) = saved_mxcsr {
             leave_flush_denormals(cg, saved)?;
@@ -166,8 +167,9 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
     /// Copies the results not computed in place into the caller's buffers. A result whose
     /// buffer is also a parameter another copy still reads (a state swap, say) is staged
     /// through scratch memory first.
-    fn copy_results(&self, assignment: &BufferAssignment, slot_ptrs: &[PointerValue<'ctx>], results: PointerValue<'ctx>) -> Result<()> {
+    fn copy_results(&self, assignment: &BufferAssignment, fl: &mut FunctionLowering<'_, 'ctx>, results: PointerValue<'ctx>) -> Result<()> {
         let cg = self.cg;
+        let slot_ptrs = fl.slot_ptrs.clone();
         let source_param = |s: usize| match assignment.slots[assignment.owner(s)].allocation {
             Allocation::Parameter(j) => Some(j),
             _ => None,
@@ -176,13 +178,14 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let hazardous = |k: usize, s: usize| {
             assignment.aliases.get(&k).is_some_and(|j| read.contains(j) && source_param(s) != Some(*j))
         };
-        let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
         let mut staged = Vec::new();
+        let cleanups_before = fl.cleanups.len();
         for &(k, s) in &assignment.result_copies {
             if hazardous(k, s) {
                 let src = IrArray::new(slot_ptrs[s], &assignment.slots[s].shape)?;
                 let bytes = src.byte_size();
-                let scratch = cg.call(alloc, &[cg.const_i64(bytes).into()])?.into_pointer_value();
+                let scratch = fl.alloc(cg, bytes)?;
+                fl.cleanups.push((scratch, bytes));
                 let tmp = IrArray::new(scratch, &src.shape)?;
                 copy_array(cg, &src, &tmp)?;
                 staged.push((k, tmp, bytes));
@@ -199,6 +202,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             copy_array(cg, &tmp, &dst)?;
             self.free(tmp.ptr, cg.const_i64(bytes), bytes)?;
         }
+        fl.cleanups.truncate(cleanups_before);
         Ok(())
     }
 
@@ -236,7 +240,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
     fn free(&self, arena: PointerValue<'ctx>, size: IntValue<'ctx>, bytes: i64) -> Result<()> {
         if bytes > 0 {
             let cg = self.cg;
-            let free = cg.external("hlojit_rt_free", cg.fn_type(None, &[cg.ptr().into(), cg.i64().into()]));
+            let free = cg.runtime(RuntimeFunction::Free)?;
             cg.call_void(free, &[arena.into(), size.into()])?;
         }
         Ok(())
@@ -260,15 +264,12 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
     /// Calls a kernel over its whole range, on the thread pool when it is big enough.
     fn run_kernel(&self, kernel: &KernelInfo, table: PointerValue<'ctx>) -> Result<()> {
         let cg = self.cg;
-        let function = cg.external(&kernel.name, kernel_fn_type(cg));
+        let function = cg.external(&kernel.name, kernel_fn_type(cg))?;
         let extent = cg.const_i64(kernel.extent);
         if kernel.extent > 1 && kernel.elements >= PARALLEL_MIN_ELEMENTS {
             let per_iteration = (kernel.elements / kernel.extent).max(1);
             let min_chunk = (PARALLEL_GRAIN_ELEMENTS / per_iteration).max(1);
-            let pf = cg.external(
-                "hlojit_rt_parallel_for",
-                cg.fn_type(None, &[cg.ptr().into(), cg.ptr().into(), cg.i64().into(), cg.i64().into()]),
-            );
+            let pf = cg.runtime(RuntimeFunction::ParallelFor)?;
             let f = function.as_global_value().as_pointer_value();
             cg.call_void(pf, &[f.into(), table.into(), extent.into(), cg.const_i64(min_chunk).into()])
         } else {
@@ -395,7 +396,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
 /// thread's run must stop, leaving with its status if so. Costs a load and a branch per
 /// iteration; the load is volatile so that it stays in the loop.
 fn poll_interrupt<'ctx>(cg: &Codegen<'ctx>, fl: &mut FunctionLowering<'_, 'ctx>) -> Result<()> {
-    const FLAG: &str = "hlojit_rt_interrupt_requested";
+    const FLAG: &str = crate::codegen::runtime_abi::INTERRUPT_FLAG;
     let flag = cg.module.get_global(FLAG).unwrap_or_else(|| cg.module.add_global(cg.i32(), None, FLAG));
     let load = cg.b.build_load(cg.i32(), flag.as_pointer_value(), "interrupt")?.into_int_value();
     let instruction = load.as_instruction().ok_or_else(|| Error::Internal("a load is an instruction".into()))?;
@@ -406,7 +407,7 @@ fn poll_interrupt<'ctx>(cg: &Codegen<'ctx>, fl: &mut FunctionLowering<'_, 'ctx>)
     let cont = cg.block("interrupt.none");
     cg.b.build_conditional_branch(raised.into_int_value(), poll, cont)?;
     cg.b.position_at_end(poll);
-    let poll_fn = cg.external("hlojit_rt_poll_interrupt", cg.fn_type(Some(cg.i32().into()), &[]));
+    let poll_fn = cg.runtime(RuntimeFunction::PollInterrupt)?;
     let status = cg.call(poll_fn, &[])?.into_int_value();
     fl.check(cg, status)?;
     cg.b.build_unconditional_branch(cont)?;
@@ -427,13 +428,25 @@ pub(crate) struct FunctionLowering<'b, 'ctx> {
 
 impl<'b, 'ctx> FunctionLowering<'b, 'ctx> {
     /// Continues if `status` is 0; otherwise frees pending scratch and leaves with it.
+    /// Calls the runtime's allocator for `bytes`; when it returns null, leaves the function
+    /// with status 1 (the runtime recorded the failure, and the host reports it as running out of
+    /// memory). The caller lists the block in `cleanups` if a later failure must free it.
+    pub(crate) fn alloc(&mut self, cg: &Codegen<'ctx>, bytes: i64) -> Result<PointerValue<'ctx>> {
+        let alloc = cg.runtime(RuntimeFunction::Alloc)?;
+        let p = cg.call(alloc, &[cg.const_i64(bytes).into()])?.into_pointer_value();
+        let null = cg.b.build_is_null(p, "")?;
+        let status = cg.b.build_int_z_extend(null, cg.i32(), "")?;
+        self.check(cg, status)?;
+        Ok(p)
+    }
+
     pub(crate) fn check(&mut self, cg: &Codegen<'ctx>, status: IntValue<'ctx>) -> Result<()> {
         let ok = cg.b.build_int_compare(IntPredicate::EQ, status, cg.i32().const_zero(), "")?;
         let cont = cg.block("ok");
         let cleanup = cg.block("failed");
         cg.b.build_conditional_branch(ok, cont, cleanup)?;
         cg.b.position_at_end(cleanup);
-        let free = cg.external("hlojit_rt_free", cg.fn_type(None, &[cg.ptr().into(), cg.i64().into()]));
+        let free = cg.runtime(RuntimeFunction::Free)?;
         for &(p, size) in &self.cleanups {
             cg.call_void(free, &[p.into(), cg.const_i64(size).into()])?;
         }

@@ -14,5 +14,6 @@ pub mod plan;
 pub mod reducer;
 pub mod types;
 pub mod function;
+pub mod runtime_abi;
 pub mod kernel;
 pub mod emitters;

@@ -4,7 +4,7 @@
 //! one temporary arena. Slices are reused once the values in them are dead (first fit over
 //! the sequential schedule).
 
-use crate::codegen::array::buffer_bytes;
+use crate::analysis::buffers::{buffer_bytes, is_memory_bitcast};
 use crate::error::{Error, Result};
 use crate::hlo::{Computation, InstrId, Module, Opcode};
 use hlojit_runtime::buffer::BUFFER_ALIGNMENT;
@@ -103,7 +103,7 @@ fn aliases_operands(opcode: Opcode) -> bool {
 pub fn bitcast_aliases(comp: &Computation, id: InstrId) -> bool {
     let inst = comp.get(id);
     match (inst.shape.as_array(), comp.get(inst.operands[0]).shape.as_array()) {
-        (Some(to), Some(from)) => crate::codegen::array::is_memory_bitcast(from, to),
+        (Some(to), Some(from)) => is_memory_bitcast(from, to),
         _ => false,
     }
 }

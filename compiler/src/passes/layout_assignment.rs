@@ -61,7 +61,7 @@
 //! in the state's layout, a `call` or `conditional` hands its operands' buffers to the callee as
 //! they are, and a fusion's parameters are its operands' buffers.
 
-use crate::codegen::emitters::is_builtin_custom_call;
+use crate::analysis::custom_calls::is_builtin_custom_call;
 use crate::error::{Error, Result};
 use crate::hlo::{CompId, Computation, InstrId, Instruction, Module, Opcode};
 use hlojit_runtime::{ArrayShape, Layout, Shape};

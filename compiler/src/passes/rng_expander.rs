@@ -15,7 +15,7 @@
 //! their distribution is.
 
 use super::expand_util::Builder;
-use crate::codegen::emitters::rng::split_dimension;
+use crate::analysis::rng::split_dimension;
 use crate::error::{Error, Result};
 use crate::hlo::attributes::{RngAlgorithm, RngDistribution, SliceDim};
 use crate::hlo::{CompId, InstrId, Instruction, Module, Opcode};

@@ -14,6 +14,7 @@ mod ops;
 
 use super::array::IrArray;
 use super::function::{copy_array, pointer_array, FunctionLowering, ModuleLowering};
+use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::error::{Error, Result};
 use crate::hlo::{Computation, InstrId, Opcode};
 use groups::{participants, DeviceGrid};
@@ -60,8 +61,8 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let outputs: Vec<usize> = fl.assignment.leaf_slots(id).to_vec();
         match inst.opcode {
             Opcode::ReplicaId | Opcode::PartitionId => {
-                let name = if inst.opcode == Opcode::ReplicaId { "hlojit_rt_replica_id" } else { "hlojit_rt_partition_id" };
-                let f = cg.external(name, cg.fn_type(Some(cg.i32().into()), &[]));
+                let which = if inst.opcode == Opcode::ReplicaId { RuntimeFunction::ReplicaId } else { RuntimeFunction::PartitionId };
+                let f = cg.runtime(which)?;
                 let v = cg.call(f, &[])?;
                 let out = *outputs.first().ok_or_else(|| Error::Internal(format!("{}: no buffer", inst.name)))?;
                 cg.b.build_store(fl.slot_ptrs[out], v)?;
@@ -99,7 +100,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                     Error::Unsupported(m) => verr(m),
                     e => e,
                 })?;
-                let leave = cg.external("hlojit_rt_collective_leave", cg.fn_type(Some(cg.i32().into()), &[]));
+                let leave = cg.runtime(RuntimeFunction::CollectiveLeave)?;
                 let status = cg.call(leave, &[])?.into_int_value();
                 fl.check(cg, status)
             }
@@ -136,9 +137,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let peers = cg.entry_alloca(cg.ptr().array_type((max_group * leaves).max(1) as u32).into(), "collective.peers")?;
         let rank = cg.entry_alloca(cg.i64().into(), "collective.rank")?;
         let size = cg.entry_alloca(cg.i64().into(), "collective.size")?;
-        let p = cg.ptr().into();
-        let i = cg.i64().into();
-        let enter = cg.external("hlojit_rt_collective_enter", cg.fn_type(Some(cg.i32().into()), &[i, i, p, i, i, p, p, p, p]));
+        let enter = cg.runtime(RuntimeFunction::CollectiveEnter)?;
         let args = [
             cg.const_i64(op).into(),
             cg.const_i64(devices as i64).into(),

@@ -15,6 +15,7 @@ pub mod attrs;
 use super::array::{buffer_bytes, IrArray};
 use super::context::Codegen;
 use super::function::{copy_array, pointer_array, sanitize, FunctionLowering, ModuleLowering};
+use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::error::{Error, Result};
 use crate::hlo::attributes::{BackendConfig, CustomCallApiVersion};
 use crate::hlo::{Computation, InstrId, Instruction, Module, Opcode};
@@ -227,21 +228,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                 let base = format!("cc.{}.{}", sanitize(&comp.name), sanitize(&inst.name));
                 let opaque_ptr = private_bytes(cg, &format!("{base}.opaque"), &opaque, false);
                 let name_ptr = private_bytes(cg, &format!("{base}.name"), target.as_bytes(), true);
-                let f = cg.external(
-                    "hlojit_rt_custom_call_status",
-                    cg.fn_type(
-                        Some(cg.i32().into()),
-                        &[
-                            cg.ptr().into(),
-                            cg.i32().into(),
-                            cg.ptr().into(),
-                            cg.ptr().into(),
-                            cg.ptr().into(),
-                            cg.i64().into(),
-                            cg.ptr().into(),
-                        ],
-                    ),
-                );
+                let f = cg.runtime(RuntimeFunction::CustomCallStatus)?;
                 let args: [BasicMetadataValueEnum; 7] = [
                     callee.into(),
                     cg.const_i32(unified as i32).into(),
@@ -267,13 +254,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                 let flat: Vec<PointerValue> = operand_ptrs.iter().flatten().copied().collect();
                 let args = pointer_array(cg, &flat, "ffi.args")?;
                 let rets = pointer_array(cg, &result_ptrs, "ffi.rets")?;
-                let f = cg.external(
-                    "hlojit_rt_ffi_call",
-                    cg.fn_type(
-                        Some(cg.i32().into()),
-                        &[cg.ptr().into(), cg.ptr().into(), cg.i64().into(), cg.ptr().into(), cg.ptr().into()],
-                    ),
-                );
+                let f = cg.runtime(RuntimeFunction::FfiCall)?;
                 let call_args: [BasicMetadataValueEnum; 5] =
                     [callee.into(), desc_ptr.into(), cg.const_i64(bytes.len() as i64).into(), args.into(), rets.into()];
                 Some(cg.call(f, &call_args)?.into_int_value())
@@ -328,8 +309,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
     fn scratch(&self, fl: &mut FunctionLowering<'_, 'ctx>, shape: &ArrayShape) -> Result<PointerValue<'ctx>> {
         let cg = self.cg;
         let bytes = buffer_bytes(shape)?.max(1);
-        let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
-        let p = cg.call(alloc, &[cg.const_i64(bytes).into()])?.into_pointer_value();
+        let p = fl.alloc(cg, bytes)?;
         fl.cleanups.push((p, bytes));
         Ok(p)
     }
@@ -337,7 +317,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
     /// Frees the scratch allocated since `fl.cleanups` had `len` entries.
     fn free_scratch(&self, fl: &mut FunctionLowering<'_, 'ctx>, len: usize) -> Result<()> {
         let cg = self.cg;
-        let free = cg.external("hlojit_rt_free", cg.fn_type(None, &[cg.ptr().into(), cg.i64().into()]));
+        let free = cg.runtime(RuntimeFunction::Free)?;
         while fl.cleanups.len() > len {
             let (p, size) = fl.cleanups.pop().expect("non-empty");
             let size: IntValue = cg.const_i64(size);

@@ -103,7 +103,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         } else {
             name.to_string()
         };
-        let f = cg.external(&symbol, ft.fn_type(&[ft.into()], false));
+        let f = cg.external(&symbol, ft.fn_type(&[ft.into()], false))?;
         mark_pure(cg, f);
         Ok(cg.call(f, &[x.into()])?.into_float_value())
     }
@@ -116,7 +116,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         } else {
             name.to_string()
         };
-        let f = cg.external(&symbol, ft.fn_type(&[ft.into(), ft.into()], false));
+        let f = cg.external(&symbol, ft.fn_type(&[ft.into(), ft.into()], false))?;
         mark_pure(cg, f);
         Ok(cg.call(f, &[a.into(), b.into()])?.into_float_value())
     }

@@ -8,6 +8,7 @@
 
 use super::in_place::{output_is_operand, reads_only_at_written_index};
 use super::ranges::{box_loop, major_to_minor, smax, smin, Bounds};
+use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::codegen::array::IrArray;
 use crate::codegen::index::Index;
 use crate::codegen::kernel::{emit_elemental_loop, KernelContext};
@@ -74,8 +75,8 @@ fn emit_in_place<'ctx>(kc: &KernelContext<'_, 'ctx>, direct: bool) -> Result<i64
     let t = kc.comp.get(update).shape.element_type().unwrap_or(out.element_type());
     let scratch_shape = ArrayShape::new(t, update_dims.clone());
     let bytes = crate::codegen::array::buffer_bytes(&scratch_shape)?;
-    let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
-    let free = cg.external("hlojit_rt_free", cg.fn_type(None, &[cg.ptr().into(), cg.i64().into()]));
+    let alloc = cg.runtime(RuntimeFunction::Alloc)?;
+    let free = cg.runtime(RuntimeFunction::Free)?;
     let ptr = cg.call(alloc, &[cg.const_i64(bytes).into()])?.into_pointer_value();
     let scratch = IrArray::new(ptr, &scratch_shape)?;
     let all: Vec<Bounds> = update_dims.iter().map(|&n| Bounds::full(cg, n)).collect();

@@ -3,6 +3,7 @@
 //! outer ones are a batch. The kernel parallelizes internally, so this kernel is not split.
 
 use super::staging::{finish_output, release, stage_operand, stage_output};
+use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::codegen::kernel::KernelContext;
 use crate::error::{Error, Result};
 use crate::hlo::attributes::FftType;
@@ -50,21 +51,7 @@ pub fn emit_fft(kc: &KernelContext) -> Result<i64> {
         cg.b.build_store(p, cg.const_i64(l))?;
     }
     let i32t = cg.i32();
-    let f = cg.external(
-        "hlojit_rt_fft",
-        cg.fn_type(
-            Some(i32t.into()),
-            &[
-                cg.ptr().into(),
-                cg.ptr().into(),
-                i32t.into(),
-                i32t.into(),
-                cg.i64().into(),
-                cg.i64().into(),
-                cg.ptr().into(),
-            ],
-        ),
-    );
+    let f = cg.runtime(RuntimeFunction::Fft)?;
     cg.call(
         f,
         &[

@@ -32,11 +32,7 @@ pub fn has_root_emitter(op: Opcode) -> bool {
     matches!(op, Opcode::Gather | Opcode::DynamicUpdateSlice)
 }
 
-/// Custom calls XLA introduces for ops compiled here rather than called as targets
-/// (XLA:CPU's `TopK`).
-pub fn is_builtin_custom_call(inst: &crate::hlo::Instruction) -> bool {
-    topk::is_topk_custom_call(inst)
-}
+pub use crate::analysis::custom_calls::is_builtin_custom_call;
 
 /// Emits the kernel whose hero op is `hero`.
 pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {

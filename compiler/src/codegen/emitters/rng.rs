@@ -20,6 +20,7 @@
 //! Large outputs are generated on the thread pool between reading the state and writing the
 //! new one (see [`emit_rng_bit_generator`]).
 
+use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::codegen::array::IrArray;
 use crate::codegen::context::Codegen;
 use crate::codegen::index::{delinearize, Index};
@@ -152,10 +153,7 @@ fn emit_parallel_body<'ctx>(
 
     let per_call = (elements / calls).max(1);
     let min_chunk = (PARALLEL_GRAIN_ELEMENTS / per_call).max(1);
-    let pf = cg.external(
-        "hlojit_rt_parallel_for",
-        cg.fn_type(None, &[cg.ptr().into(), cg.ptr().into(), cg.i64().into(), cg.i64().into()]),
-    );
+    let pf = cg.runtime(RuntimeFunction::ParallelFor)?;
     let f = worker.as_global_value().as_pointer_value();
     cg.call_void(pf, &[f.into(), ctx.into(), cg.const_i64(calls).into(), cg.const_i64(min_chunk).into()])
 }
@@ -195,7 +193,7 @@ pub fn emit_rng_get_and_update_state(kc: &KernelContext) -> Result<i64> {
     if out.element_type() != ElementType::U64 || out.shape.dims != [2] || !out.physical.is_row_major_dense() {
         return Err(Error::Unsupported(format!("{}: rng-get-and-update-state into {}", inst.name, out.shape)));
     }
-    let f = cg.external("hlojit_rt_rng_get_and_update_state", cg.fn_type(None, &[cg.i64().into(), cg.ptr().into()]));
+    let f = cg.runtime(RuntimeFunction::RngGetAndUpdateState)?;
     cg.call_void(f, &[cg.const_i64(delta).into(), out.ptr.into()])?;
     Ok(1)
 }
@@ -326,20 +324,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     }
 }
 
-/// The dimension XLA splits into pairs for 32-bit and narrower ThreeFry outputs: the first of
-/// even size, else the first of the largest size.
-pub fn split_dimension(dims: &[i64]) -> usize {
-    if let Some(d) = dims.iter().position(|&d| d % 2 == 0) {
-        return d;
-    }
-    let mut best = 0;
-    for (i, &d) in dims.iter().enumerate() {
-        if d > dims[best] {
-            best = i;
-        }
-    }
-    best
-}
+pub use crate::analysis::rng::split_dimension;
 
 fn split_u64<'ctx>(cg: &Codegen<'ctx>, v: IntValue<'ctx>) -> Result<(IntValue<'ctx>, IntValue<'ctx>)> {
     let lo = cg.b.build_int_truncate(v, cg.i32(), "lo")?;

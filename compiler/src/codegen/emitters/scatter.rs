@@ -12,6 +12,7 @@
 
 use super::in_place::output_is_operand;
 use super::ranges::{box_loop, major_to_minor, Bounds};
+use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::codegen::elemental::gather::{index_to_i64, start_vector_index};
 use crate::codegen::array::IrArray;
 use crate::codegen::elemental::{Elemental, Input, Val};
@@ -113,7 +114,7 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
         })
     })?;
     if let Some((copy, bytes)) = staged {
-        let free = cg.external("hlojit_rt_free", cg.fn_type(None, &[cg.ptr().into(), cg.i64().into()]));
+        let free = cg.runtime(RuntimeFunction::Free)?;
         cg.call_void(free, &[copy.ptr.into(), cg.const_i64(bytes).into()])?;
     }
     Ok(split.map(|d| operand_dims[d]).unwrap_or(1).max(1))
@@ -125,7 +126,7 @@ fn stage_operand<'ctx>(kc: &KernelContext<'_, 'ctx>) -> Result<(IrArray<'ctx>, i
     let cg = kc.cg;
     let out = &kc.outputs[0];
     let bytes = out.byte_size();
-    let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
+    let alloc = cg.runtime(RuntimeFunction::Alloc)?;
     let ptr = cg.call(alloc, &[cg.const_i64(bytes).into()])?.into_pointer_value();
     if bytes > 0 {
         cg.b.build_memcpy(ptr, 16, out.ptr, 16, cg.const_i64(bytes)).map_err(|e| Error::Llvm(e.to_string()))?;

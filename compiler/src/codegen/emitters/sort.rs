@@ -12,6 +12,7 @@
 //! is always a valid one.
 
 use super::sort_key::{recognize, KeyKind, KeyOrder};
+use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::codegen::context::Codegen;
 use crate::codegen::elemental::{Elemental, Input, Val};
 use crate::codegen::index::{delinearize, Index};
@@ -106,8 +107,8 @@ pub(super) fn emit_sort<'ctx>(kc: &KernelContext<'_, 'ctx>, job: &SortJob) -> Re
         Order::Comparator(_) => types.iter().map(|t| reserve(n * t.byte_size() as i64)).collect(),
         Order::Key { .. } => Vec::new(),
     };
-    let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
-    let free = cg.external("hlojit_rt_free", cg.fn_type(None, &[cg.ptr().into(), cg.i64().into()]));
+    let alloc = cg.runtime(RuntimeFunction::Alloc)?;
+    let free = cg.runtime(RuntimeFunction::Free)?;
     let scratch = cg.call(alloc, &[cg.const_i64(bytes).into()])?.into_pointer_value();
     let keys = cg.byte_offset(scratch, keys_at)?;
     let perm = cg.byte_offset(scratch, perm_at)?;
@@ -141,11 +142,7 @@ pub(super) fn emit_sort<'ctx>(kc: &KernelContext<'_, 'ctx>, job: &SortJob) -> Re
                     })
                 })?;
                 // Packed keys use the position buffer as the radix sort's scratch.
-                let name = if packed { "hlojit_rt_sort_packed_keys" } else { "hlojit_rt_sort_wide_keys" };
-                let f = cg.external(
-                    name,
-                    cg.fn_type(None, &[cg.ptr().into(), cg.ptr().into(), cg.i64().into(), cg.i64().into()]),
-                );
+                let f = cg.runtime(if packed { RuntimeFunction::SortPackedKeys } else { RuntimeFunction::SortWideKeys })?;
                 cg.call_void(f, &[keys.into(), perm.into(), cg.const_i64(n).into(), cg.const_i64(job.k).into()])?;
                 for_loop(cg, "sort.out", cg.const_i64(0), cg.const_i64(job.k), |j| {
                     e.scoped(|e| {
@@ -179,10 +176,7 @@ pub(super) fn emit_sort<'ctx>(kc: &KernelContext<'_, 'ctx>, job: &SortJob) -> Re
                     cg.b.build_store(cg.gep(cg.ptr().into(), ctx, cg.const_i64(m as i64))?, b)?;
                 }
                 let cmp = comparator_function(kc, *comparator, &types)?;
-                let f = cg.external(
-                    "hlojit_rt_sort_by_comparator",
-                    cg.fn_type(None, &[cg.ptr().into(), cg.i64().into(), cg.ptr().into(), cg.ptr().into()]),
-                );
+                let f = cg.runtime(RuntimeFunction::SortByComparator)?;
                 let cmp_ptr = cmp.as_global_value().as_pointer_value();
                 cg.call_void(f, &[perm.into(), cg.const_i64(n).into(), cmp_ptr.into(), ctx.into()])?;
                 for_loop(cg, "sort.out", cg.const_i64(0), cg.const_i64(job.k), |j| {

@@ -3,6 +3,7 @@
 //! otherwise it is generated (fused producers included) into a temporary; an output is
 //! written in place when its buffer is row-major, otherwise through a temporary copied out.
 
+use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::codegen::array::IrArray;
 use crate::codegen::elemental::Input;
 use crate::codegen::kernel::KernelContext;
@@ -62,7 +63,7 @@ pub fn finish_output<'ctx>(kc: &KernelContext<'_, 'ctx>, staged: Staged<'ctx>, k
 pub fn release<'ctx>(kc: &KernelContext<'_, 'ctx>, staged: Staged<'ctx>) -> Result<()> {
     if let Some((ptr, bytes)) = staged.temp {
         let cg = kc.cg;
-        let free = cg.external("hlojit_rt_free", cg.fn_type(None, &[cg.ptr().into(), cg.i64().into()]));
+        let free = cg.runtime(RuntimeFunction::Free)?;
         cg.call_void(free, &[ptr.into(), cg.const_i64(bytes).into()])?;
     }
     Ok(())
@@ -75,7 +76,7 @@ fn row_major(shape: &ArrayShape) -> ArrayShape {
 fn temporary<'ctx>(kc: &KernelContext<'_, 'ctx>, shape: &ArrayShape) -> Result<Staged<'ctx>> {
     let cg = kc.cg;
     let bytes = crate::codegen::array::buffer_bytes(shape)?.max(1);
-    let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
+    let alloc = cg.runtime(RuntimeFunction::Alloc)?;
     let ptr = cg.call(alloc, &[cg.const_i64(bytes).into()])?.into_pointer_value();
     Ok(Staged { array: IrArray::new(ptr, shape)?, temp: Some((ptr, bytes)) })
 }

@@ -8,12 +8,9 @@ use super::sort::{emit_sort, Order, SortJob, Source};
 use super::sort_key::{recognize, KeyKind, KeyOrder};
 use crate::codegen::kernel::KernelContext;
 use crate::error::{Error, Result};
-use crate::hlo::{ComparisonType, Instruction, Opcode};
+use crate::hlo::{ComparisonType, Opcode};
 
-/// Whether `inst` is a `TopK` custom call (compiled here, not called as a target).
-pub fn is_topk_custom_call(inst: &Instruction) -> bool {
-    inst.opcode == Opcode::CustomCall && inst.attrs.custom_call_target.as_deref() == Some("TopK")
-}
+pub use crate::analysis::custom_calls::is_topk_custom_call;
 
 pub fn emit(kc: &KernelContext) -> Result<i64> {
     let root = kc.comp.get(kc.root);

@@ -17,6 +17,7 @@ use super::dims::logical_strides;
 use super::microkernel::{microkernel, ALayout};
 use super::operand::{Captures, ConvKernelMap, Operand, Source, TaskEnv};
 use super::pack::{elem_zero, pack_strip, Conversion, Strip};
+use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::codegen::array::IrArray;
 use crate::codegen::context::Codegen;
 use crate::codegen::index::{delinearize, Index};
@@ -224,12 +225,9 @@ fn emit<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, p: &Plan) -> 
     let al = ALayout { row: p.d.window[p.d.spatial_rank() - 1].stride * p.pitches.spatial[p.d.spatial_rank() - 1], depth: 1, taps: true, pairs: false };
     let table = tap_table(cg, &format!("{base}.taps"), &p.tap_offsets);
     let es = p.conv.compute.byte_size() as i64;
-    let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
-    let free = cg.external("hlojit_rt_free", cg.fn_type(None, &[cg.ptr().into(), cg.i64().into()]));
-    let pf = cg.external(
-        "hlojit_rt_parallel_for",
-        cg.fn_type(None, &[cg.ptr().into(), cg.ptr().into(), cg.i64().into(), cg.i64().into()]),
-    );
+    let alloc = cg.runtime(RuntimeFunction::Alloc)?;
+    let free = cg.runtime(RuntimeFunction::Free)?;
+    let pf = cg.runtime(RuntimeFunction::ParallelFor)?;
     // The canonical image, if it is a copy.
     let image_bytes = match &p.image {
         Image::Copy { .. } => p.pitches.batch * p.d.batch_in * es,
@@ -403,8 +401,8 @@ fn emit_task<'ctx>(
         Image::InPlace { slot } => env.ptrs[slot],
         Image::Copy { .. } => scratch_image,
     };
-    let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
-    let free = cg.external("hlojit_rt_free", cg.fn_type(None, &[cg.ptr().into(), cg.i64().into()]));
+    let alloc = cg.runtime(RuntimeFunction::Alloc)?;
+    let free = cg.runtime(RuntimeFunction::Free)?;
     let bp_bytes = n_strips * nr * depth * es;
     let bp = cg.call(alloc, &[cg.const_i64(bp_bytes).into()])?.into_pointer_value();
     let line_bytes = p.width * p.group_out * es;

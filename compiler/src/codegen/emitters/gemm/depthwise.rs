@@ -7,6 +7,7 @@
 use super::conv::{begin_task, Image, Out, Plan};
 use super::microkernel::vector_type;
 use super::operand::Captures;
+use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::codegen::context::Codegen;
 use crate::codegen::index::delinearize;
 use crate::codegen::kernel::KernelContext;
@@ -50,8 +51,8 @@ pub(super) fn emit_task<'ctx>(
     let out_ptr = env.ptrs[caps.out_slot];
 
     // The weights as [tap][feature] in the compute type.
-    let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
-    let free = cg.external("hlojit_rt_free", cg.fn_type(None, &[cg.ptr().into(), cg.i64().into()]));
+    let alloc = cg.runtime(RuntimeFunction::Alloc)?;
+    let free = cg.runtime(RuntimeFunction::Free)?;
     let w_bytes = p.taps * features * es;
     let wp = cg.call(alloc, &[cg.const_i64(w_bytes).into()])?.into_pointer_value();
     scalar_loop(cg, "pack.t", cg.const_i64(0), cg.const_i64(p.taps), |t| {

@@ -12,6 +12,7 @@ use super::config::Blocking;
 use super::microkernel::{microkernel, ALayout};
 use super::operand::{Captures, GroupMap, Operand, TaskEnv};
 use super::pack::{pack_strip, Conversion, Strip};
+use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::codegen::array::IrArray;
 use crate::codegen::context::Codegen;
 use crate::codegen::kernel::KernelContext;
@@ -95,8 +96,8 @@ pub fn emit_gemm<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, g: &
     let geo = Geometry::new(g);
     let pack = emit_pack_task(kc, caps, g, &geo, &format!("{base}.pack"))?;
     let task = emit_task(kc, caps, g, &geo, uk, &format!("{base}.task"))?;
-    let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
-    let free = cg.external("hlojit_rt_free", cg.fn_type(None, &[cg.ptr().into(), cg.i64().into()]));
+    let alloc = cg.runtime(RuntimeFunction::Alloc)?;
+    let free = cg.runtime(RuntimeFunction::Free)?;
     let b_bytes = geo.b_bytes(g);
     let bp = cg.call(alloc, &[cg.const_i64(b_bytes).into()])?.into_pointer_value();
     let bp_int = cg.b.build_ptr_to_int(bp, cg.i64(), "")?;
@@ -107,17 +108,14 @@ pub fn emit_gemm<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, g: &
         cg.call_void(pack, &[ctx.into(), cg.const_i64(0).into(), pack_units.into()])?;
         cg.call_void(task, &[ctx.into(), cg.const_i64(0).into(), cg.const_i64(g.batch).into()])?;
     } else {
-        let threads_fn = cg.external("hlojit_rt_num_threads", cg.fn_type(Some(cg.i64().into()), &[]));
+        let threads_fn = cg.runtime(RuntimeFunction::NumThreads)?;
         let threads = cg.call(threads_fn, &[])?.into_int_value();
         let batch = cg.const_i64(g.batch);
         let parts = cg.b.build_int_signed_div(cg.b.build_int_nsw_add(threads, cg.const_i64(g.batch - 1), "")?, batch, "")?;
         let parts = cg.clamp_i64(parts, cg.const_i64(1), cg.const_i64(geo.strips))?;
         let ctx = caps.store(cg, &[parts, bp_int])?;
         let units = cg.b.build_int_nsw_mul(parts, batch, "units")?;
-        let pf = cg.external(
-            "hlojit_rt_parallel_for",
-            cg.fn_type(None, &[cg.ptr().into(), cg.ptr().into(), cg.i64().into(), cg.i64().into()]),
-        );
+        let pf = cg.runtime(RuntimeFunction::ParallelFor)?;
         let pack_fn = pack.as_global_value().as_pointer_value();
         cg.call_void(pf, &[pack_fn.into(), ctx.into(), pack_units.into(), cg.const_i64(1).into()])?;
         let task_fn = task.as_global_value().as_pointer_value();
@@ -207,8 +205,8 @@ fn emit_task<'ctx>(
         OutputMode::Staged { .. } => geo.strips * bl.mr * g.n * es,
         OutputMode::Direct { .. } => 0,
     };
-    let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
-    let free = cg.external("hlojit_rt_free", cg.fn_type(None, &[cg.ptr().into(), cg.i64().into()]));
+    let alloc = cg.runtime(RuntimeFunction::Alloc)?;
+    let free = cg.runtime(RuntimeFunction::Free)?;
     let ap = cg.call(alloc, &[cg.const_i64(ap_bytes).into()])?.into_pointer_value();
     let cs = if cs_bytes > 0 { Some(cg.call(alloc, &[cg.const_i64(cs_bytes).into()])?.into_pointer_value()) } else { None };
 

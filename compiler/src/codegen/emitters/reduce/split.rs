@@ -6,6 +6,7 @@
 //! result does not either.
 
 use super::Plan;
+use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::codegen::array::IrArray;
 use crate::codegen::elemental::{Elemental, Input};
 use crate::codegen::index::Index;
@@ -133,10 +134,7 @@ pub(super) fn emit<'a, 'ctx>(
     }
 
     // Back in the kernel: run the chunks, then fold the partials into the init values.
-    let pf = cg.external(
-        "hlojit_rt_parallel_for",
-        cg.fn_type(None, &[cg.ptr().into(), cg.ptr().into(), cg.i64().into(), cg.i64().into()]),
-    );
+    let pf = cg.runtime(RuntimeFunction::ParallelFor)?;
     let helper_ptr = helper.as_global_value().as_pointer_value();
     cg.call_void(pf, &[helper_ptr.into(), table.into(), n.into(), cg.const_i64(1).into()])?;
     let out_accs: Vec<Accumulators> = types.iter().map(|t| Accumulators::new(cg, t)).collect::<Result<_>>()?;

@@ -1,0 +1,400 @@
+//! The runtime functions generated code calls, each declared once with its LLVM signature.
+//!
+//! The runtime defines them (`hlojit_runtime::symbols::runtime_symbols` lists them for the JIT;
+//! an AOT object links them from the runtime library). A signature written at each call site
+//! could drift from the definition without any error until a call passed garbage, so every call
+//! site declares its callee through [`RuntimeFunction`], and the tests below check each entry
+//! against the Rust definition in the runtime.
+
+use crate::codegen::context::Codegen;
+use crate::error::{Error, Result};
+use inkwell::module::Linkage;
+use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
+use inkwell::values::FunctionValue;
+
+/// The type of an argument or result at the C ABI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AbiType {
+    I32,
+    I64,
+    Ptr,
+}
+
+/// A function of the runtime that generated code calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuntimeFunction {
+    Alloc,
+    Free,
+    ParallelFor,
+    NumThreads,
+    SortPackedKeys,
+    SortWideKeys,
+    SortByComparator,
+    Fft,
+    RngGetAndUpdateState,
+    CustomCallStatus,
+    FfiCall,
+    ReplicaId,
+    PartitionId,
+    CollectiveEnter,
+    CollectiveLeave,
+    PollInterrupt,
+}
+
+/// The process-wide flag generated loops poll (a `u32` the runtime sets; not a function).
+pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
+
+impl RuntimeFunction {
+    pub const ALL: [RuntimeFunction; 16] = [
+        RuntimeFunction::Alloc,
+        RuntimeFunction::Free,
+        RuntimeFunction::ParallelFor,
+        RuntimeFunction::NumThreads,
+        RuntimeFunction::SortPackedKeys,
+        RuntimeFunction::SortWideKeys,
+        RuntimeFunction::SortByComparator,
+        RuntimeFunction::Fft,
+        RuntimeFunction::RngGetAndUpdateState,
+        RuntimeFunction::CustomCallStatus,
+        RuntimeFunction::FfiCall,
+        RuntimeFunction::ReplicaId,
+        RuntimeFunction::PartitionId,
+        RuntimeFunction::CollectiveEnter,
+        RuntimeFunction::CollectiveLeave,
+        RuntimeFunction::PollInterrupt,
+    ];
+
+    /// The exported symbol.
+    pub fn name(self) -> &'static str {
+        match self {
+            RuntimeFunction::Alloc => "hlojit_rt_alloc",
+            RuntimeFunction::Free => "hlojit_rt_free",
+            RuntimeFunction::ParallelFor => "hlojit_rt_parallel_for",
+            RuntimeFunction::NumThreads => "hlojit_rt_num_threads",
+            RuntimeFunction::SortPackedKeys => "hlojit_rt_sort_packed_keys",
+            RuntimeFunction::SortWideKeys => "hlojit_rt_sort_wide_keys",
+            RuntimeFunction::SortByComparator => "hlojit_rt_sort_by_comparator",
+            RuntimeFunction::Fft => "hlojit_rt_fft",
+            RuntimeFunction::RngGetAndUpdateState => "hlojit_rt_rng_get_and_update_state",
+            RuntimeFunction::CustomCallStatus => "hlojit_rt_custom_call_status",
+            RuntimeFunction::FfiCall => "hlojit_rt_ffi_call",
+            RuntimeFunction::ReplicaId => "hlojit_rt_replica_id",
+            RuntimeFunction::PartitionId => "hlojit_rt_partition_id",
+            RuntimeFunction::CollectiveEnter => "hlojit_rt_collective_enter",
+            RuntimeFunction::CollectiveLeave => "hlojit_rt_collective_leave",
+            RuntimeFunction::PollInterrupt => "hlojit_rt_poll_interrupt",
+        }
+    }
+
+    /// The result (`None`: void) and the parameters.
+    pub fn signature(self) -> (Option<AbiType>, &'static [AbiType]) {
+        use AbiType::{Ptr, I32, I64};
+        match self {
+            RuntimeFunction::Alloc => (Some(Ptr), &[I64]),
+            RuntimeFunction::Free => (None, &[Ptr, I64]),
+            // (task, table, extent, min_chunk)
+            RuntimeFunction::ParallelFor => (None, &[Ptr, Ptr, I64, I64]),
+            RuntimeFunction::NumThreads => (Some(I64), &[]),
+            // (keys, tmp or perm, n, k)
+            RuntimeFunction::SortPackedKeys | RuntimeFunction::SortWideKeys => {
+                (None, &[Ptr, Ptr, I64, I64])
+            }
+            // (perm, n, comparator, ctx)
+            RuntimeFunction::SortByComparator => (None, &[Ptr, I64, Ptr, Ptr]),
+            // (input, output, fft_type, double, batch, rank, lengths)
+            RuntimeFunction::Fft => (Some(I32), &[Ptr, Ptr, I32, I32, I64, I64, Ptr]),
+            RuntimeFunction::RngGetAndUpdateState => (None, &[I64, Ptr]),
+            // (target, unified, out, ins, opaque, opaque_len, name)
+            RuntimeFunction::CustomCallStatus => (Some(I32), &[Ptr, I32, Ptr, Ptr, Ptr, I64, Ptr]),
+            // (handler, descriptor, descriptor_len, args, rets)
+            RuntimeFunction::FfiCall => (Some(I32), &[Ptr, Ptr, I64, Ptr, Ptr]),
+            RuntimeFunction::ReplicaId | RuntimeFunction::PartitionId => (Some(I32), &[]),
+            // (op, devices, groups, stride, leaves, mine, peers, rank, size)
+            RuntimeFunction::CollectiveEnter => {
+                (Some(I32), &[I64, I64, Ptr, I64, I64, Ptr, Ptr, Ptr, Ptr])
+            }
+            RuntimeFunction::CollectiveLeave => (Some(I32), &[]),
+            RuntimeFunction::PollInterrupt => (Some(I32), &[]),
+        }
+    }
+}
+
+fn llvm_type<'ctx>(cg: &Codegen<'ctx>, t: AbiType) -> BasicTypeEnum<'ctx> {
+    match t {
+        AbiType::I32 => cg.i32().into(),
+        AbiType::I64 => cg.i64().into(),
+        AbiType::Ptr => cg.ptr().into(),
+    }
+}
+
+impl<'ctx> Codegen<'ctx> {
+    /// The declaration of runtime function `f` in this module.
+    pub fn runtime(&self, f: RuntimeFunction) -> Result<FunctionValue<'ctx>> {
+        let (ret, params) = f.signature();
+        let params: Vec<BasicMetadataTypeEnum<'ctx>> =
+            params.iter().map(|&t| llvm_type(self, t).into()).collect();
+        let ty = self.fn_type(ret.map(|t| llvm_type(self, t)), &params);
+        match self.module.get_function(f.name()) {
+            Some(existing) if existing.get_type() == ty => Ok(existing),
+            // A custom-call target of the same name was declared first.
+            Some(_) => Err(Error::Unsupported(format!(
+                "'{}' is a function of the hlojit runtime and cannot be declared with another type",
+                f.name()
+            ))),
+            None => Ok(self
+                .module
+                .add_function(f.name(), ty, Some(Linkage::External))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hlojit_runtime::collectives::entry_points as collectives;
+    use hlojit_runtime::custom_call::{call, status};
+    use hlojit_runtime::kernels::{fft, rng, sort};
+    use hlojit_runtime::{executor, symbols};
+
+    /// The C ABI type of a Rust parameter or result type.
+    trait Abi {
+        const TYPE: AbiType;
+    }
+    impl Abi for i32 {
+        const TYPE: AbiType = AbiType::I32;
+    }
+    impl Abi for u32 {
+        const TYPE: AbiType = AbiType::I32;
+    }
+    impl Abi for i64 {
+        const TYPE: AbiType = AbiType::I64;
+    }
+    impl<T> Abi for *const T {
+        const TYPE: AbiType = AbiType::Ptr;
+    }
+    impl<T> Abi for *mut T {
+        const TYPE: AbiType = AbiType::Ptr;
+    }
+    impl Abi for symbols::KernelTask {
+        const TYPE: AbiType = AbiType::Ptr;
+    }
+    impl Abi for sort::Comparator {
+        const TYPE: AbiType = AbiType::Ptr;
+    }
+
+    trait AbiResult {
+        const TYPE: Option<AbiType>;
+    }
+    impl AbiResult for () {
+        const TYPE: Option<AbiType> = None;
+    }
+    impl<T: Abi> AbiResult for T {
+        const TYPE: Option<AbiType> = Some(T::TYPE);
+    }
+
+    /// The signature of an `extern "C"` function pointer type.
+    trait Signature {
+        fn signature() -> (Option<AbiType>, Vec<AbiType>);
+    }
+    macro_rules! signature {
+        ($($a:ident),*) => {
+            impl<R: AbiResult, $($a: Abi),*> Signature for unsafe extern "C" fn($($a),*) -> R {
+                fn signature() -> (Option<AbiType>, Vec<AbiType>) {
+                    (R::TYPE, vec![$($a::TYPE),*])
+                }
+            }
+        };
+    }
+    signature!();
+    signature!(A);
+    signature!(A, B);
+    signature!(A, B, C);
+    signature!(A, B, C, D);
+    signature!(A, B, C, D, E);
+    signature!(A, B, C, D, E, F);
+    signature!(A, B, C, D, E, F, G);
+    signature!(A, B, C, D, E, F, G, H, I);
+
+    fn of<S: Signature>(_: S) -> (Option<AbiType>, Vec<AbiType>) {
+        S::signature()
+    }
+
+    /// The Rust definition of each entry, as a function pointer: the `as` casts only compile
+    /// when the written type is the definition's, and the test compares it with the table.
+    fn definition(f: RuntimeFunction) -> (usize, (Option<AbiType>, Vec<AbiType>)) {
+        type P = *mut u8;
+        type C = *const u8;
+        macro_rules! def {
+            ($f:expr, $t:ty) => {{
+                let p = $f as $t;
+                (p as usize, of(p))
+            }};
+        }
+        match f {
+            RuntimeFunction::Alloc => {
+                def!(symbols::hlojit_rt_alloc, unsafe extern "C" fn(i64) -> P)
+            }
+            RuntimeFunction::Free => def!(symbols::hlojit_rt_free, unsafe extern "C" fn(P, i64)),
+            RuntimeFunction::ParallelFor => {
+                def!(
+                    symbols::hlojit_rt_parallel_for,
+                    unsafe extern "C" fn(symbols::KernelTask, *const P, i64, i64)
+                )
+            }
+            RuntimeFunction::NumThreads => def!(
+                symbols::hlojit_rt_num_threads,
+                unsafe extern "C" fn() -> i64
+            ),
+            RuntimeFunction::SortPackedKeys => {
+                def!(
+                    sort::hlojit_rt_sort_packed_keys,
+                    unsafe extern "C" fn(*mut u64, *mut u64, i64, i64)
+                )
+            }
+            RuntimeFunction::SortWideKeys => {
+                def!(
+                    sort::hlojit_rt_sort_wide_keys,
+                    unsafe extern "C" fn(*const u64, *mut i64, i64, i64)
+                )
+            }
+            RuntimeFunction::SortByComparator => {
+                def!(
+                    sort::hlojit_rt_sort_by_comparator,
+                    unsafe extern "C" fn(*mut i64, i64, sort::Comparator, C)
+                )
+            }
+            RuntimeFunction::Fft => {
+                def!(
+                    fft::hlojit_rt_fft,
+                    unsafe extern "C" fn(C, P, i32, i32, i64, i64, *const i64) -> i32
+                )
+            }
+            RuntimeFunction::RngGetAndUpdateState => {
+                def!(
+                    rng::hlojit_rt_rng_get_and_update_state,
+                    unsafe extern "C" fn(i64, *mut u64)
+                )
+            }
+            RuntimeFunction::CustomCallStatus => {
+                use std::ffi::{c_char, c_void};
+                def!(
+                    status::hlojit_rt_custom_call_status,
+                    unsafe extern "C" fn(
+                        *const c_void,
+                        i32,
+                        *mut c_void,
+                        *const *const c_void,
+                        *const c_char,
+                        i64,
+                        *const c_char,
+                    ) -> i32
+                )
+            }
+            RuntimeFunction::FfiCall => {
+                use std::ffi::c_void;
+                def!(
+                    call::hlojit_rt_ffi_call,
+                    unsafe extern "C" fn(
+                        *const c_void,
+                        C,
+                        i64,
+                        *const *mut c_void,
+                        *const *mut c_void,
+                    ) -> i32
+                )
+            }
+            RuntimeFunction::ReplicaId => def!(
+                collectives::hlojit_rt_replica_id,
+                unsafe extern "C" fn() -> u32
+            ),
+            RuntimeFunction::PartitionId => def!(
+                collectives::hlojit_rt_partition_id,
+                unsafe extern "C" fn() -> u32
+            ),
+            RuntimeFunction::CollectiveEnter => def!(
+                collectives::hlojit_rt_collective_enter,
+                unsafe extern "C" fn(
+                    i64,
+                    i64,
+                    *const i64,
+                    i64,
+                    i64,
+                    *const C,
+                    *mut C,
+                    *mut i64,
+                    *mut i64,
+                ) -> i32
+            ),
+            RuntimeFunction::CollectiveLeave => def!(
+                collectives::hlojit_rt_collective_leave,
+                unsafe extern "C" fn() -> i32
+            ),
+            RuntimeFunction::PollInterrupt => def!(
+                executor::hlojit_rt_poll_interrupt,
+                unsafe extern "C" fn() -> i32
+            ),
+        }
+    }
+
+    #[test]
+    fn every_entry_matches_the_runtime_definition_and_is_exported() {
+        let exported = symbols::runtime_symbols();
+        for f in RuntimeFunction::ALL {
+            let (address, signature) = definition(f);
+            let (ret, params) = f.signature();
+            assert_eq!(
+                signature,
+                (ret, params.to_vec()),
+                "{}: the table's signature is not the runtime's",
+                f.name()
+            );
+            let listed = exported.iter().find(|(name, _)| *name == f.name());
+            assert_eq!(
+                listed.map(|&(_, a)| a),
+                Some(address),
+                "{} is not exported as the runtime's function",
+                f.name()
+            );
+        }
+        assert!(exported.iter().any(|(name, _)| *name == INTERRUPT_FLAG));
+    }
+
+    #[test]
+    fn every_generated_call_target_of_the_runtime_is_in_the_table() {
+        // The symbols generated code may reference: everything the runtime exports except the
+        // entry points that only plugins and hosts call.
+        let for_plugins = [
+            "XlaCustomCallStatusSetSuccess",
+            "XlaCustomCallStatusSetFailure",
+            "hlojit_last_error",
+            "XLA_FFI_GetApi",
+        ];
+        for (name, _) in symbols::runtime_symbols() {
+            if for_plugins.contains(&name) || name == INTERRUPT_FLAG {
+                continue;
+            }
+            assert!(
+                RuntimeFunction::ALL.iter().any(|f| f.name() == name),
+                "{name} is exported but not in the ABI table"
+            );
+        }
+    }
+
+    #[test]
+    fn a_declaration_of_another_type_is_an_error() {
+        let llvm = inkwell::context::Context::create();
+        let cg = Codegen::new(&llvm, "m", false);
+        cg.module.add_function(
+            "hlojit_rt_alloc",
+            cg.fn_type(None, &[]),
+            Some(Linkage::External),
+        );
+        let e = cg.runtime(RuntimeFunction::Alloc).unwrap_err();
+        assert!(e.to_string().contains("hlojit_rt_alloc"), "{e}");
+        assert!(cg.runtime(RuntimeFunction::Free).is_ok());
+        assert!(
+            cg.runtime(RuntimeFunction::Free).is_ok(),
+            "a second declaration reuses the first"
+        );
+    }
+}
