@@ -298,6 +298,7 @@ pub fn infer_shape(
             infer_rng_bit_generator(operands[0], need_declared(op, declared, "the generated bits' shape")?)
         }
         RngGetAndUpdateState => {
+            required(op, attrs.rng_delta.as_ref(), "delta")?;
             Ok(infer_rng_get_and_update_state())
         }
         Fft => {
