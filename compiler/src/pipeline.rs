@@ -306,16 +306,5 @@ fn kernel_work(module: &Module, plan: &LoweringPlan, job: &KernelJob) -> usize {
         Some(f) => module.computation(f).instructions.iter().collect(),
         None => vec![inst],
     };
-    body.iter()
-        .map(|i| {
-            use crate::hlo::Opcode::*;
-            match i.opcode {
-                Dot | Convolution => 40,
-                Reduce | ReduceWindow | Sort | Scatter | Fft | Cholesky | TriangularSolve | SelectAndScatter => 12,
-                Parameter | Constant | Tuple | GetTupleElement | Bitcast => 0,
-                _ => 2,
-            }
-        })
-        .sum::<usize>()
-        .max(1)
+    body.iter().map(|i| i.opcode.weight()).sum::<usize>().max(1)
 }

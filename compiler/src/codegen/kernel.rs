@@ -143,41 +143,14 @@ pub fn emit_kernel<'ctx>(
 fn emit_root(kc: &KernelContext) -> Result<i64> {
     let root = kc.comp.get(kc.root);
     let hero = if root.opcode == Opcode::Tuple {
-        root.operands.iter().map(|&o| kc.comp.get(o).opcode).find(|&op| !is_elemental(op)).unwrap_or(Opcode::Tuple)
+        root.operands.iter().map(|&o| kc.comp.get(o).opcode).find(|&op| !op.is_elemental()).unwrap_or(Opcode::Tuple)
     } else {
         root.opcode
     };
-    if is_elemental(hero) && !super::emitters::has_root_emitter(hero) {
+    if hero.is_elemental() && !super::emitters::has_root_emitter(hero) {
         return emit_elemental_loop(kc);
     }
     super::emitters::emit(kc, hero)
-}
-
-/// Ops whose every output element is computed independently by the elemental generators.
-pub fn is_elemental(op: Opcode) -> bool {
-    use Opcode::*;
-    op.is_elementwise()
-        || matches!(
-            op,
-            Parameter
-                | Constant
-                | Broadcast
-                | Reshape
-                | Bitcast
-                | Transpose
-                | Slice
-                | Reverse
-                | Iota
-                | Concatenate
-                | Pad
-                | DynamicSlice
-                | DynamicUpdateSlice
-                | Gather
-                | Tuple
-                | GetTupleElement
-                | OptimizationBarrier
-                | Map
-        )
 }
 
 /// The generic loop kernel: walks the output in its physical order and stores the generated

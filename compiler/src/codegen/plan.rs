@@ -31,7 +31,7 @@ pub fn step_of(comp: &Computation, id: InstrId) -> Step {
     let inst = comp.get(id);
     use Opcode::*;
     match inst.opcode {
-        Parameter | Constant | Tuple | GetTupleElement | OptimizationBarrier | AfterAll | AddDependency => Step::None,
+        op if op.is_structural() => Step::None,
         Bitcast if bitcast_aliases(comp, id) => Step::None,
         While => Step::While,
         Conditional => Step::Conditional,

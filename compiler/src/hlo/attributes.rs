@@ -284,6 +284,15 @@ pub struct RawAttribute {
     pub value: String,
 }
 
+/// One pair of `output_to_operand_aliasing`: the output at shape index `output` starts as
+/// operand `operand`'s value at shape index `operand_index`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputAlias {
+    pub output: Vec<i64>,
+    pub operand: usize,
+    pub operand_index: Vec<i64>,
+}
+
 /// The attributes of an instruction. A field is `None`/empty/false when the attribute is absent.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Attributes {
@@ -349,6 +358,8 @@ pub struct Attributes {
     pub is_stable: bool,
     /// topk `k=` and `largest=`.
     pub k: Option<i64>,
+    /// `delta=` of rng-get-and-update-state (required): how far the counter advances.
+    pub rng_delta: Option<i64>,
     /// topk `largest=`: the `k` largest (true, the default) or smallest elements.
     pub largest: Option<bool>,
     /// `custom_call_target="..."`: the symbol or registered name to call.
@@ -362,6 +373,9 @@ pub struct Attributes {
     /// `operand_layout_constraints={...}` of custom-call: the layouts the target expects its
     /// operands in.
     pub operand_layout_constraints: Option<Vec<Shape>>,
+    /// `output_to_operand_aliasing={{0}: (1, {})}` of custom-call and fusion: outputs that
+    /// share their buffer with an operand (computed in place over it).
+    pub output_to_operand_aliasing: Option<Vec<OutputAlias>>,
     /// cholesky and triangular-solve `lower=`.
     pub lower: Option<bool>,
     /// triangular-solve `left_side=`: solve `op(a) x = b` (true) or `x op(a) = b` (false).

@@ -198,10 +198,8 @@ impl Computation {
 
 /// Instructions that must stay even when nothing uses their result.
 pub fn has_side_effect(inst: &Instruction) -> bool {
-    use Opcode::*;
     match inst.opcode {
-        CustomCall => inst.attrs.custom_call_has_side_effect,
-        Outfeed | Send | SendDone | Recv | RecvDone | Infeed | Rng | RngGetAndUpdateState => true,
-        _ => false,
+        Opcode::CustomCall => inst.attrs.custom_call_has_side_effect,
+        op => op.has_side_effect(),
     }
 }

@@ -72,13 +72,14 @@ fn verify_instruction(
 /// `output_to_operand_aliasing={{out}: (operand, {in}), ...}` of custom-call and fusion: the
 /// indices exist and the aliased buffers have equal shapes.
 fn check_output_to_operand_aliasing(comp: &Computation, inst: &Instruction) -> std::result::Result<(), String> {
-    let Some(text) = inst.attrs.raw("output_to_operand_aliasing") else {
+    let Some(pairs) = &inst.attrs.output_to_operand_aliasing else {
         return Ok(());
     };
     let op = inst.opcode;
-    let pairs = parse_output_to_operand_aliasing(text)
-        .ok_or_else(|| format!("{op}: malformed output_to_operand_aliasing={text}"))?;
-    for (output_index, operand, operand_index) in pairs {
+    // The parser admits only non-negative indices; a builder's negative one names nothing.
+    let index = |i: &[i64]| -> Vec<usize> { i.iter().map(|&x| usize::try_from(x).unwrap_or(usize::MAX)).collect() };
+    for pair in pairs {
+        let (output_index, operand, operand_index) = (index(&pair.output), pair.operand, index(&pair.operand_index));
         let output = inst.shape.subshape(&output_index).ok_or_else(|| {
             format!("{op}: output_to_operand_aliasing names output {output_index:?}, which does not exist")
         })?;
@@ -98,39 +99,6 @@ fn check_output_to_operand_aliasing(comp: &Computation, inst: &Instruction) -> s
         }
     }
     Ok(())
-}
-
-/// One `{out}: (operand, {in})` pair: output index, operand number, operand index.
-type OperandAlias = (Vec<usize>, usize, Vec<usize>);
-
-/// Parses `{{0}: (0, {}), {1}: (2, {1})}`.
-fn parse_output_to_operand_aliasing(text: &str) -> Option<Vec<OperandAlias>> {
-    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    let body = compact.strip_prefix('{')?.strip_suffix('}')?;
-    let mut rest = body;
-    let mut pairs = Vec::new();
-    let index = |s: &str| -> Option<Vec<usize>> {
-        if s.is_empty() {
-            Some(Vec::new())
-        } else {
-            s.split(',').map(|p| p.parse().ok()).collect()
-        }
-    };
-    while !rest.is_empty() {
-        let after_open = rest.strip_prefix('{')?;
-        let close = after_open.find('}')?;
-        let output = index(&after_open[..close])?;
-        let after = after_open[close + 1..].strip_prefix(":(")?;
-        let comma = after.find(',')?;
-        let operand = after[..comma].parse().ok()?;
-        let after = after[comma + 1..].strip_prefix('{')?;
-        let close = after.find('}')?;
-        let operand_index = index(&after[..close])?;
-        rest = after[close + 1..].strip_prefix(')')?;
-        rest = rest.strip_prefix(',').unwrap_or(rest);
-        pairs.push((output, operand, operand_index));
-    }
-    Some(pairs)
 }
 
 fn check_against_inference(

@@ -2,7 +2,7 @@
 //! naming the computation and instruction.
 
 use super::*;
-use crate::hlo::attributes::{ComparisonDirection, WindowDim};
+use crate::hlo::attributes::{ComparisonDirection, OutputAlias, WindowDim};
 use crate::hlo::module::{AliasEntry, AliasKind};
 use hlojit_runtime::{ElementType::*, Layout};
 
@@ -258,21 +258,18 @@ fn compare_through_the_verifier() {
 
 #[test]
 fn output_to_operand_aliasing_is_checked() {
-    assert_eq!(
-        parse_output_to_operand_aliasing("{{0}: (0, {}), {1}: (2, {1})}"),
-        Some(vec![(vec![0], 0, vec![]), (vec![1], 2, vec![1])])
-    );
-    assert_eq!(parse_output_to_operand_aliasing("{}"), Some(vec![]));
-    assert_eq!(parse_output_to_operand_aliasing("{{0}: 0}"), None);
+    let alias = |output: &[i64], operand: usize| {
+        Some(vec![OutputAlias { output: output.to_vec(), operand, operand_index: vec![] }])
+    };
     let mut m = add_module();
     let main = &mut m.computations[0];
     let cc = op(main, "cc", Opcode::CustomCall, arr(F32, &[2, 3]), &[InstrId(0), InstrId(1)]);
     main.get_mut(cc).attrs.custom_call_target = Some("f".into());
-    main.get_mut(cc).attrs.set_raw("output_to_operand_aliasing", "{{}: (1, {})}");
+    main.get_mut(cc).attrs.output_to_operand_aliasing = alias(&[], 1);
     assert_eq!(verify_module(&m), Ok(()));
-    m.computations[0].get_mut(cc).attrs.set_raw("output_to_operand_aliasing", "{{}: (2, {})}");
+    m.computations[0].get_mut(cc).attrs.output_to_operand_aliasing = alias(&[], 2);
     assert_verify_err(&m, "main", "cc", &["operand 2, which does not exist"]);
-    m.computations[0].get_mut(cc).attrs.set_raw("output_to_operand_aliasing", "{{0}: (1, {})}");
+    m.computations[0].get_mut(cc).attrs.output_to_operand_aliasing = alias(&[0], 1);
     assert_verify_err(&m, "main", "cc", &["output [0], which does not exist"]);
 }
 

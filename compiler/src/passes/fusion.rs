@@ -10,7 +10,6 @@
 //! times. Instructions this pass leaves alone (dot, convolution, sort, control flow, ...) get
 //! kernels of their own.
 
-use crate::codegen::kernel::is_elemental;
 use crate::error::Result;
 use crate::hlo::{CompId, Computation, FusionKind, InstrId, Instruction, Module, Opcode};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -51,23 +50,17 @@ pub fn sequenced_computations(module: &Module) -> Vec<CompId> {
 
 /// Ops that may be the root of a fusion.
 fn can_root(inst: &Instruction) -> bool {
-    inst.shape.is_array() && (is_elemental(inst.opcode) || inst.opcode == Opcode::Reduce) && !is_passthrough(inst.opcode)
+    inst.shape.is_array() && inst.opcode.can_root_fusion()
 }
 
 /// Ops that may be fused into a consumer (computed per element where they are used).
 fn can_fuse_producer(inst: &Instruction) -> bool {
-    inst.shape.is_array() && is_elemental(inst.opcode) && !is_passthrough(inst.opcode)
-}
-
-/// Instructions that do no work of their own (their buffers alias their operands').
-fn is_passthrough(op: Opcode) -> bool {
-    matches!(op, Opcode::Parameter | Opcode::Tuple | Opcode::GetTupleElement | Opcode::Bitcast | Opcode::OptimizationBarrier)
+    inst.shape.is_array() && inst.opcode.is_elemental() && !inst.opcode.is_passthrough()
 }
 
 /// Cheap to recompute wherever it is used: no arithmetic beyond index remapping.
 fn is_cheap(inst: &Instruction) -> bool {
-    use Opcode::*;
-    matches!(inst.opcode, Constant | Iota | Broadcast | Reshape | Transpose | Slice | Reverse)
+    inst.opcode.is_cheap()
 }
 
 /// Fusions stop growing at this many instructions (compile time grows with kernel size).
@@ -82,13 +75,7 @@ fn is_duplicable(inst: &Instruction, users: &[InstrId]) -> bool {
 
 /// Costly per element: not worth recomputing for every element of a broadcast.
 fn is_expensive(inst: &Instruction) -> bool {
-    use Opcode::*;
-    let floating = inst.shape.element_type().is_some_and(|t| t.is_floating());
-    matches!(
-        inst.opcode,
-        Exp | Expm1 | Log | Log1p | Logistic | Tanh | Sine | Cosine | Tan | Power | Atan2 | Erf | Cbrt | Sqrt | Rsqrt
-    ) || (floating && matches!(inst.opcode, Divide | Remainder))
-        || matches!(inst.opcode, Reduce | Concatenate | Pad)
+    inst.opcode.is_expensive(inst.shape.element_type().is_some_and(|t| t.is_floating()))
 }
 
 /// How many times a consumer reads each element of its operand, roughly.

@@ -96,7 +96,7 @@ impl Gen {
         let key = b.constant(ArrayLiteral::from_slice(&[1], &[self.key]).map_err(|e| Error::Internal(e.to_string()))?);
         let state_shape = Shape::array(ElementType::U64, vec![2]);
         let mut get = Instruction::new("", Opcode::RngGetAndUpdateState, state_shape, Vec::new());
-        get.attrs.set_raw("delta", words.to_string());
+        get.attrs.rng_delta = Some(words);
         let counter = b.add(get);
         let mut concat =
             Instruction::new("", Opcode::Concatenate, Shape::array(ElementType::U64, vec![3]), vec![key, counter]);

@@ -8,7 +8,6 @@
 //! into its caller, and hlojit's own fusion pass fuses it again in the way it can emit.
 
 use super::inline_calls::inline_called;
-use crate::codegen::kernel::is_elemental;
 use crate::error::Result;
 use crate::hlo::{CompId, Computation, InstrId, Module, Opcode};
 
@@ -37,7 +36,7 @@ fn first_split_fusion(module: &Module, c: CompId) -> Option<InstrId> {
 pub fn is_one_kernel(fused: &Computation) -> bool {
     let root = fused.root_instruction();
     let outputs: Vec<InstrId> = if root.opcode == Opcode::Tuple { root.operands.clone() } else { vec![fused.root] };
-    let heroes: Vec<InstrId> = outputs.iter().copied().filter(|&o| !is_elemental(fused.get(o).opcode)).collect();
+    let heroes: Vec<InstrId> = outputs.iter().copied().filter(|&o| !fused.get(o).opcode.is_elemental()).collect();
     if heroes.len() > 1 {
         return false;
     }
@@ -46,7 +45,7 @@ pub fn is_one_kernel(fused: &Computation) -> bool {
 
 /// Ops the elemental generators compute at any index, so a kernel can fuse them anywhere.
 fn generated_per_element(op: Opcode) -> bool {
-    is_elemental(op) || matches!(op, Opcode::Reduce | Opcode::ReduceWindow | Opcode::Copy)
+    op.is_elemental() || matches!(op, Opcode::Reduce | Opcode::ReduceWindow | Opcode::Copy)
 }
 
 

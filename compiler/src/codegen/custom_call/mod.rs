@@ -9,7 +9,6 @@
 //! FFI) return a status; a failure leaves the function through its failure exit, and the
 //! runtime keeps the target's message as the thread's last error.
 
-pub mod aliasing;
 pub mod attrs;
 
 use super::array::{buffer_bytes, IrArray};
@@ -186,8 +185,8 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         }
 
         // Outputs computed in place start out as their operand's value.
-        if let Some(text) = inst.attrs.raw("output_to_operand_aliasing") {
-            for alias in aliasing::parse_output_aliasing(text).map_err(verr)? {
+        if let Some(pairs) = &inst.attrs.output_to_operand_aliasing {
+            for alias in pairs {
                 let out = leaf_range(&inst.shape, &alias.output);
                 let operand = inst.operands.get(alias.operand).map(|&o| &comp.get(o).shape);
                 let src = operand.and_then(|s| leaf_range(s, &alias.operand_index));

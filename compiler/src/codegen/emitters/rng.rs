@@ -186,9 +186,8 @@ impl Algorithm {
 pub fn emit_rng_get_and_update_state(kc: &KernelContext) -> Result<i64> {
     let cg = kc.cg;
     let inst = kc.comp.get(kc.root);
-    let delta: i64 = inst.attrs.raw("delta").and_then(|d| d.trim().parse().ok()).ok_or_else(|| {
-        Error::Unsupported(format!("{}: rng-get-and-update-state without a numeric delta", inst.name))
-    })?;
+    // The verifier requires delta (shape inference), so its absence is an internal error.
+    let delta = inst.attrs.rng_delta.ok_or_else(|| Error::Internal(format!("{}: no delta", inst.name)))?;
     let out = kc.outputs.first().ok_or_else(|| Error::Internal(format!("{}: no output buffer", inst.name)))?;
     if out.element_type() != ElementType::U64 || out.shape.dims != [2] || !out.physical.is_row_major_dense() {
         return Err(Error::Unsupported(format!("{}: rng-get-and-update-state into {}", inst.name, out.shape)));

@@ -31,7 +31,7 @@ mod tests;
 use crate::hlo::attributes::Attributes;
 use crate::hlo::computation::Computation;
 use crate::hlo::module::ProgramShape;
-use crate::hlo::opcode::Opcode;
+use crate::hlo::opcode::{Arity, Opcode};
 use common::{
     array, at_least_operands, called_count, declared as need_declared, fail, operand_count, required, single_dimension,
     window_or_scalar,
@@ -52,16 +52,11 @@ pub fn signature(computation: &Computation) -> ProgramShape {
     ProgramShape { parameters: computation.parameter_shapes(), result: computation.result_shape().clone() }
 }
 
-/// How many called computations an opcode takes: `(minimum, maximum)`.
+/// How many called computations an opcode takes: `(minimum, maximum)`, from the opcode table.
 pub fn called_computation_arity(opcode: Opcode) -> (usize, usize) {
-    use Opcode::*;
-    match opcode {
-        Map | Reduce | ReduceWindow | Scatter | Sort | Call | AllReduce | AllReduceStart | ReduceScatter | Fusion
-        | AsyncStart | AsyncUpdate | AsyncDone => (1, 1),
-        While | SelectAndScatter => (2, 2),
-        Conditional => (1, usize::MAX),
-        CustomCall => (0, usize::MAX),
-        _ => (0, 0),
+    match opcode.info().called {
+        Arity::Exact(n) => (n, n),
+        Arity::AtLeast(n) => (n, usize::MAX),
     }
 }
 
@@ -86,39 +81,38 @@ pub fn infer_shape(
         }
         fail!(op, "expected at least {min_called} called computation(s), got {}", called.len());
     }
+    // Operand counts come from the opcode table; the rules below check only what a count
+    // cannot say (pairs of inputs and init values, ...).
+    match op.info().operands {
+        Arity::Exact(n) => operand_count(op, operands, n)?,
+        Arity::AtLeast(n) => at_least_operands(op, operands, n)?,
+    }
     let preferred = declared.and_then(Shape::element_type);
     let declared_array = |why: &str| -> Result<&hlojit_runtime::ArrayShape, String> {
         array(op, need_declared(op, declared, why)?, "the declared result")
     };
     match op {
         _ if op.is_elementwise_unary() && !matches!(op, Convert | BitcastConvert | ReducePrecision) => {
-            operand_count(op, operands, 1)?;
             infer_unary(op, operands[0])
         }
         Domain | OptimizationBarrier => {
-            operand_count(op, operands, 1)?;
             infer_unary(op, operands[0])
         }
         Convert => {
-            operand_count(op, operands, 1)?;
             infer_convert(operands[0], declared_array("the target element type")?.element_type)
         }
         BitcastConvert => {
-            operand_count(op, operands, 1)?;
             infer_bitcast_convert(operands[0], declared_array("the target element type")?.element_type)
         }
         StochasticConvert => {
-            operand_count(op, operands, 2)?;
             infer_stochastic_convert(operands[0], operands[1], declared_array("the target element type")?.element_type)
         }
         ReducePrecision => {
-            operand_count(op, operands, 1)?;
             let e = *required(op, attrs.exponent_bits.as_ref(), "exponent_bits")?;
             let m = *required(op, attrs.mantissa_bits.as_ref(), "mantissa_bits")?;
             infer_reduce_precision(operands[0], e, m)
         }
         Compare => {
-            operand_count(op, operands, 2)?;
             required(op, attrs.direction.as_ref(), "direction")?;
             let shape = infer_binary(op, operands[0], operands[1])?;
             if let (Some(t), Some(element)) = (attrs.comparison_type, operands[0].element_type()) {
@@ -127,64 +121,50 @@ pub fn infer_shape(
             Ok(shape)
         }
         _ if op.is_elementwise_binary() && op != StochasticConvert => {
-            operand_count(op, operands, 2)?;
             infer_binary(op, operands[0], operands[1])
         }
         Select => {
-            operand_count(op, operands, 3)?;
             infer_select(operands[0], operands[1], operands[2])
         }
         Clamp => {
-            operand_count(op, operands, 3)?;
             infer_clamp(operands[0], operands[1], operands[2])
         }
 
         Broadcast => {
-            operand_count(op, operands, 1)?;
             let dims = required(op, attrs.dimensions.as_ref(), "dimensions")?;
             infer_broadcast(operands[0], &declared_array("the output dimensions")?.dims, dims)
         }
         Reshape => {
-            operand_count(op, operands, 1)?;
             infer_reshape(operands[0], &declared_array("the output dimensions")?.dims)
         }
         DynamicReshape => {
-            at_least_operands(op, operands, 1)?;
             let out = declared_array("the output bounds")?;
             infer_dynamic_reshape(operands[0], &operands[1..], &out.dims, &out.dynamic)
         }
         Transpose => {
-            operand_count(op, operands, 1)?;
             infer_transpose(operands[0], required(op, attrs.dimensions.as_ref(), "dimensions")?)
         }
         Slice => {
-            operand_count(op, operands, 1)?;
             infer_slice(operands[0], required(op, attrs.slice.as_ref(), "slice")?)
         }
         Concatenate => {
-            at_least_operands(op, operands, 1)?;
             infer_concatenate(operands, single_dimension(op, attrs.dimensions.as_ref())?)
         }
         Pad => {
-            operand_count(op, operands, 2)?;
             infer_pad(operands[0], operands[1], required(op, attrs.padding.as_ref(), "padding")?)
         }
         Reverse => {
-            operand_count(op, operands, 1)?;
             infer_reverse(operands[0], required(op, attrs.dimensions.as_ref(), "dimensions")?)
         }
         Iota => {
-            operand_count(op, operands, 0)?;
             let dim = *required(op, attrs.iota_dimension.as_ref(), "iota_dimension")?;
             infer_iota(need_declared(op, declared, "iota's shape")?, dim)
         }
         DynamicSlice => {
-            at_least_operands(op, operands, 1)?;
             let sizes = required(op, attrs.slice_sizes.as_ref(), "dynamic_slice_sizes")?;
             infer_dynamic_slice(operands[0], &operands[1..], sizes)
         }
         DynamicUpdateSlice => {
-            at_least_operands(op, operands, 2)?;
             infer_dynamic_update_slice(operands[0], operands[1], &operands[2..])
         }
 
@@ -197,18 +177,15 @@ pub fn infer_shape(
             infer_reduce_window(operands, window, called[0])
         }
         SelectAndScatter => {
-            operand_count(op, operands, 3)?;
             let window = window_or_scalar(op, attrs.window.as_ref(), operands.first().copied())?;
             infer_select_and_scatter(operands[0], operands[1], operands[2], window, called[0], called[1])
         }
 
         Dot => {
-            operand_count(op, operands, 2)?;
             let dnums = attrs.dot_dims.clone().unwrap_or_default();
             infer_dot(operands[0], operands[1], &dnums, preferred)
         }
         Convolution => {
-            operand_count(op, operands, 2)?;
             let dnums = required(op, attrs.conv_dims.as_ref(), "dim_labels")?;
             let no_window = Vec::new();
             let window = match &attrs.window {
@@ -228,7 +205,6 @@ pub fn infer_shape(
         }
 
         Gather => {
-            operand_count(op, operands, 2)?;
             let dnums = required(op, attrs.gather_dims.as_ref(), "gather dimension numbers")?;
             let sizes = required(op, attrs.slice_sizes.as_ref(), "slice_sizes")?;
             infer_gather(operands[0], operands[1], dnums, sizes)
@@ -239,7 +215,6 @@ pub fn infer_shape(
         }
 
         Parameter => {
-            operand_count(op, operands, 0)?;
             let n = *required(op, attrs.parameter_number.as_ref(), "parameter number")?;
             if n < 0 {
                 fail!(op, "parameter number {n} is negative");
@@ -247,7 +222,6 @@ pub fn infer_shape(
             Ok(need_declared(op, declared, "a parameter's shape")?.without_layouts())
         }
         Constant => {
-            operand_count(op, operands, 0)?;
             match &attrs.literal {
                 Some(literal) => Ok(infer_constant(&literal.shape())),
                 // XLA prints large constants as `{...}`: the values (and so the shape) are not
@@ -257,7 +231,6 @@ pub fn infer_shape(
         }
         Tuple => Ok(infer_tuple(operands)),
         GetTupleElement => {
-            operand_count(op, operands, 1)?;
             infer_get_tuple_element(operands[0], *required(op, attrs.tuple_index.as_ref(), "index")?)
         }
         Call => infer_call(operands, called[0]),
@@ -266,11 +239,9 @@ pub fn infer_shape(
             infer_fusion(operands, called[0])
         }
         While => {
-            operand_count(op, operands, 1)?;
             infer_while(operands[0], called[0], called[1])
         }
         Conditional => {
-            at_least_operands(op, operands, 1)?;
             infer_conditional(operands[0], &operands[1..], called)
         }
         Map => infer_map(operands, attrs.dimensions.as_deref(), called[0]),
@@ -282,109 +253,86 @@ pub fn infer_shape(
         }
         AfterAll => infer_after_all(operands),
         AddDependency => {
-            operand_count(op, operands, 2)?;
             infer_add_dependency(operands[0], operands[1])
         }
         Bitcast => {
-            operand_count(op, operands, 1)?;
             infer_bitcast(operands[0], need_declared(op, declared, "a bitcast's result")?)
         }
         CopyStart => {
-            operand_count(op, operands, 1)?;
             Ok(infer_copy_start(operands[0]))
         }
         CopyDone => {
-            operand_count(op, operands, 1)?;
             infer_copy_done(operands[0])
         }
         Send => {
-            operand_count(op, operands, 2)?;
             infer_send(operands[0], operands[1])
         }
         SendDone => {
-            operand_count(op, operands, 1)?;
             Ok(Shape::Token)
         }
         Recv => {
-            operand_count(op, operands, 1)?;
             infer_recv(operands[0], need_declared(op, declared, "the received value's shape")?)
         }
         RecvDone => {
-            operand_count(op, operands, 1)?;
             infer_recv_done(operands[0])
         }
         Infeed => {
-            operand_count(op, operands, 1)?;
             infer_infeed(operands[0], need_declared(op, declared, "the infed value's shape")?)
         }
         Outfeed => {
-            operand_count(op, operands, 2)?;
             infer_outfeed(operands[1])
         }
         AsyncStart => infer_async_start(operands, called[0], need_declared(op, declared, "the async context")?),
         AsyncUpdate => {
-            operand_count(op, operands, 1)?;
             infer_async_update(operands[0])
         }
         AsyncDone => {
-            operand_count(op, operands, 1)?;
             infer_async_done(operands[0])
         }
 
         Rng => {
-            operand_count(op, operands, 2)?;
             let distribution = *required(op, attrs.distribution.as_ref(), "distribution")?;
             infer_rng(operands[0], operands[1], distribution, need_declared(op, declared, "the random array's shape")?)
         }
         RngBitGenerator => {
-            operand_count(op, operands, 1)?;
             infer_rng_bit_generator(operands[0], need_declared(op, declared, "the generated bits' shape")?)
         }
         RngGetAndUpdateState => {
-            operand_count(op, operands, 0)?;
+            required(op, attrs.rng_delta.as_ref(), "delta")?;
             Ok(infer_rng_get_and_update_state())
         }
         Fft => {
-            operand_count(op, operands, 1)?;
             let t = *required(op, attrs.fft_type.as_ref(), "fft_type")?;
             infer_fft(operands[0], t, required(op, attrs.fft_length.as_ref(), "fft_length")?)
         }
         Cholesky => {
-            operand_count(op, operands, 1)?;
             infer_cholesky(operands[0])
         }
         TriangularSolve => {
-            operand_count(op, operands, 2)?;
             infer_triangular_solve(operands[0], operands[1], attrs.left_side.unwrap_or(false))
         }
         BatchNormTraining => {
-            operand_count(op, operands, 3)?;
             required(op, attrs.epsilon.as_ref(), "epsilon")?;
             let f = *required(op, attrs.feature_index.as_ref(), "feature_index")?;
             infer_batch_norm_training(operands[0], operands[1], operands[2], f)
         }
         BatchNormInference => {
-            operand_count(op, operands, 5)?;
             required(op, attrs.epsilon.as_ref(), "epsilon")?;
             let f = *required(op, attrs.feature_index.as_ref(), "feature_index")?;
             infer_batch_norm_inference(operands[0], operands[1], operands[2], operands[3], operands[4], f)
         }
         BatchNormGrad => {
-            operand_count(op, operands, 5)?;
             required(op, attrs.epsilon.as_ref(), "epsilon")?;
             let f = *required(op, attrs.feature_index.as_ref(), "feature_index")?;
             infer_batch_norm_grad(operands[0], operands[1], operands[2], operands[3], operands[4], f)
         }
         TopK => {
-            operand_count(op, operands, 1)?;
             infer_topk(operands[0], *required(op, attrs.k.as_ref(), "k")?)
         }
         GetDimensionSize => {
-            operand_count(op, operands, 1)?;
             infer_get_dimension_size(operands[0], single_dimension(op, attrs.dimensions.as_ref())?)
         }
         SetDimensionSize => {
-            operand_count(op, operands, 2)?;
             infer_set_dimension_size(operands[0], operands[1], single_dimension(op, attrs.dimensions.as_ref())?)
         }
 
@@ -394,7 +342,6 @@ pub fn infer_shape(
             infer_all_reduce(operands, called[0]).map_err(|e| e.replacen(AllReduce.name(), op.name(), 1))
         }
         AllReduceDone => {
-            operand_count(op, operands, 1)?;
             Ok(operands[0].without_layouts())
         }
         AllGather | AllGatherStart => {
@@ -420,7 +367,6 @@ pub fn infer_shape(
             }
         }
         AllGatherDone | CollectivePermuteDone => {
-            operand_count(op, operands, 1)?;
             infer_collective_done(op, operands[0])
         }
         ReduceScatter => {
@@ -462,7 +408,6 @@ pub fn infer_shape(
             infer_collective_broadcast(operands)
         }
         PartitionId | ReplicaId => {
-            operand_count(op, operands, 0)?;
             Ok(infer_device_id())
         }
         _ => fail!(op, "no shape inference rule"),

@@ -151,6 +151,7 @@ pub(crate) fn parse_attribute(
         }
         "fft_length" => a.fft_length = Some(int_list(c, key)?),
         "k" => a.k = Some(c.int(key)?),
+        "delta" => a.rng_delta = Some(c.int(key)?),
         "largest" => a.largest = Some(c.bool_value(key)?),
         "custom_call_target" => {
             a.custom_call_target = Some(c.string("a quoted custom_call_target")?)
@@ -167,6 +168,7 @@ pub(crate) fn parse_attribute(
             a.backend_config = Some(backend_config(c)?)
         }
         "operand_layout_constraints" => a.operand_layout_constraints = Some(shape_list(c, key)?),
+        "output_to_operand_aliasing" => a.output_to_operand_aliasing = Some(output_aliasing(c)?),
         "lower" => a.lower = Some(c.bool_value(key)?),
         "left_side" => a.left_side = Some(c.bool_value(key)?),
         "unit_diagonal" => a.unit_diagonal = Some(c.bool_value(key)?),
@@ -206,6 +208,46 @@ pub(crate) fn parse_attribute(
         }
     }
     Ok(())
+}
+
+/// `{{0}: (0, {}), {1,0}: (2, {1})}`: output shape index, operand number, operand shape index.
+fn output_aliasing(c: &mut Cursor) -> PResult<Vec<OutputAlias>> {
+    const WHAT: &str = "output_to_operand_aliasing";
+    c.expect(b'{', "to start output_to_operand_aliasing")?;
+    let mut pairs = Vec::new();
+    if c.eat(b'}') {
+        return Ok(pairs);
+    }
+    loop {
+        let output = shape_index(c, WHAT)?;
+        c.expect(b':', "after an output index in output_to_operand_aliasing")?;
+        c.expect(b'(', "to start an (operand, index) pair in output_to_operand_aliasing")?;
+        let operand = c.non_negative("an operand number in output_to_operand_aliasing")? as usize;
+        c.expect(b',', "after the operand number in output_to_operand_aliasing")?;
+        let operand_index = shape_index(c, WHAT)?;
+        c.expect(b')', "to end an (operand, index) pair in output_to_operand_aliasing")?;
+        pairs.push(OutputAlias { output, operand, operand_index });
+        if c.eat(b'}') {
+            return Ok(pairs);
+        }
+        c.expect(b',', "or '}' in output_to_operand_aliasing")?;
+    }
+}
+
+/// A shape index, `{}` or `{1,0}`: non-negative tuple element numbers.
+fn shape_index(c: &mut Cursor, what: &str) -> PResult<Vec<i64>> {
+    c.expect(b'{', &format!("to start a shape index in {what}"))?;
+    let mut values = Vec::new();
+    if c.eat(b'}') {
+        return Ok(values);
+    }
+    loop {
+        values.push(c.non_negative(&format!("a tuple element number in {what}"))?);
+        if c.eat(b'}') {
+            return Ok(values);
+        }
+        c.expect(b',', &format!("or '}}' in {what}"))?;
+    }
 }
 
 fn gather(a: &mut Attributes) -> &mut GatherDimensionNumbers {

@@ -420,10 +420,12 @@ fn attribute_texts(module: &Module, comp: &Computation, inst: &Instruction) -> V
             format!("{{{}}}", shapes.join(", ")),
         );
     }
-    // XLA prints output_to_operand_aliasing (kept verbatim) just before api_version.
-    let aliasing = a.raw("output_to_operand_aliasing");
-    if let Some(value) = aliasing {
-        push("output_to_operand_aliasing", value.to_string());
+    // XLA prints output_to_operand_aliasing just before api_version, shape indices as {1,0}.
+    if let Some(pairs) = &a.output_to_operand_aliasing {
+        let index = |i: &[i64]| format!("{{{}}}", i.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
+        let pairs: Vec<String> =
+            pairs.iter().map(|p| format!("{}: ({}, {})", index(&p.output), p.operand, index(&p.operand_index))).collect();
+        push("output_to_operand_aliasing", format!("{{{}}}", pairs.join(", ")));
     }
     if let Some(v) = a.api_version {
         push("api_version", v.to_string());
@@ -461,11 +463,10 @@ fn attribute_texts(module: &Module, comp: &Computation, inst: &Instruction) -> V
             .collect();
         push("control-predecessors", format!("{{{}}}", names.join(", ")));
     }
-    for raw in a
-        .other
-        .iter()
-        .filter(|r| aliasing.is_none() || r.key != "output_to_operand_aliasing")
-    {
+    if let Some(delta) = a.rng_delta {
+        push("delta", delta.to_string());
+    }
+    for raw in &a.other {
         push(&raw.key, raw.value.clone());
     }
     // XLA prints backend_config last.
