@@ -200,8 +200,16 @@ fn input_for_shape<'ctx>(
     assignment: &BufferAssignment,
     slot_ptr: &impl Fn(usize) -> Result<PointerValue<'ctx>>,
 ) -> Result<Input<'ctx>> {
-    let _ = cg;
     match shape {
+        Shape::Array(a) if a.dims.is_empty() && a.element_type.is_int() => {
+            // An integer scalar (a loop counter, a dynamic-slice start) is read once at the
+            // kernel's entry: read inside the loop nest, LLVM must reload it after every store
+            // (it cannot tell the buffers apart), so slices indexed by it had no
+            // loop-invariant start and their loops stayed scalar.
+            let s = leaves.next().ok_or_else(|| Error::Internal("missing buffer for an operand".into()))?;
+            let v = cg.load_element(a.element_type, slot_ptr(s)?)?;
+            Ok(Input::Value(crate::codegen::elemental::Val::Scalar(v)))
+        }
         Shape::Array(_) => {
             let s = leaves.next().ok_or_else(|| Error::Internal("missing buffer for an operand".into()))?;
             Ok(Input::Array(IrArray::new(slot_ptr(s)?, &assignment.slots[s].shape)?))

@@ -418,3 +418,72 @@ fn pack_temps(slots: &mut [Slot], defined: &[(usize, usize)], last_use: &HashMap
 fn round_up(x: i64, to: i64) -> i64 {
     (x + to - 1) / to * to
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hlo::text::parse_module;
+
+    /// The in-place form of a while body, as the lowering plan assigns it: result leaf k is
+    /// parameter leaf k.
+    fn assign_in_place_body(text: &str, body: &str) -> BufferAssignment {
+        let m = parse_module(text).expect("parses");
+        let comp = m.computation(m.find_computation(body).expect("body"));
+        let state = comp.parameter_shapes()[0].with_default_layouts();
+        let leaves = state.array_leaves().len();
+        let aliases: Vec<(usize, usize)> = (0..leaves).map(|k| (k, k)).collect();
+        assign_buffers(&m, comp, &comp.post_order(), &state, &aliases).expect("assigns")
+    }
+
+    // Three stacked outputs; the root tuple lists them so that the post order reads the state's
+    // elements one after another, each after the previous update.
+    const STACKED: &str = r#"
+HloModule stacked
+body {
+  s = (s32[], f32[64,8], f32[64,8], f32[64,8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  f = f32[] convert(i)
+  zero = s32[] constant(0)
+  row = f32[1,8] broadcast(f), dimensions={}
+  a = f32[64,8] get-tuple-element(s), index=1
+  ua = f32[64,8] dynamic-update-slice(a, row, i, zero)
+  b = f32[64,8] get-tuple-element(s), index=2
+  ub = f32[64,8] dynamic-update-slice(b, row, i, zero)
+  c = f32[64,8] get-tuple-element(s), index=3
+  uc = f32[64,8] dynamic-update-slice(c, row, i, zero)
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT t = (s32[], f32[64,8], f32[64,8], f32[64,8]) tuple(next, ua, ub, uc)
+}
+ENTRY e {
+  x = f32[64,8] parameter(0)
+  z = s32[] constant(0)
+  t = (s32[], f32[64,8], f32[64,8], f32[64,8]) tuple(z, x, x, x)
+  ROOT w = (s32[], f32[64,8], f32[64,8], f32[64,8]) while(t), condition=body, body=body
+}
+"#;
+
+    #[test]
+    fn every_stacked_update_of_a_loop_state_is_in_place() {
+        let a = assign_in_place_body(STACKED, "body");
+        // Each update writes the state's own buffer: no stacked array is copied back.
+        let copied: Vec<usize> = a.result_copies.iter().map(|&(k, _)| k).collect();
+        assert!(copied.iter().all(|&k| k == 0), "stacked leaves copied every iteration: {copied:?}");
+        for k in 1..4 {
+            assert!(a.slots.iter().any(|sl| sl.allocation == Allocation::Result(k)), "leaf {k} not computed in place");
+        }
+        // The 2 KiB buffers are not temporaries either.
+        assert!(a.arena_bytes < 64 * 8 * 4, "arena {}", a.arena_bytes);
+    }
+
+    #[test]
+    fn an_update_whose_operand_is_read_later_is_not_in_place() {
+        // `a` is read again after its update (by the sum): writing the update over it would
+        // change what the sum reads, so that leaf is computed apart and copied.
+        let text = STACKED
+            .replace("  one = s32[] constant(1)", "  late = f32[64,8] add(a, uc)\n  one = s32[] constant(1)")
+            .replace("tuple(next, ua, ub, uc)", "tuple(next, ua, ub, late)");
+        let a = assign_in_place_body(&text, "body");
+        assert!(!a.slots.iter().any(|sl| sl.allocation == Allocation::Result(1)), "leaf 1 must not be written over its parameter");
+    }
+}

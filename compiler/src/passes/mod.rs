@@ -12,3 +12,4 @@ pub mod rng_expander;
 pub mod sharding_markers;
 pub mod trivial_reductions;
 pub mod unfuse;
+pub mod while_licm;

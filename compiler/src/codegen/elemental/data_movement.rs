@@ -241,10 +241,26 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let starts = inst.operands[1..].to_vec();
         let in_dims = self.dims(operand).to_vec();
         let out_dims = inst.shape.dims().to_vec();
+        let mut clamped = Vec::with_capacity(in_dims.len());
+        for d in 0..in_dims.len() {
+            clamped.push(self.clamped_start_index(starts[d], in_dims[d] - out_dims[d])?);
+        }
+        // A slice of a dense row-major array in memory (a scan reading step i of its inputs)
+        // reads through a base pointer moved to the slice's start: the start offset is loop
+        // invariant, so LLVM sees base + affine(loop indices) and vectorizes the kernel.
+        // Folded into the index arithmetic, the start came out of instcombine as `or`s that
+        // scalar evolution cannot follow ("cannot identify array bounds"): scalar loops.
+        if let Some(super::Input::Array(a)) = self.inputs.get(&operand).cloned() {
+            if a.physical.is_row_major_dense() {
+                let start = crate::codegen::index::linearize(cg, &clamped, &in_dims)?;
+                let base = cg.gep(cg.memory_type(a.element_type()), a.ptr, start)?;
+                let view = crate::codegen::array::IrArray { ptr: base, ..a };
+                return Ok(Val::Scalar(view.load(cg, &Index::new(index.dims.clone()))?));
+            }
+        }
         let mut dims = Vec::with_capacity(in_dims.len());
         for d in 0..in_dims.len() {
-            let start = self.clamped_start_index(starts[d], in_dims[d] - out_dims[d])?;
-            dims.push(cg.b.build_int_nsw_add(start, index.dims[d], "")?);
+            dims.push(cg.b.build_int_nsw_add(clamped[d], index.dims[d], "")?);
         }
         self.gen(operand, &Index::new(dims))
     }
