@@ -151,7 +151,8 @@ impl<'m> Converter<'m> {
             }
             "broadcast_in_dim" => {
                 let d = self.ints_attr(op, "broadcast_dimensions")?;
-                vec![self.emit(comp, "broadcast", &self.result_type(op)?, format!("broadcast({args}), dimensions={}", list(&d)))?]
+                let ty = self.result_type(op)?;
+                vec![self.broadcast_in_dim(comp, &operands[0], &d, &ty)?]
             }
             "transpose" => {
                 let d = self.ints_attr(op, "permutation")?;
@@ -349,6 +350,14 @@ impl<'m> Converter<'m> {
                 }
             }
             "custom_call" => self.convert_custom_call(comp, op, &operands)?,
+            "select" if operands.len() == 3 && self.tensor(&operands[0].ty)?.dims.is_empty() && !self.tensor(&operands[1].ty)?.dims.is_empty() => {
+                // A scalar predicate selects whole arrays; HLO's select is elementwise.
+                let ty = self.result_type(op)?;
+                let t = self.tensor(&ty)?.clone();
+                let pred_ty = Type::Tensor(TensorType { element: self.tensor(&operands[0].ty)?.element, ..t });
+                let p = self.emit(comp, "broadcast", &pred_ty, format!("broadcast({}), dimensions={{}}", operands[0].name))?;
+                vec![self.emit(comp, "select", &ty, format!("select({}, {}, {})", p.name, operands[1].name, operands[2].name))?]
+            }
             _ => {
                 let Some(opcode) = elementwise_opcode(short) else {
                     return Err(self.err(format!("unsupported op '{}'", op.name)));
@@ -358,6 +367,23 @@ impl<'m> Converter<'m> {
             }
         };
         self.bind(comp, op, vals)
+    }
+
+    /// StableHLO's broadcast_in_dim may expand size-1 dimensions, HLO's broadcast may not:
+    /// XLA reshapes them away first.
+    fn broadcast_in_dim(&mut self, comp: &mut Comp, x: &Val, dims_: &[i64], ty: &Type) -> CResult<Val> {
+        let from = self.tensor(&x.ty)?.clone();
+        let to = self.tensor(ty)?.clone();
+        let (fd, td) = (dims(&from), dims(&to));
+        let expanding: Vec<usize> = (0..fd.len()).filter(|&i| fd[i] == 1 && td.get(dims_[i] as usize).is_some_and(|&s| s != 1)).collect();
+        if expanding.is_empty() {
+            return self.emit(comp, "broadcast", ty, format!("broadcast({}), dimensions={}", x.name, list(dims_)));
+        }
+        let keep: Vec<usize> = (0..fd.len()).filter(|i| !expanding.contains(i)).collect();
+        let reshaped_ty = Type::Tensor(TensorType { dims: keep.iter().map(|&i| from.dims[i]).collect(), bounds: None, element: from.element });
+        let r = self.emit(comp, "reshape", &reshaped_ty, format!("reshape({})", x.name))?;
+        let kept_dims: Vec<i64> = keep.iter().map(|&i| dims_[i]).collect();
+        self.emit(comp, "broadcast", ty, format!("broadcast({}), dimensions={}", r.name, list(&kept_dims)))
     }
 
     fn region_or_err(&mut self, op: &'m Op, i: usize, kind: &str) -> CResult<String> {
