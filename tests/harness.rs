@@ -37,7 +37,11 @@ const UNCOMPUTABLE: &[(&str, &str, &str)] =
 fn conformance_corpus() {
     let dirs = conformance::case_dirs(&repo().join("tests/conformance")).expect("the corpus is in tests/conformance");
     assert!(dirs.len() > 300, "the corpus copy is incomplete: {} cases", dirs.len());
-    let outcomes = conformance::run_all(&dirs, &[ModuleFile::Module, ModuleFile::Optimized]);
+    // StableHLO text runs for every case that has it (the JAX-lowered ones).
+    let outcomes = conformance::run_all(&dirs, &[ModuleFile::Module, ModuleFile::Optimized, ModuleFile::Stablehlo]);
+    let with_stablehlo = dirs.iter().filter(|d| d.join(ModuleFile::Stablehlo.file_name()).exists()).count();
+    assert!(with_stablehlo > 250, "the corpus copy lacks module.stablehlo.mlir files: {with_stablehlo}");
+    assert_eq!(outcomes.iter().filter(|o| o.file == ModuleFile::Stablehlo).count(), with_stablehlo);
     let mut required = Vec::new();
     let mut pending = 0;
     for o in &outcomes {
