@@ -66,3 +66,16 @@ fn conformance_corpus() {
     println!("{passed} passed, {} failed ({pending} in pending groups)", outcomes.len() - passed);
     assert!(required.is_empty(), "{} cases failed:\n{}", required.len(), required.join("\n"));
 }
+
+/// A module written by today's `jax.export` (tests/stablehlo/make_cases.py, not in the corpus:
+/// locations everywhere, CHLO already decomposed by JAX) runs from its StableHLO text and gives
+/// jax's results on XLA:CPU.
+#[test]
+fn stablehlo_written_by_jax_export() {
+    let dirs = conformance::case_dirs(&repo().join("tests/stablehlo")).expect("tests/stablehlo/cases");
+    assert!(!dirs.is_empty());
+    let outcomes = conformance::run_all(&dirs, &[ModuleFile::Stablehlo]);
+    assert_eq!(outcomes.len(), dirs.len());
+    let failures: Vec<String> = outcomes.iter().filter_map(|o| o.failure.as_ref().map(|f| format!("{}: {f}", o.case))).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

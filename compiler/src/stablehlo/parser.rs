@@ -371,10 +371,12 @@ fn apply_pretty(c: &mut Cursor, op: &mut Op, items: PrettyItems, depth: usize) -
                 let a = c.sigil_name('%')?;
                 c.expect(":")?;
                 let ta = parse_type(c)?;
+                skip_loc(c)?;
                 c.expect(",")?;
                 let b = c.sigil_name('%')?;
                 c.expect(":")?;
                 let tb = parse_type(c)?;
+                skip_loc(c)?;
                 c.expect(")")?;
                 accs.push((a, ta));
                 vals.push((b, tb));

@@ -227,6 +227,10 @@ pub fn parse_result_types(c: &mut Cursor) -> PResult<Vec<Type>> {
             if c.peek() == Some('{') {
                 c.skip_balanced('{', '}')?;
             }
+            if c.rest().starts_with("loc(") {
+                c.set_pos(c.pos() + 3);
+                c.skip_balanced('(', ')')?;
+            }
             if c.eat(")") {
                 return Ok(types);
             }
