@@ -13,6 +13,7 @@
 pub use hlojit_ffi as ffi;
 
 pub use hlojit_compiler::hlo::text::{parse_module, print_module};
+pub use hlojit_compiler::stablehlo::{self, parse_any as parse_module_bytes};
 pub use hlojit_compiler::hlo::builder::{Builder, CustomCallOptions, Op, SubComputation};
 pub use hlojit_compiler::backend::target::TargetOptions;
 pub use hlojit_compiler::{compile_aot, hlo, Argument, AotOutput, Client, CompileOptions, CustomCallRegistry, Error, Executable, OutputKind};

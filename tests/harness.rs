@@ -37,7 +37,11 @@ const UNCOMPUTABLE: &[(&str, &str, &str)] =
 fn conformance_corpus() {
     let dirs = conformance::case_dirs(&repo().join("tests/conformance")).expect("the corpus is in tests/conformance");
     assert!(dirs.len() > 300, "the corpus copy is incomplete: {} cases", dirs.len());
-    let outcomes = conformance::run_all(&dirs, &[ModuleFile::Module, ModuleFile::Optimized]);
+    // StableHLO text runs for every case that has it (the JAX-lowered ones).
+    let outcomes = conformance::run_all(&dirs, &[ModuleFile::Module, ModuleFile::Optimized, ModuleFile::Stablehlo]);
+    let with_stablehlo = dirs.iter().filter(|d| d.join(ModuleFile::Stablehlo.file_name()).exists()).count();
+    assert!(with_stablehlo > 250, "the corpus copy lacks module.stablehlo.mlir files: {with_stablehlo}");
+    assert_eq!(outcomes.iter().filter(|o| o.file == ModuleFile::Stablehlo).count(), with_stablehlo);
     let mut required = Vec::new();
     let mut pending = 0;
     for o in &outcomes {
@@ -61,4 +65,17 @@ fn conformance_corpus() {
     let passed = outcomes.iter().filter(|o| o.failure.is_none()).count();
     println!("{passed} passed, {} failed ({pending} in pending groups)", outcomes.len() - passed);
     assert!(required.is_empty(), "{} cases failed:\n{}", required.len(), required.join("\n"));
+}
+
+/// A module written by today's `jax.export` (tests/stablehlo/make_cases.py, not in the corpus:
+/// locations everywhere, CHLO already decomposed by JAX) runs from its StableHLO text and gives
+/// jax's results on XLA:CPU.
+#[test]
+fn stablehlo_written_by_jax_export() {
+    let dirs = conformance::case_dirs(&repo().join("tests/stablehlo")).expect("tests/stablehlo/cases");
+    assert!(!dirs.is_empty());
+    let outcomes = conformance::run_all(&dirs, &[ModuleFile::Stablehlo]);
+    assert_eq!(outcomes.len(), dirs.len());
+    let failures: Vec<String> = outcomes.iter().filter_map(|o| o.failure.as_ref().map(|f| format!("{}: {f}", o.case))).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

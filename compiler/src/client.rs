@@ -71,6 +71,13 @@ impl Client {
         self.compile(&parse_module(text)?)
     }
 
+    /// Compiles a module given as bytes, of whichever kind its content says: StableHLO MLIR
+    /// text (as `jax.jit(f).lower(x).as_text()` prints it), HLO text, or (once supported)
+    /// a StableHLO portable artifact or a `jax.export` serialization.
+    pub fn compile_stablehlo(&self, bytes: &[u8]) -> Result<Executable> {
+        self.compile(&crate::stablehlo::parse_any(bytes)?)
+    }
+
     /// The client's custom-call registry: targets registered here are found first (then the
     /// process-wide registry's, then hlojit's built-ins). Register a Rust or C
     /// function with `client.custom_calls().register_ffi_handler(name, handler)` and friends.

@@ -11,6 +11,7 @@ pub mod codegen;
 pub mod hlo;
 pub mod passes;
 pub mod pipeline;
+pub mod stablehlo;
 
 pub use error::{Error, Result};
 pub use backend::aot::{compile_aot, AotOutput};

@@ -157,6 +157,14 @@ enum Which {
     Module,
     Optimized,
     Both,
+    /// module.stablehlo.mlir (StableHLO text)
+    Stablehlo,
+    /// module.stablehlo.mlirbc (portable artifact)
+    Bytecode,
+    /// module.jax_export
+    Export,
+    /// every form
+    All,
 }
 
 fn main() -> ExitCode {
@@ -428,6 +436,10 @@ fn conformance_cmd(dirs: &[PathBuf], which: Which, filter: Option<&str>, report:
         Which::Module => &[ModuleFile::Module],
         Which::Optimized => &[ModuleFile::Optimized],
         Which::Both => &[ModuleFile::Module, ModuleFile::Optimized],
+        Which::Stablehlo => &[ModuleFile::Stablehlo],
+        Which::Bytecode => &[ModuleFile::Bytecode],
+        Which::Export => &[ModuleFile::Export],
+        Which::All => &[ModuleFile::Module, ModuleFile::Optimized, ModuleFile::Stablehlo, ModuleFile::Bytecode, ModuleFile::Export],
     };
     let mut cases = Vec::new();
     for dir in dirs {

@@ -2,13 +2,13 @@
 //! error rather than a process that grows until the kernel kills it.
 
 use hlojit::hlo::Module;
-use hlojit::parse_module;
+use hlojit::parse_module_bytes;
 use hlojit_runtime::limits::{describe_bytes, MAX_MODULE_TEXT_BYTES};
 use std::io::Read;
 use std::path::Path;
 
-/// The text of a module file: at most [`MAX_MODULE_TEXT_BYTES`], UTF-8.
-pub fn read_module_text(path: &Path) -> Result<String, String> {
+/// The bytes of a module file: at most [`MAX_MODULE_TEXT_BYTES`].
+pub fn read_module_bytes(path: &Path) -> Result<Vec<u8>, String> {
     let at = |e: std::io::Error| format!("{}: {e}", path.display());
     let file = std::fs::File::open(path).map_err(at)?;
     let too_large = || {
@@ -29,6 +29,12 @@ pub fn read_module_text(path: &Path) -> Result<String, String> {
     if bytes.len() as u64 > MAX_MODULE_TEXT_BYTES {
         return Err(too_large());
     }
+    Ok(bytes)
+}
+
+/// The text of a module file: at most [`MAX_MODULE_TEXT_BYTES`], UTF-8.
+pub fn read_module_text(path: &Path) -> Result<String, String> {
+    let bytes = read_module_bytes(path)?;
     String::from_utf8(bytes).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
@@ -41,8 +47,9 @@ pub fn read_module_text(path: &Path) -> Result<String, String> {
     })
 }
 
-/// A module file, parsed; errors start with the path.
+/// A module file, parsed; errors start with the path. The kind of module (HLO text,
+/// StableHLO text, MLIR bytecode, jax.export) is told by its content, not its name.
 pub fn read_module(path: &Path) -> Result<Module, String> {
-    let text = read_module_text(path)?;
-    parse_module(&text).map_err(|e| format!("{}:{e}", path.display()))
+    let bytes = read_module_bytes(path)?;
+    parse_module_bytes(&bytes).map_err(|e| format!("{}:{e}", path.display()))
 }

@@ -5,7 +5,7 @@ pub mod case;
 pub mod compare;
 pub mod multi_device;
 
-use hlojit::{parse_module, CompileOptions, Executable, RunOptions};
+use hlojit::{parse_module_bytes, CompileOptions, Executable, RunOptions};
 use case::Case;
 use hlojit_runtime::{ArrayLiteral, Literal};
 use rayon::prelude::*;
@@ -18,6 +18,12 @@ pub enum ModuleFile {
     Module,
     /// `optimized.hlo`: the module after XLA:CPU's optimization passes (fusions, layouts).
     Optimized,
+    /// `module.stablehlo.mlir`: the program as StableHLO MLIR text (JAX-lowered cases).
+    Stablehlo,
+    /// `module.stablehlo.mlirbc`: the StableHLO portable artifact (MLIR bytecode, VHLO).
+    Bytecode,
+    /// `module.jax_export`: the program as `jax.export` serializes it.
+    Export,
 }
 
 impl ModuleFile {
@@ -26,7 +32,15 @@ impl ModuleFile {
         match self {
             ModuleFile::Module => "module.hlo",
             ModuleFile::Optimized => "optimized.hlo",
+            ModuleFile::Stablehlo => "module.stablehlo.mlir",
+            ModuleFile::Bytecode => "module.stablehlo.mlirbc",
+            ModuleFile::Export => "module.jax_export",
         }
+    }
+
+    /// Forms only JAX-lowered cases have: a case without the file is not run in that form.
+    pub fn optional(self) -> bool {
+        matches!(self, ModuleFile::Stablehlo | ModuleFile::Bytecode | ModuleFile::Export)
     }
 }
 
@@ -66,7 +80,11 @@ pub fn case_dirs(dir: &Path) -> Result<Vec<PathBuf>, String> {
 
 /// Runs every (case, file) pair, in parallel, and returns the outcomes in order.
 pub fn run_all(dirs: &[PathBuf], files: &[ModuleFile]) -> Vec<Outcome> {
-    let jobs: Vec<(&PathBuf, ModuleFile)> = dirs.iter().flat_map(|d| files.iter().map(move |&f| (d, f))).collect();
+    let jobs: Vec<(&PathBuf, ModuleFile)> = dirs
+        .iter()
+        .flat_map(|d| files.iter().map(move |&f| (d, f)))
+        .filter(|(d, f)| !f.optional() || d.join(f.file_name()).exists())
+        .collect();
     jobs.par_iter().map(|&(dir, file)| run_case(dir, file)).collect()
 }
 
@@ -95,8 +113,8 @@ fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result
     outcome.case = case.name.clone();
     outcome.group = case.group.clone();
     let path = dir.join(file.file_name());
-    let text = crate::module_file::read_module_text(&path)?;
-    let module = parse_module(&text).map_err(|e| format!("parse: {e}"))?;
+    let bytes = crate::module_file::read_module_bytes(&path)?;
+    let module = parse_module_bytes(&bytes).map_err(|e| format!("parse: {e}"))?;
     let start = std::time::Instant::now();
     // The corpus is a test of the passes too: each pass's result is verified.
     let options = CompileOptions { verify_passes: true, ..CompileOptions::default() };

@@ -1,0 +1,43 @@
+//! StableHLO text: parsing, conversion and errors; the corpus cases' results are checked by
+//! the conformance runner (`--module stablehlo`), here the front end alone.
+
+use super::*;
+
+#[test]
+fn parses_and_converts_a_simple_module() {
+    let text = r#"module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<3x4xf32>) -> (tensor<3x4xf32> {jax.result_info = "result[0]"}) {
+    %cst = stablehlo.constant dense<5.000000e-01> : tensor<f32>
+    %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<3x4xf32>
+    %1 = stablehlo.add %arg0, %0 : tensor<3x4xf32>
+    return %1 : tensor<3x4xf32>
+  }
+}"#;
+    let hlo = mlir_text_to_hlo_text(text).unwrap();
+    assert!(hlo.contains("broadcast("), "{hlo}");
+    let m = parse_mlir_text(text).unwrap();
+    let printed = crate::hlo::text::print_module(&m);
+    assert!(printed.contains("add("), "{printed}");
+}
+
+#[test]
+fn unknown_op_names_the_op_and_location() {
+    let text = "module {\n  func.func public @main(%arg0: tensor<f32>) -> tensor<f32> {\n    %0 = stablehlo.frobnicate %arg0 : tensor<f32>\n    return %0 : tensor<f32>\n  }\n}";
+    let err = parse_mlir_text(text).unwrap_err().to_string();
+    assert!(err.starts_with("3:5:") && err.contains("stablehlo.frobnicate"), "{err}");
+}
+
+#[test]
+fn syntax_error_has_line_and_column() {
+    let text = "module {\n  func.func public @main(%arg0: tensor<f32>) -> tensor<f32> {\n    %0 = stablehlo.add %arg0, : tensor<f32>\n  }\n}";
+    let err = parse_mlir_text(text).unwrap_err();
+    assert!(matches!(err, Error::Parse { line: 3, .. }), "{err}");
+}
+
+#[test]
+fn detects_input_kinds() {
+    assert_eq!(detect(b"HloModule m\n"), InputKind::HloText);
+    assert_eq!(detect(b"module @x {\n}"), InputKind::MlirText);
+    assert_eq!(detect(b"#loc = loc(unknown)\nmodule @x {\n}"), InputKind::MlirText);
+    assert_eq!(detect(b"ML\xEFR\x00\x01"), InputKind::MlirBytecode);
+}
