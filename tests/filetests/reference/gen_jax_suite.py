@@ -57,3 +57,61 @@ ENTRY main {
   r = f64[3]{0} add(m64, z)
   ROOT t = (f32[4]{0}, f64[3]{0}) tuple(s, r)
 }""")
+
+# --- is_stable=false: XLA:CPU runs std::sort (libstdc++'s introsort); ties come out in its order.
+rng = np.random.default_rng(1)
+keys = rng.integers(-2, 3, size=(2, 40)).astype(np.int32)
+pos = np.tile(np.arange(40, dtype=np.int32), (2, 1))
+case("unstable_sort_ties", """sort with is_stable=false of (s32 keys with many ties, positions) along 40 elements: XLA:CPU
+runs std::sort (libstdc++'s introsort: median-of-three partitions down to runs of 16, then
+insertion sort), so tied keys end up in that algorithm's order, not in their original one.""",
+     [keys, pos], """
+HloModule unstable_sort, entry_computation_layout={(s32[2,40]{1,0}, s32[2,40]{1,0})->(s32[2,40]{1,0}, s32[2,40]{1,0})}
+
+lt {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction=LT
+}
+
+ENTRY main {
+  k = s32[2,40]{1,0} parameter(0)
+  p = s32[2,40]{1,0} parameter(1)
+  ROOT s = (s32[2,40]{1,0}, s32[2,40]{1,0}) sort(k, p), dimensions={1}, to_apply=lt
+}""")
+
+x = rng.integers(-3, 4, size=(2, 24)).astype(np.float32)
+case("unstable_sort_as_topk", """approx_max_k as JAX lowers it on CPU: an unstable sort of (f32 values with ties, s32 iota)
+read through slices [0:5]. XLA:CPU rewrites this pattern into its TopK runtime call, which
+breaks ties by position (the stable order); the same sort read whole (slices [0:24], which
+XLA's simplifier removes) stays std::sort, with ties in introsort's order.""",
+     [x], """
+HloModule topk_sort, entry_computation_layout={(f32[2,24]{1,0})->(f32[2,5]{1,0}, s32[2,5]{1,0}, f32[2,24]{1,0}, s32[2,24]{1,0})}
+
+gt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction=GT
+}
+
+ENTRY main {
+  x = f32[2,24]{1,0} parameter(0)
+  i = s32[24]{0} iota(), iota_dimension=0
+  b = s32[2,24]{1,0} broadcast(i), dimensions={1}
+  s = (f32[2,24]{1,0}, s32[2,24]{1,0}) sort(x, b), dimensions={1}, to_apply=gt
+  v = f32[2,24]{1,0} get-tuple-element(s), index=0
+  vk = f32[2,5]{1,0} slice(v), slice={[0:2], [0:5]}
+  p = s32[2,24]{1,0} get-tuple-element(s), index=1
+  pk = s32[2,5]{1,0} slice(p), slice={[0:2], [0:5]}
+  y = f32[2,24]{1,0} negate(x)
+  t = (f32[2,24]{1,0}, s32[2,24]{1,0}) sort(y, b), dimensions={1}, to_apply=gt
+  w = f32[2,24]{1,0} get-tuple-element(t), index=0
+  wf = f32[2,24]{1,0} slice(w), slice={[0:2], [0:24]}
+  q = s32[2,24]{1,0} get-tuple-element(t), index=1
+  qf = s32[2,24]{1,0} slice(q), slice={[0:2], [0:24]}
+  ROOT r = (f32[2,5]{1,0}, s32[2,5]{1,0}, f32[2,24]{1,0}, s32[2,24]{1,0}) tuple(vk, pk, wf, qf)
+}""")

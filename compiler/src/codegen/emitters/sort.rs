@@ -8,8 +8,9 @@
 //!   merge sort of positions with the comparator, emitted as a function
 //!   `i32 cmp(ptr buffers, i64 a, i64 b)`, then gathers the outputs through the permutation.
 //!
-//! Both are stable; XLA allows an unstable sort when `is_stable` is false, so a stable result
-//! is always a valid one.
+//! Both are stable. A `sort` with `is_stable=false` always takes the comparator path with the
+//! runtime's port of the unstable sort XLA:CPU runs (`std::sort`), so that ties come out in
+//! XLA's order rather than in any valid one.
 
 use super::sort_key::{recognize, KeyKind, KeyOrder};
 use crate::codegen::context::Codegen;
@@ -48,6 +49,8 @@ pub(super) struct SortJob {
     pub dim: usize,
     pub k: i64,
     pub order: Order,
+    /// Order ties as XLA:CPU's unstable sort does (needs `Order::Comparator`).
+    pub unstable: bool,
 }
 
 /// Emits the kernel of a `sort` root.
@@ -63,9 +66,10 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
     if dim >= dims.len() {
         return Err(Error::Internal(format!("{}: sort dimension {dim} out of range", root.name)));
     }
+    let unstable = !root.attrs.is_stable;
     let order = match recognize(kc.module, comparator, root.operands.len()) {
-        Some(key) => Order::Key { key, comparator: Some(comparator) },
-        None => Order::Comparator(comparator),
+        Some(key) if !unstable => Order::Key { key, comparator: Some(comparator) },
+        _ => Order::Comparator(comparator),
     };
     let job = SortJob {
         sources: root.operands.iter().map(|&o| Source::Operand(o)).collect(),
@@ -73,6 +77,7 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
         dims,
         dim,
         order,
+        unstable,
     };
     emit_sort(kc, &job)
 }
@@ -179,8 +184,9 @@ pub(super) fn emit_sort<'ctx>(kc: &KernelContext<'_, 'ctx>, job: &SortJob) -> Re
                     cg.b.build_store(cg.gep(cg.ptr().into(), ctx, cg.const_i64(m as i64))?, b)?;
                 }
                 let cmp = comparator_function(kc, *comparator, &types)?;
+                let name = if job.unstable { "hlojit_rt_sort_unstable_by_comparator" } else { "hlojit_rt_sort_by_comparator" };
                 let f = cg.external(
-                    "hlojit_rt_sort_by_comparator",
+                    name,
                     cg.fn_type(None, &[cg.ptr().into(), cg.i64().into(), cg.ptr().into(), cg.ptr().into()]),
                 );
                 let cmp_ptr = cmp.as_global_value().as_pointer_value();
