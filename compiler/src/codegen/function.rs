@@ -26,6 +26,11 @@ use std::collections::HashMap;
 const PARALLEL_MIN_ELEMENTS: i64 = 1 << 15;
 /// Elements a parallel task should at least cover.
 const PARALLEL_GRAIN_ELEMENTS: i64 = 1 << 13;
+/// Temporaries of a non-entry function up to this size live on the stack (see `lower`). Nested
+/// loops stack one such arena per level; threads that run programs have at least 2 MiB.
+const STACK_ARENA_MAX_BYTES: i64 = 64 << 10;
+/// The alignment of every buffer, as the runtime's allocator gives it.
+const ARENA_ALIGNMENT: u32 = hlojit_runtime::block_cache::BUFFER_ALIGNMENT as u32;
 
 /// What the sequencing code needs to know about a generated kernel.
 #[derive(Clone, Debug)]
@@ -84,10 +89,38 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let results = function.get_nth_param(1).expect("results").into_pointer_value();
 
         let saved_mxcsr = if exported && cg.x86 { Some(enter_flush_denormals(cg)?) } else { None };
-        let arena_size = cg.const_i64(assignment.arena_bytes);
-        let arena = if assignment.arena_bytes > 0 {
+        // The temporaries of a function that runs inside a loop (a while body or condition, a
+        // called computation) live on the stack when they are small: LLVM inlines the function
+        // into its caller and hoists the allocation out of the loop, so an iteration costs no
+        // runtime call. The entry's, and large ones, come from the runtime's allocator.
+        let on_stack = !exported && assignment.arena_bytes > 0 && assignment.arena_bytes <= STACK_ARENA_MAX_BYTES;
+        let heap_bytes = if on_stack { 0 } else { assignment.arena_bytes };
+        let arena_size = cg.const_i64(heap_bytes);
+        let arena = if on_stack {
+            let bytes = cg.i8().array_type(assignment.arena_bytes as u32);
+            let arena = cg.b.build_alloca(bytes, "arena")?;
+            arena
+                .as_instruction()
+                .ok_or_else(|| Error::Internal("an alloca is an instruction".into()))?
+                .set_alignment(ARENA_ALIGNMENT)
+                .map_err(|e| Error::Llvm(e.to_string()))?;
+            arena
+        } else if heap_bytes > 0 {
             let alloc = cg.external("hlojit_rt_alloc", cg.fn_type(Some(cg.ptr().into()), &[cg.i64().into()]));
-            cg.call(alloc, &[arena_size.into()])?.into_pointer_value()
+            let arena = cg.call(alloc, &[arena_size.into()])?.into_pointer_value();
+            // The runtime recorded why the allocation failed; the caller turns status 1 into
+            // an out-of-memory error naming the size.
+            let failed = cg.b.build_is_null(arena, "")?;
+            let no_memory = cg.llvm.append_basic_block(function, "no_memory");
+            let allocated = cg.llvm.append_basic_block(function, "allocated");
+            cg.b.build_conditional_branch(failed, no_memory, allocated)?;
+            cg.b.position_at_end(no_memory);
+            if let Some(saved) = saved_mxcsr {
+                leave_flush_denormals(cg, saved)?;
+            }
+            cg.b.build_return(Some(&cg.i32().const_int(1, false)))?;
+            cg.b.position_at_end(allocated);
+            arena
         } else {
             cg.ptr().const_null()
         };
@@ -106,7 +139,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let fail = cg.llvm.append_basic_block(function, "fail");
         cg.b.position_at_end(fail);
         let status_phi = cg.b.build_phi(cg.i32(), "status")?;
-        self.free(arena, arena_size, assignment.arena_bytes)?;
+        self.free(arena, arena_size, heap_bytes)?;
         if let Some(saved) = saved_mxcsr {
             leave_flush_denormals(cg, saved)?;
         }
@@ -118,7 +151,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             self.lower_instruction(fp, comp, id, &mut fl)?;
         }
         self.copy_results(assignment, &fl.slot_ptrs, results)?;
-        self.free(arena, arena_size, assignment.arena_bytes)?;
+        self.free(arena, arena_size, heap_bytes)?;
         if let Some(saved) = saved_mxcsr {
             leave_flush_denormals(cg, saved)?;
         }

@@ -1,5 +1,6 @@
 //! HLO: the IR (modules, computations, instructions), its text format and its verifier.
 
+pub mod attribute_schema;
 pub mod attributes;
 pub mod builder;
 pub mod computation;

@@ -187,6 +187,12 @@ pub fn assign_buffers(
     let mut last_use: HashMap<usize, usize> = HashMap::new();
     for &id in schedule {
         let pos = position[&id];
+        // Tuples and get-tuple-elements only pass buffers on; the instructions that read
+        // through them count as the uses. (Counting them kept every leaf of a loop state alive
+        // until its last get-tuple-element, so no state array was updated in place.)
+        if matches!(comp.get(id).opcode, Opcode::Tuple | Opcode::GetTupleElement) {
+            continue;
+        }
         for op in &comp.get(id).operands {
             for &s in leaves.get(op).map(Vec::as_slice).unwrap_or(&[]) {
                 let s = owner(&slots, s);

@@ -20,6 +20,11 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 pub fn fuse(module: &mut Module) -> Result<bool> {
     let mut counter = 0usize;
     for c in sequenced_computations(module) {
+        // A second round fuses what the first left standalone: a producer that one group
+        // claimed, whose root then went into other groups as a clone, stays behind as its own
+        // kernel, and its cheap producers (a broadcast of a constant, say) with it; the second
+        // round gives it a fusion of its own, so nothing cheap is materialized.
+        fuse_computation(module, c, &mut counter)?;
         fuse_computation(module, c, &mut counter)?;
     }
     Ok(counter > 0)

@@ -11,6 +11,7 @@
 //! (operands) and of the module (computations).
 
 use super::attrs::{int_list, parse_attribute, CalledRefs, InstrAttrs, NameRef};
+use crate::hlo::attribute_schema;
 use super::cursor::{Cursor, PResult};
 use super::literal_text::parse_literal;
 use super::shape::parse_shape;
@@ -560,6 +561,14 @@ impl<'a> Parser<'a> {
                 return Err(self
                     .c
                     .error_at(key_pos, format!("duplicate attribute '{key}'")));
+            }
+            if !attribute_schema::takes(opcode, key) {
+                let own = attribute_schema::attributes_of(opcode);
+                let takes = if own.is_empty() { "none of its own".to_string() } else { own.join(", ") };
+                return Err(self.c.error_at(
+                    key_pos,
+                    format!("{opcode} has no attribute '{key}' (it takes {takes}, besides the ones every instruction may carry: {})", attribute_schema::COMMON.join(", ")),
+                ));
             }
             seen.push(key);
             self.c

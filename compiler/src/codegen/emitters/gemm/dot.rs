@@ -17,6 +17,16 @@ use hlojit_runtime::ElementType;
 /// would cost more than they save.
 const GEMM_MIN_MACS: i64 = 16 * 1024;
 
+/// A vector times a matrix of at most this many elements skips the GEMM engine: packing the
+/// matrix costs as much as the product, which reads each matrix element once anyway.
+const MATRIX_VECTOR_MAX_ELEMENTS: i64 = 1 << 20;
+
+/// One row times a matrix that fits in cache (a batch-1 layer): the generic loop nest runs it
+/// row-wise, streaming the matrix once without packing it.
+fn is_small_matrix_vector(d: &DotDims) -> bool {
+    d.b == 1 && d.m == 1 && d.k.saturating_mul(d.n) <= MATRIX_VECTOR_MAX_ELEMENTS
+}
+
 /// Emits the dot with the blocked GEMM engine when that pays off; `None` leaves it to the
 /// generic loop nest.
 pub fn try_emit(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &DotDims) -> Result<Option<i64>> {
@@ -24,7 +34,7 @@ pub fn try_emit(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &DotD
     let out_type = out.element_type();
     let Some(compute) = compute_type(out_type) else { return Ok(None) };
     let macs = d.b.saturating_mul(d.m).saturating_mul(d.n).saturating_mul(d.k);
-    if d.k == 0 || macs < GEMM_MIN_MACS || (d.m == 1 && d.n == 1) {
+    if d.k == 0 || macs < GEMM_MIN_MACS || (d.m == 1 && d.n == 1) || is_small_matrix_vector(d) {
         return Ok(None);
     }
     let caps = Captures::new(kc, 2)?;

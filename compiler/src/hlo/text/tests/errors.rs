@@ -167,9 +167,9 @@ fn bad_attribute_values() {
         &["expected an integer for a s32 element, found '1.5'"],
     );
     assert_error(
-        &module("  ROOT c = f32[] constant(1), dimensions={1}, dimensions={2}"),
-        4,
-        47,
+        &module("  x = f32[] parameter(0)\n  ROOT c = f32[2] broadcast(x), dimensions={}, dimensions={}"),
+        5,
+        48,
         &["duplicate attribute 'dimensions'"],
     );
 }
