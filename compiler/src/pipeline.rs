@@ -69,6 +69,7 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(inline_calls::InlineCalls)
         .add(sharding_markers::ShardingMarkers)
         .add(trivial_reductions::TrivialReductions)
+        .add(topk_sorts::TopkSorts)
         .add(unfuse::Unfuse)
         .add(dynamic_padder::DynamicPadder)
         .add(batch_norm_expander::BatchNormExpander)

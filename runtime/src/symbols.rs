@@ -86,6 +86,7 @@ pub fn runtime_symbols() -> Vec<(&'static str, usize)> {
         ("hlojit_rt_sort_packed_keys", crate::kernels::sort::hlojit_rt_sort_packed_keys as *const () as usize),
         ("hlojit_rt_sort_wide_keys", crate::kernels::sort::hlojit_rt_sort_wide_keys as *const () as usize),
         ("hlojit_rt_sort_by_comparator", crate::kernels::sort::hlojit_rt_sort_by_comparator as *const () as usize),
+        ("hlojit_rt_sort_unstable_by_comparator", crate::kernels::sort::hlojit_rt_sort_unstable_by_comparator as *const () as usize),
         ("hlojit_rt_fft", crate::kernels::fft::hlojit_rt_fft as *const () as usize),
         ("hlojit_rt_rng_get_and_update_state", crate::kernels::rng::hlojit_rt_rng_get_and_update_state as *const () as usize),
         ("hlojit_rt_ffi_call", crate::custom_call::call::hlojit_rt_ffi_call as *const () as usize),

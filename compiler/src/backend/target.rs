@@ -151,8 +151,33 @@ fn feature_string(machine: &TargetMachine) -> String {
     }
 }
 
+/// Lets instruction selection fuse a float multiply with the add or subtract that uses it into
+/// one fused multiply-add, as XLA:CPU does: it creates its target machines with LLVM's
+/// `AllowFPOpFusion = Fast`, so on a CPU with FMA `a * b + c` is rounded once. Rounding twice
+/// differs in the last bit, and where `a * b` overflows it gives an infinity that a later step
+/// can turn into the opposite sign (seen in `hyp2f1`'s derivatives). LLVM's C API cannot set
+/// that target option, so every float add, subtract, multiply and negation carries the `contract`
+/// flag instead, which allows the same fusions.
+pub fn allow_fp_contraction(module: &inkwell::module::Module) {
+    use inkwell::values::{FastMathFlags, InstructionOpcode};
+    for function in module.get_functions() {
+        for block in function.get_basic_blocks() {
+            let mut next = block.get_first_instruction();
+            while let Some(i) = next {
+                next = i.get_next_instruction();
+                if matches!(i.get_opcode(), InstructionOpcode::FAdd | InstructionOpcode::FSub | InstructionOpcode::FMul | InstructionOpcode::FNeg) {
+                    if let Ok(flags) = i.get_fast_math_flags() {
+                        let _ = i.set_fast_math_flags(flags | FastMathFlags::AllowContract);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Runs LLVM's optimization pipeline on a module.
 pub fn optimize(module: &inkwell::module::Module, machine: &TargetMachine) -> Result<()> {
+    allow_fp_contraction(module);
     let options = PassBuilderOptions::create();
     options.set_loop_vectorization(true);
     options.set_loop_slp_vectorization(true);

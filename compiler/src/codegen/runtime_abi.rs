@@ -30,6 +30,7 @@ pub enum RuntimeFunction {
     SortPackedKeys,
     SortWideKeys,
     SortByComparator,
+    SortUnstableByComparator,
     Fft,
     RngGetAndUpdateState,
     CustomCallStatus,
@@ -45,7 +46,7 @@ pub enum RuntimeFunction {
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 16] = [
+    pub const ALL: [RuntimeFunction; 17] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
@@ -53,6 +54,7 @@ impl RuntimeFunction {
         RuntimeFunction::SortPackedKeys,
         RuntimeFunction::SortWideKeys,
         RuntimeFunction::SortByComparator,
+        RuntimeFunction::SortUnstableByComparator,
         RuntimeFunction::Fft,
         RuntimeFunction::RngGetAndUpdateState,
         RuntimeFunction::CustomCallStatus,
@@ -74,6 +76,7 @@ impl RuntimeFunction {
             RuntimeFunction::SortPackedKeys => "hlojit_rt_sort_packed_keys",
             RuntimeFunction::SortWideKeys => "hlojit_rt_sort_wide_keys",
             RuntimeFunction::SortByComparator => "hlojit_rt_sort_by_comparator",
+            RuntimeFunction::SortUnstableByComparator => "hlojit_rt_sort_unstable_by_comparator",
             RuntimeFunction::Fft => "hlojit_rt_fft",
             RuntimeFunction::RngGetAndUpdateState => "hlojit_rt_rng_get_and_update_state",
             RuntimeFunction::CustomCallStatus => "hlojit_rt_custom_call_status",
@@ -100,7 +103,7 @@ impl RuntimeFunction {
                 (None, &[Ptr, Ptr, I64, I64])
             }
             // (perm, n, comparator, ctx)
-            RuntimeFunction::SortByComparator => (None, &[Ptr, I64, Ptr, Ptr]),
+            RuntimeFunction::SortByComparator | RuntimeFunction::SortUnstableByComparator => (None, &[Ptr, I64, Ptr, Ptr]),
             // (input, output, fft_type, double, batch, rank, lengths)
             RuntimeFunction::Fft => (Some(I32), &[Ptr, Ptr, I32, I32, I64, I64, Ptr]),
             RuntimeFunction::RngGetAndUpdateState => (None, &[I64, Ptr]),
@@ -260,6 +263,12 @@ mod tests {
             RuntimeFunction::SortByComparator => {
                 def!(
                     sort::hlojit_rt_sort_by_comparator,
+                    unsafe extern "C" fn(*mut i64, i64, sort::Comparator, C)
+                )
+            }
+            RuntimeFunction::SortUnstableByComparator => {
+                def!(
+                    sort::hlojit_rt_sort_unstable_by_comparator,
                     unsafe extern "C" fn(*mut i64, i64, sort::Comparator, C)
                 )
             }

@@ -10,6 +10,7 @@ pub mod layout_assignment;
 pub mod pass;
 pub mod rng_expander;
 pub mod sharding_markers;
+pub mod topk_sorts;
 pub mod trivial_reductions;
 pub mod unfuse;
 pub mod while_licm;

@@ -4,4 +4,5 @@
 
 pub mod fft;
 pub mod rng;
+pub mod introsort;
 pub mod sort;

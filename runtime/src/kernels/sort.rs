@@ -5,6 +5,8 @@
 //!   most 32 bits whose ascending order is the requested order; the key is packed with the
 //!   element's position as `key << 32 | position`. Packed values are distinct, so sorting them
 //!   is automatically stable. Used when the comparator is recognised as "less than on a key".
+//! - [`hlojit_rt_sort_unstable_by_comparator`]: `is_stable=false`, ordered exactly as XLA:CPU
+//!   orders it (ties included).
 //! - [`hlojit_rt_sort_wide_keys`]: the same with 64-bit keys, positions kept separately.
 //! - [`hlojit_rt_sort_by_comparator`]: any comparator, as a generated function; a stable merge
 //!   sort of positions. It only ever asks "is a less than b", never assumes the answers are
@@ -86,6 +88,25 @@ pub unsafe extern "C" fn hlojit_rt_sort_by_comparator(perm: *mut i64, n: i64, cm
     }
     // SAFETY: positions stay below `n`, as the caller requires.
     merge_sort(perm, &mut |a, b| unsafe { cmp(ctx, a, b) } != 0);
+}
+
+/// Fills `perm[..n]` with the positions `0..n` sorted by `cmp(ctx, a, b)` as XLA:CPU's unstable
+/// sort (`std::sort`) orders them: see [`super::introsort`].
+///
+/// # Safety
+/// As [`hlojit_rt_sort_by_comparator`].
+#[no_mangle]
+pub unsafe extern "C" fn hlojit_rt_sort_unstable_by_comparator(perm: *mut i64, n: i64, cmp: Comparator, ctx: *const u8) {
+    if perm.is_null() || n <= 0 {
+        return;
+    }
+    // SAFETY: the caller passes room for `n` positions.
+    let perm = unsafe { std::slice::from_raw_parts_mut(perm, n as usize) };
+    for (i, p) in perm.iter_mut().enumerate() {
+        *p = i as i64;
+    }
+    // SAFETY: positions stay below `n`, as the caller requires.
+    super::introsort::std_sort(perm, &mut |a, b| unsafe { cmp(ctx, a, b) } != 0);
 }
 
 /// Sorts so that `v[..k]` are the `k` smallest in order.

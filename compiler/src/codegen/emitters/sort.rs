@@ -8,8 +8,9 @@
 //!   merge sort of positions with the comparator, emitted as a function
 //!   `i32 cmp(ptr buffers, i64 a, i64 b)`, then gathers the outputs through the permutation.
 //!
-//! Both are stable; XLA allows an unstable sort when `is_stable` is false, so a stable result
-//! is always a valid one.
+//! Both are stable. A `sort` with `is_stable=false` always takes the comparator path with the
+//! runtime's port of the unstable sort XLA:CPU runs (`std::sort`), so that ties come out in
+//! XLA's order rather than in any valid one.
 
 use super::sort_key::{recognize, KeyKind, KeyOrder};
 use crate::codegen::runtime_abi::RuntimeFunction;
@@ -49,6 +50,8 @@ pub(super) struct SortJob {
     pub dim: usize,
     pub k: i64,
     pub order: Order,
+    /// Order ties as XLA:CPU's unstable sort does (needs `Order::Comparator`).
+    pub unstable: bool,
 }
 
 /// Emits the kernel of a `sort` root.
@@ -64,9 +67,10 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
     if dim >= dims.len() {
         return Err(Error::Internal(format!("{}: sort dimension {dim} out of range", root.name)));
     }
+    let unstable = !root.attrs.is_stable;
     let order = match recognize(kc.module, comparator, root.operands.len()) {
-        Some(key) => Order::Key { key, comparator: Some(comparator) },
-        None => Order::Comparator(comparator),
+        Some(key) if !unstable => Order::Key { key, comparator: Some(comparator) },
+        _ => Order::Comparator(comparator),
     };
     let job = SortJob {
         sources: root.operands.iter().map(|&o| Source::Operand(o)).collect(),
@@ -74,6 +78,7 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
         dims,
         dim,
         order,
+        unstable,
     };
     emit_sort(kc, &job)
 }
@@ -176,7 +181,8 @@ pub(super) fn emit_sort<'ctx>(kc: &KernelContext<'_, 'ctx>, job: &SortJob) -> Re
                     cg.b.build_store(cg.gep(cg.ptr().into(), ctx, cg.const_i64(m as i64))?, b)?;
                 }
                 let cmp = comparator_function(kc, *comparator, &types)?;
-                let f = cg.runtime(RuntimeFunction::SortByComparator)?;
+                let sort = if job.unstable { RuntimeFunction::SortUnstableByComparator } else { RuntimeFunction::SortByComparator };
+                let f = cg.runtime(sort)?;
                 let cmp_ptr = cmp.as_global_value().as_pointer_value();
                 cg.call_void(f, &[perm.into(), cg.const_i64(n).into(), cmp_ptr.into(), ctx.into()])?;
                 for_loop(cg, "sort.out", cg.const_i64(0), cg.const_i64(job.k), |j| {

@@ -45,6 +45,6 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
         let descending = root.attrs.largest.unwrap_or(true);
         Order::Key { key: KeyOrder { operand: 0, key: None, kind, descending }, comparator: None }
     };
-    let job = SortJob { sources: vec![Source::Operand(operand), Source::Position(index_type)], dims, dim, k, order };
+    let job = SortJob { sources: vec![Source::Operand(operand), Source::Position(index_type)], dims, dim, k, order, unstable: false };
     emit_sort(kc, &job)
 }

@@ -1,0 +1,117 @@
+"""Writes the file tests of tests/filetests/jax_suite/: small modules for the classes of
+difference that JAX's own test suite found between hlojit and XLA:CPU (`cargo xtask jax-suite`).
+Expected values are XLA:CPU's, computed here through jaxlib.
+Usage: target/venv/bin/python3 tests/filetests/reference/gen_jax_suite.py tests/filetests"""
+import os
+import sys
+import numpy as np
+sys.path.insert(0, os.path.dirname(__file__))
+from lib import write
+
+import jax
+jax.config.update("jax_enable_x64", True)
+from jax._src.lib import xla_client
+
+ROOT = sys.argv[1]
+os.makedirs(f"{ROOT}/jax_suite", exist_ok=True)
+NOTE = "Expected values: XLA:CPU through jaxlib (tests/filetests/reference/gen_jax_suite.py)."
+
+
+def xla_run(text, inputs):
+    """Compiles and runs HLO text on XLA:CPU; returns the result leaves."""
+    mod = xla_client.hlo.hlo_module_from_text(text)
+    mlir = xla_client._xla.mlir.hlo_to_stablehlo(mod.as_serialized_hlo_module_proto())
+    dev = jax.devices("cpu")[0]
+    exe = dev.client.compile_and_load(mlir, xla_client.DeviceList((dev,)), xla_client.CompileOptions())
+    res = exe.execute_sharded([jax.device_put(a, dev) for a in inputs]).disassemble_into_single_device_arrays()
+    return [np.asarray(r[0]) for r in res]
+
+
+def case(name, comment, inputs, module, tolerance=None):
+    inputs = [np.asarray(a) for a in inputs]
+    write(f"{ROOT}/jax_suite/{name}.hlo", comment + "\n" + NOTE, inputs, xla_run(module, inputs), module, tolerance)
+
+
+# --- a * b + c is one fused multiply-add on XLA:CPU (LLVM's AllowFPOpFusion=Fast): rounded once.
+a = np.array([1 + 2**-12, 2e19, -3e19, 1.5], np.float32)
+c = np.array([-(1 + 2**-11), -1e38, 2e38, 0.25], np.float32)
+a64 = np.array([1 + 2**-30, 1e200, 3.0], np.float64)
+c64 = np.array([-(1 + 2**-29), -1e308, 0.5], np.float64)
+case("fused_multiply_add", """a * b + c as XLA:CPU computes it: one fused multiply-add where the CPU has FMA (XLA's
+LLVM target options allow FP-op fusion), so the product is not rounded on its own: (1+2^-12)^2
+- (1+2^-11) is 2^-24, not 0, and 2e19 * 2e19 - 1e38 is finite, not inf. JAX's suite found
+this as infinities of the opposite sign in hyp2f1's derivatives. (Assumes a CPU with FMA, as
+XLA's own results do.)""", [a, a, c, a64, a64, c64], """
+HloModule fma, entry_computation_layout={(f32[4]{0}, f32[4]{0}, f32[4]{0}, f64[3]{0}, f64[3]{0}, f64[3]{0})->(f32[4]{0}, f64[3]{0})}
+
+ENTRY main {
+  a = f32[4]{0} parameter(0)
+  b = f32[4]{0} parameter(1)
+  c = f32[4]{0} parameter(2)
+  m = f32[4]{0} multiply(a, b)
+  s = f32[4]{0} add(m, c)
+  x = f64[3]{0} parameter(3)
+  y = f64[3]{0} parameter(4)
+  z = f64[3]{0} parameter(5)
+  m64 = f64[3]{0} multiply(x, y)
+  r = f64[3]{0} add(m64, z)
+  ROOT t = (f32[4]{0}, f64[3]{0}) tuple(s, r)
+}""")
+
+# --- is_stable=false: XLA:CPU runs std::sort (libstdc++'s introsort); ties come out in its order.
+rng = np.random.default_rng(1)
+keys = rng.integers(-2, 3, size=(2, 40)).astype(np.int32)
+pos = np.tile(np.arange(40, dtype=np.int32), (2, 1))
+case("unstable_sort_ties", """sort with is_stable=false of (s32 keys with many ties, positions) along 40 elements: XLA:CPU
+runs std::sort (libstdc++'s introsort: median-of-three partitions down to runs of 16, then
+insertion sort), so tied keys end up in that algorithm's order, not in their original one.""",
+     [keys, pos], """
+HloModule unstable_sort, entry_computation_layout={(s32[2,40]{1,0}, s32[2,40]{1,0})->(s32[2,40]{1,0}, s32[2,40]{1,0})}
+
+lt {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction=LT
+}
+
+ENTRY main {
+  k = s32[2,40]{1,0} parameter(0)
+  p = s32[2,40]{1,0} parameter(1)
+  ROOT s = (s32[2,40]{1,0}, s32[2,40]{1,0}) sort(k, p), dimensions={1}, to_apply=lt
+}""")
+
+x = rng.integers(-3, 4, size=(2, 24)).astype(np.float32)
+case("unstable_sort_as_topk", """approx_max_k as JAX lowers it on CPU: an unstable sort of (f32 values with ties, s32 iota)
+read through slices [0:5]. XLA:CPU rewrites this pattern into its TopK runtime call, which
+breaks ties by position (the stable order); the same sort read whole (slices [0:24], which
+XLA's simplifier removes) stays std::sort, with ties in introsort's order.""",
+     [x], """
+HloModule topk_sort, entry_computation_layout={(f32[2,24]{1,0})->(f32[2,5]{1,0}, s32[2,5]{1,0}, f32[2,24]{1,0}, s32[2,24]{1,0})}
+
+gt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction=GT
+}
+
+ENTRY main {
+  x = f32[2,24]{1,0} parameter(0)
+  i = s32[24]{0} iota(), iota_dimension=0
+  b = s32[2,24]{1,0} broadcast(i), dimensions={1}
+  s = (f32[2,24]{1,0}, s32[2,24]{1,0}) sort(x, b), dimensions={1}, to_apply=gt
+  v = f32[2,24]{1,0} get-tuple-element(s), index=0
+  vk = f32[2,5]{1,0} slice(v), slice={[0:2], [0:5]}
+  p = s32[2,24]{1,0} get-tuple-element(s), index=1
+  pk = s32[2,5]{1,0} slice(p), slice={[0:2], [0:5]}
+  y = f32[2,24]{1,0} negate(x)
+  t = (f32[2,24]{1,0}, s32[2,24]{1,0}) sort(y, b), dimensions={1}, to_apply=gt
+  w = f32[2,24]{1,0} get-tuple-element(t), index=0
+  wf = f32[2,24]{1,0} slice(w), slice={[0:2], [0:24]}
+  q = s32[2,24]{1,0} get-tuple-element(t), index=1
+  qf = s32[2,24]{1,0} slice(q), slice={[0:2], [0:24]}
+  ROOT r = (f32[2,5]{1,0}, s32[2,5]{1,0}, f32[2,24]{1,0}, s32[2,24]{1,0}) tuple(vk, pk, wf, qf)
+}""")
