@@ -62,6 +62,18 @@ pub fn tolerance(t: ElementType) -> (f64, f64) {
     }
 }
 
+/// The tolerance for a result of type `t` of program `p` (see [`fuzzgen::Program::low_precision`]).
+fn program_tolerance(p: &fuzzgen::Program, t: ElementType) -> (f64, f64) {
+    let (r, a) = tolerance(t);
+    match p.low_precision {
+        Some(low) if r > 0.0 => {
+            let (lr, la) = tolerance(low);
+            (r.max(lr), a.max(la))
+        }
+        _ => (r, a),
+    }
+}
+
 const BATCH: u64 = 250;
 
 pub fn run(opts: &Options) -> Result<Report, String> {
@@ -160,7 +172,7 @@ fn check_program(opts: &Options, report: &mut Report, seed: u64, dir: &Path, p: 
             .zip(&want)
             .enumerate()
             .find_map(|(i, (g, w))| {
-                let (rtol, atol) = tolerance(w.element_type());
+                let (rtol, atol) = program_tolerance(p, w.element_type());
                 compare(g, w, rtol == 0.0, rtol, atol).map(|d| format!("result {i}: {d}"))
             })
             .map_or(Ok(()), |d| Err(("mismatch", d))),
@@ -183,7 +195,7 @@ fn keep(opts: &Options, name: &str, why: &str, p: &fuzzgen::Program, want: &[Arr
     let Some(dir) = &opts.keep_dir else { return };
     let _ = std::fs::create_dir_all(dir);
     let mut s = format!("// hlojit fuzz-diff program {name}: {}\n", why.replace('\n', " "));
-    let loosest = want.iter().map(|w| tolerance(w.element_type())).fold((0.0, 0.0), |a: (f64, f64), b| (a.0.max(b.0), a.1.max(b.1)));
+    let loosest = want.iter().map(|w| program_tolerance(p, w.element_type())).fold((0.0, 0.0), |a: (f64, f64), b| (a.0.max(b.0), a.1.max(b.1)));
     if loosest.0 > 0.0 {
         s += &format!("// tolerance: rtol={} atol={}\n", loosest.0, loosest.1);
     }

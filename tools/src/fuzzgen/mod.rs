@@ -34,6 +34,10 @@ pub type Rng8 = ChaCha8Rng;
 pub struct Program {
     pub text: String,
     pub inputs: Vec<ArrayLiteral>,
+    /// The narrowest float type the program computes in, if narrower than f32: XLA may keep
+    /// such intermediates in f32 (folding `convert(bf16 dot)` into an f32 dot, say), so the
+    /// results are only as close as that type's tolerance.
+    pub low_precision: Option<T>,
 }
 
 /// Generates the program of `seed`.
@@ -60,7 +64,14 @@ pub fn generate(seed: u64) -> Program {
     text.push_str(&entry.finish("main", &root, true));
     let mut irng = Rng8::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
     let inputs = entry.params.iter().map(|v| inputs::random_array(&mut irng, v.ty, &v.dims)).collect();
-    Program { text, inputs }
+    let low_precision = if text.contains("bf16[") {
+        Some(T::BF16)
+    } else if text.contains("f16[") {
+        Some(T::F16)
+    } else {
+        None
+    };
+    Program { text, inputs, low_precision }
 }
 
 /// A value of the computation being generated.
