@@ -2,7 +2,9 @@
 
 Usage: python3 fuzz_xla.py DIR. Every DIR/*/ folder holds module.hlo, inputs.txt (one HLO
 element type per line, the parameters in order) and in<i>.npy (bf16 as raw uint16 bits). This
-writes xla_out<i>.npy (the result leaves, bf16 as raw bits) or xla_error.txt. One process
+writes xla_out<i>.npy (the result leaves, bf16 as raw bits) and xla_done, or xla_error.txt.
+A program that crashes the process is left with only xla_started: the caller marks it and
+runs this again, which skips the programs already done. One process
 for all programs, so that jax is imported once.
 """
 import os
@@ -22,6 +24,10 @@ def main():
         p = os.path.join(root, d)
         if not os.path.isfile(os.path.join(p, "module.hlo")):
             continue
+        # Done by an earlier run that a crash of XLA ended (the caller restarts us).
+        if os.path.exists(os.path.join(p, "xla_error.txt")) or os.path.exists(os.path.join(p, "xla_done")):
+            continue
+        open(os.path.join(p, "xla_started"), "w").close()
         try:
             with open(os.path.join(p, "module.hlo")) as fh:
                 text = fh.read()
@@ -40,6 +46,7 @@ def main():
                 if out.dtype == ml_dtypes.bfloat16:
                     out = out.view(np.uint16)
                 np.save(os.path.join(p, f"xla_out{i}.npy"), out)
+            open(os.path.join(p, "xla_done"), "w").close()
         except Exception as e:  # noqa: BLE001 -- reported per program
             with open(os.path.join(p, "xla_error.txt"), "w") as fh:
                 fh.write((str(e).splitlines() or [type(e).__name__])[0][:500])

@@ -92,14 +92,7 @@ pub fn run(opts: &Options) -> Result<Report, String> {
             write_program(&dir, &p).map_err(|e| format!("{}: {e}", dir.display()))?;
             progs.push((seed, dir, p));
         }
-        let status = Command::new(&opts.python)
-            .arg(&opts.script)
-            .arg(&work)
-            .status()
-            .map_err(|e| format!("cannot run {}: {e}", opts.python.display()))?;
-        if !status.success() {
-            return Err(format!("{} {} failed: {status}", opts.python.display(), opts.script.display()));
-        }
+        run_xla(opts, &work, &progs)?;
         for (seed, dir, p) in progs {
             report.run += 1;
             check_program(opts, &mut report, seed, &dir, &p);
@@ -108,6 +101,29 @@ pub fn run(opts: &Options) -> Result<Report, String> {
     }
     let _ = std::fs::remove_dir_all(&work);
     Ok(report)
+}
+
+/// Runs the Python side over a batch; when XLA crashes the process on a program (XLA's
+/// constant folder dies of SIGFPE on some integer divisions), that program is marked as an
+/// XLA error and the rest of the batch runs in a new process.
+fn run_xla(opts: &Options, work: &Path, progs: &[(u64, PathBuf, fuzzgen::Program)]) -> Result<(), String> {
+    loop {
+        let status = Command::new(&opts.python)
+            .arg(&opts.script)
+            .arg(work)
+            .status()
+            .map_err(|e| format!("cannot run {}: {e}", opts.python.display()))?;
+        if status.success() {
+            return Ok(());
+        }
+        let crashed = progs.iter().find(|(_, d, _)| {
+            d.join("xla_started").exists() && !d.join("xla_done").exists() && !d.join("xla_error.txt").exists()
+        });
+        let Some((_, dir, _)) = crashed else {
+            return Err(format!("{} {} failed: {status}", opts.python.display(), opts.script.display()));
+        };
+        std::fs::write(dir.join("xla_error.txt"), format!("XLA crashed: {status}")).map_err(|e| e.to_string())?;
+    }
 }
 
 fn write_program(dir: &Path, p: &fuzzgen::Program) -> std::io::Result<()> {

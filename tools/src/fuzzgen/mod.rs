@@ -99,11 +99,13 @@ pub struct Comp {
     /// sub-computations have fixed signatures.
     may_add_params: bool,
     counter: usize,
+    /// Values computed from constants alone, which XLA folds at compile time.
+    constants: std::collections::HashSet<String>,
 }
 
 impl Comp {
     pub fn new(may_add_params: bool) -> Comp {
-        Comp { lines: Vec::new(), values: Vec::new(), params: Vec::new(), may_add_params, counter: 0 }
+        Comp { lines: Vec::new(), values: Vec::new(), params: Vec::new(), may_add_params, counter: 0, constants: Default::default() }
     }
 
     /// Adds `name = SHAPE op` and returns the new value.
@@ -112,9 +114,26 @@ impl Comp {
         self.counter += 1;
         let layout = pick_layout(rng, dims.len());
         self.lines.push(format!("  {name} = {} {op}", shape_text(ty, dims, layout.as_deref())));
+        if self.folds(op) {
+            self.constants.insert(name.clone());
+        }
         let v = Value { name, ty, dims: dims.to_vec(), approx: approx && (ty.is_float() || ty.is_complex()) };
         self.values.push(v.clone());
         v
+    }
+
+    /// Whether XLA's constant folder evaluates `op` (all its operands are constants).
+    fn folds(&self, op: &str) -> bool {
+        if op.starts_with("parameter(") || op.contains("to_apply=") || op.contains("condition=") || op.contains("computation") {
+            return false;
+        }
+        let head = op.split("), ").next().unwrap_or(op);
+        head.split(|ch: char| !ch.is_ascii_alphanumeric()).filter(|w| w.starts_with('v') && w[1..].parse::<u32>().is_ok()).all(|w| self.constants.contains(w))
+    }
+
+    /// Whether `v` is computed from constants alone (XLA evaluates it while compiling).
+    pub fn is_constant(&self, v: &Value) -> bool {
+        self.constants.contains(&v.name)
     }
 
     /// Adds a parameter (entry parameters keep default layouts half of the time).
