@@ -18,8 +18,8 @@ pub struct Options {
     pub seed: u64,
     /// Where reproducers go (none kept when `None`).
     pub keep_dir: Option<PathBuf>,
-    /// The Python that has jax (`HLOJIT_PYTHON`, else `target/venv/bin/python3` if it
-    /// exists, else `python3` from PATH).
+    /// The Python that has jax (`HLOJIT_PYTHON`, else the workspace's `target/venv/bin/python3`
+    /// if it exists, else `python3` from PATH).
     pub python: PathBuf,
     /// `tools/fuzz_xla.py`.
     pub script: PathBuf,
@@ -30,8 +30,8 @@ pub struct Options {
 impl Options {
     pub fn new(programs: u64, seed: u64) -> Options {
         let python = std::env::var_os("HLOJIT_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
-            let venv = Path::new("target/venv/bin/python3");
-            if venv.exists() { venv.to_path_buf() } else { PathBuf::from("python3") }
+            let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/venv/bin/python3");
+            if venv.exists() { venv } else { PathBuf::from("python3") }
         });
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz_xla.py");
         Options { programs, seed, keep_dir: None, python, script, verbose: true }

@@ -101,11 +101,13 @@ pub struct Comp {
     counter: usize,
     /// Values computed from constants alone, which XLA folds at compile time.
     constants: std::collections::HashSet<String>,
+    /// Values made by `power` (see `elementwise::unary_or_binary`).
+    pub powers: std::collections::HashSet<String>,
 }
 
 impl Comp {
     pub fn new(may_add_params: bool) -> Comp {
-        Comp { lines: Vec::new(), values: Vec::new(), params: Vec::new(), may_add_params, counter: 0, constants: Default::default() }
+        Comp { lines: Vec::new(), values: Vec::new(), params: Vec::new(), may_add_params, counter: 0, constants: Default::default(), powers: Default::default() }
     }
 
     /// Adds `name = SHAPE op` and returns the new value.
@@ -114,6 +116,9 @@ impl Comp {
         self.counter += 1;
         let layout = pick_layout(rng, dims.len());
         self.lines.push(format!("  {name} = {} {op}", shape_text(ty, dims, layout.as_deref())));
+        if op.starts_with("power(") {
+            self.powers.insert(name.clone());
+        }
         if self.folds(op) {
             self.constants.insert(name.clone());
         }
