@@ -129,7 +129,12 @@ impl Comp {
 
     /// Whether XLA's constant folder evaluates `op` (all its operands are constants).
     fn folds(&self, op: &str) -> bool {
-        if op.starts_with("parameter(") || op.contains("to_apply=") || op.contains("condition=") || op.contains("computation") {
+        if op.starts_with("parameter(") {
+            // A sub-computation's parameters may be constants in the caller: XLA inlines
+            // calls and branches and folds them.
+            return !self.may_add_params;
+        }
+        if op.contains("to_apply=") || op.contains("condition=") || op.contains("computation") {
             return false;
         }
         let head = op.split("), ").next().unwrap_or(op);
