@@ -7,6 +7,8 @@ pub mod bench;
 pub mod conformance;
 pub mod filecheck;
 pub mod filetest;
+pub mod fuzz_diff;
+pub mod fuzzgen;
 pub mod input_files;
 pub mod module_file;
 mod numpy_random;

@@ -91,6 +91,21 @@ enum Command {
         #[arg(long)]
         check_dir: Option<PathBuf>,
     },
+    /// Differential fuzzing: random HLO programs run on hlojit and on XLA:CPU (jaxlib).
+    FuzzDiff {
+        /// How many programs.
+        #[arg(long, default_value_t = 100)]
+        programs: u64,
+        /// Program i is generated from seed S + i (so `--seed S+i --programs 1` reproduces it).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Write every failing program here as a file test with XLA's results.
+        #[arg(long)]
+        keep_dir: Option<PathBuf>,
+        /// Print the first program's HLO text and stop (for looking at the generator).
+        #[arg(long)]
+        print: bool,
+    },
     /// Run conformance corpus cases and compare with XLA's outputs.
     Conformance {
         dirs: Vec<PathBuf>,
@@ -193,6 +208,7 @@ fn main() -> ExitCode {
         Command::Bench { workloads, root, runs, warmup, inputs_dir, check_dir } => {
             bench(&workloads, &root, hlojit_tools::bench::BenchOptions { runs, warmup, inputs_dir, check_dir })
         }
+        Command::FuzzDiff { programs, seed, keep_dir, print } => fuzz_diff(programs, seed, keep_dir, print),
         Command::Conformance { dirs, module, filter, report, targets } => {
             targets.load().and_then(|_| conformance_cmd(&dirs, module, filter.as_deref(), report.as_deref()))
         }
@@ -204,6 +220,26 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn fuzz_diff(programs: u64, seed: u64, keep_dir: Option<PathBuf>, print: bool) -> Result<ExitCode, String> {
+    use hlojit_tools::fuzz_diff;
+    if print {
+        print!("{}", hlojit_tools::fuzzgen::generate(seed).text);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut opts = fuzz_diff::Options::new(programs, seed);
+    opts.keep_dir = keep_dir;
+    let r = fuzz_diff::run(&opts)?;
+    println!(
+        "{} programs run, {} mismatches, {} hlojit errors, {} XLA errors (generator)",
+        r.run,
+        r.mismatches.len(),
+        r.hlojit_errors.len(),
+        r.xla_errors.len()
+    );
+    let bad = r.mismatches.len() + r.hlojit_errors.len() + r.xla_errors.len();
+    Ok(if bad == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 fn opt(path: &Path, output: Option<&Path>) -> Result<ExitCode, String> {

@@ -1,0 +1,88 @@
+//! Control flow: call, conditional (pred and indexed branches) and while loops with a
+//! counter, each body a small random computation of its own.
+
+use super::types::shape_text;
+use super::{Comp, Gen, Value};
+use hlojit_runtime::ElementType as T;
+use rand::Rng;
+
+pub fn any(g: &mut Gen, c: &mut Comp, depth: u32) -> Option<Value> {
+    match g.rng.gen_range(0..3) {
+        0 => call(g, c, depth),
+        1 => conditional(g, c, depth),
+        _ => while_loop(g, c, depth),
+    }
+}
+
+/// A computation taking `params` and returning a value of `out` type/dims.
+fn body(g: &mut Gen, name: &str, params: &[(T, Vec<i64>)], out: (T, &[i64]), depth: u32) -> (String, bool) {
+    let mut b = Comp::new(false);
+    for (t, d) in params {
+        b.parameter(&mut g.rng, *t, d);
+    }
+    for _ in 0..g.rng.gen_range(1..=4) {
+        g.step(&mut b, depth);
+    }
+    let r = g.coerce(&mut b, out.0, out.1, false);
+    let approx = b.values.iter().any(|v| v.approx);
+    (b.finish(name, &[r], false), approx)
+}
+
+fn call(g: &mut Gen, c: &mut Comp, depth: u32) -> Option<Value> {
+    let a = g.any_value(c)?;
+    let out_t = if g.rng.gen_bool(0.5) { a.ty } else { super::types::pick_type(&mut g.rng) };
+    let name = g.comp_name("callee");
+    let (text, approx) = body(g, &name, &[(a.ty, a.dims.clone())], (out_t, &a.dims), depth);
+    g.add_computation(text);
+    Some(c.emit(&mut g.rng, out_t, &a.dims.clone(), &format!("call({}), to_apply={name}", a.name), approx || a.approx))
+}
+
+fn conditional(g: &mut Gen, c: &mut Comp, depth: u32) -> Option<Value> {
+    let a = g.any_value(c)?;
+    let indexed = g.rng.gen_bool(0.5);
+    let sel = if indexed { g.scalar_of(c, T::S32, true) } else { g.scalar_of(c, T::Pred, true) };
+    let n = if indexed { g.rng.gen_range(1..=3) } else { 2 };
+    let mut names = Vec::new();
+    let mut approx = a.approx;
+    for _ in 0..n {
+        let name = g.comp_name("branch");
+        let (text, ap) = body(g, &name, &[(a.ty, a.dims.clone())], (a.ty, &a.dims), depth);
+        approx |= ap;
+        g.add_computation(text);
+        names.push(name);
+    }
+    let ops = vec![a.name.clone(); n];
+    let op = if indexed {
+        format!("conditional({}, {}), branch_computations={{{}}}", sel.name, ops.join(", "), names.join(", "))
+    } else {
+        format!("conditional({}, {}, {}), true_computation={}, false_computation={}", sel.name, a.name, a.name, names[0], names[1])
+    };
+    Some(c.emit(&mut g.rng, a.ty, &a.dims.clone(), &op, approx))
+}
+
+/// while (i < trips) { i += 1; x = body(x) } over a tuple (s32[], x).
+fn while_loop(g: &mut Gen, c: &mut Comp, depth: u32) -> Option<Value> {
+    let a = g.any_value(c)?;
+    let trips = g.rng.gen_range(0..=5);
+    let xs = shape_text(a.ty, &a.dims, None);
+    let st = format!("(s32[], {xs})");
+    let step_name = g.comp_name("step");
+    let (step_text, approx) = body(g, &step_name, &[(a.ty, a.dims.clone())], (a.ty, &a.dims), depth);
+    g.add_computation(step_text);
+    let body_name = g.comp_name("body");
+    g.add_computation(format!(
+        "{body_name} {{\n  p = {st} parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n  x = {xs} get-tuple-element(p), index=1\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n  y = {xs} call(x), to_apply={step_name}\n  ROOT t = {st} tuple(j, y)\n}}\n"
+    ));
+    let cond_name = g.comp_name("cond");
+    g.add_computation(format!(
+        "{cond_name} {{\n  p = {st} parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n  n = s32[] constant({trips})\n  ROOT lt = pred[] compare(i, n), direction=LT\n}}\n"
+    ));
+    let zero = c.constant(&mut g.rng, T::S32, 0);
+    let init = c.emit_tuple_op(&[(T::S32, vec![]), (a.ty, a.dims.clone())], &format!("tuple({}, {})", zero.name, a.name));
+    let w = c.emit_tuple_op(
+        &[(T::S32, vec![]), (a.ty, a.dims.clone())],
+        &format!("while({init}), condition={cond_name}, body={body_name}"),
+    );
+    let approx = a.approx || (approx && trips > 0);
+    Some(c.emit(&mut g.rng, a.ty, &a.dims.clone(), &format!("get-tuple-element({w}), index=1"), approx))
+}

@@ -1,0 +1,162 @@
+//! Elementwise families: unary and binary arithmetic for every type, compare, select, clamp,
+//! convert and bitcast-convert.
+
+use super::{Comp, Gen, Value};
+use hlojit_runtime::ElementType as T;
+use rand::seq::SliceRandom;
+use rand::Rng;
+
+/// Float unary ops that are continuous (and their results `approx` when not exact IEEE ops).
+const FLOAT_UNARY: &[(&str, bool)] = &[
+    ("abs", false), ("negate", false), ("exponential", true), ("log", true), ("sqrt", false), ("rsqrt", true),
+    ("tanh", true), ("sine", true), ("cosine", true), ("exponential-minus-one", true), ("log-plus-one", true),
+    ("logistic", true), ("cbrt", true), ("tan", true),
+];
+/// Float unary ops with jumps: only on exact operands.
+const FLOAT_STEP: &[&str] = &["floor", "ceil", "round-nearest-afz", "round-nearest-even", "sign", "is-finite"];
+const INT_UNARY: &[&str] = &["abs", "negate", "not", "popcnt", "count-leading-zeros", "sign"];
+const COMPLEX_UNARY: &[&str] = &["negate", "exponential", "sqrt", "log", "tanh", "abs", "real", "imag", "sign"];
+const FLOAT_BINARY: &[(&str, bool)] = &[
+    ("add", false), ("subtract", false), ("multiply", false), ("divide", false), ("maximum", false), ("minimum", false),
+    ("power", true), ("atan2", true), ("remainder", false),
+];
+const INT_BINARY: &[&str] = &[
+    "add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "and", "or", "xor", "shift-left",
+    "shift-right-logical", "shift-right-arithmetic", "power",
+];
+const PRED_BINARY: &[&str] = &["and", "or", "xor", "maximum", "minimum"];
+const COMPLEX_BINARY: &[&str] = &["add", "subtract", "multiply", "divide"];
+
+/// One unary or binary elementwise op on a random value.
+pub fn unary_or_binary(g: &mut Gen, c: &mut Comp) -> Option<Value> {
+    let a = g.any_value(c)?;
+    let t = a.ty;
+    let small = matches!(t, T::F16 | T::BF16);
+    if g.rng.gen_bool(0.4) {
+        // Unary.
+        let (op, approx, rt) = if t == T::Pred {
+            ("not", false, t)
+        } else if t.is_complex() {
+            let op = *COMPLEX_UNARY.choose(&mut g.rng).unwrap();
+            let rt = if matches!(op, "abs" | "real" | "imag") { super::types::real_of(t) } else { t };
+            (op, op != "negate" && op != "real" && op != "imag", rt)
+        } else if t.is_float() {
+            if !a.approx && g.rng.gen_bool(0.25) {
+                let op = *FLOAT_STEP.choose(&mut g.rng).unwrap();
+                (op, false, if op == "is-finite" { T::Pred } else { t })
+            } else {
+                let (op, approx) = *FLOAT_UNARY.choose(&mut g.rng).unwrap();
+                (op, approx || (small && op == "sqrt"), t)
+            }
+        } else {
+            let mut op = *INT_UNARY.choose(&mut g.rng).unwrap();
+            if t.is_unsigned_int() && (op == "abs" || op == "sign") {
+                // StableHLO (which XLA's HLO→StableHLO path goes through) has no unsigned abs/sign.
+                op = "not";
+            }
+            if op == "count-leading-zeros" && c.is_constant(&a) {
+                // XLA's constant folder gets clz of negative numbers wrong (clz(s32 -1) folds
+                // to -32, at run time it is 0): keep clz to run-time values.
+                op = "popcnt";
+            }
+            (op, false, t)
+        };
+        let approx = a.approx || approx;
+        return Some(c.emit(&mut g.rng, rt, &a.dims.clone(), &format!("{op}({})", a.name), approx));
+    }
+    let (op, approx) = if t == T::Pred {
+        (*PRED_BINARY.choose(&mut g.rng).unwrap(), false)
+    } else if t.is_complex() {
+        (*COMPLEX_BINARY.choose(&mut g.rng).unwrap(), true)
+    } else if t.is_float() {
+        let (op, ap) = *FLOAT_BINARY.choose(&mut g.rng).unwrap();
+        // bf16/f16 arithmetic may round through f32 differently; remainder jumps.
+        if op == "remainder" && a.approx {
+            ("add", small)
+        } else {
+            (op, ap || (small && !matches!(op, "maximum" | "minimum")))
+        }
+    } else {
+        (*INT_BINARY.choose(&mut g.rng).unwrap(), false)
+    };
+    let exact = op == "remainder";
+    let b = g.coerce(c, t, &a.dims, exact);
+    // XLA's constant folder computes integer x / 0 and x % 0 on the host, which dies of
+    // SIGFPE: only divide where an operand comes from a parameter (then XLA's run-time
+    // semantics apply: x / 0 == -1, x % 0 == x).
+    let op = if matches!(op, "divide" | "remainder") && !t.is_float() && c.is_constant(&a) && c.is_constant(&b) { "add" } else { op };
+    let approx = approx || a.approx || b.approx;
+    let (x, y) = if g.rng.gen_bool(0.5) { (a.name.clone(), b.name.clone()) } else { (b.name.clone(), a.name.clone()) };
+    // XLA's algebraic simplifier rewrites A / pow(B, C) as A * pow(B, -C) for integers too,
+    // so XLA:CPU computes pow(x, x) / pow(x, x) == 0 for s32: keep integer pow out of divisors.
+    let op = if op == "divide" && !t.is_float() && c.powers.contains(&y) { "multiply" } else { op };
+    Some(c.emit(&mut g.rng, t, &a.dims, &format!("{op}({x}, {y})"), approx))
+}
+
+/// compare (with a direction, sometimes TOTALORDER) followed, often, by a select.
+pub fn compare_select(g: &mut Gen, c: &mut Comp) -> Option<Value> {
+    let a = g.value_where(c, |v| !v.approx && !v.ty.is_complex())?;
+    let b = g.coerce(c, a.ty, &a.dims, true);
+    let dir = *["EQ", "NE", "LT", "LE", "GT", "GE"].choose(&mut g.rng).unwrap();
+    let ty = if a.ty.is_float() && g.rng.gen_bool(0.3) { ", type=TOTALORDER" } else { "" };
+    let p = c.emit(&mut g.rng, T::Pred, &a.dims, &format!("compare({}, {}), direction={dir}{ty}", a.name, b.name), false);
+    if g.rng.gen_bool(0.3) {
+        return Some(p);
+    }
+    let on = g.any_value(c)?;
+    let x = g.coerce(c, on.ty, &a.dims, false);
+    let y = g.coerce(c, on.ty, &a.dims, false);
+    let approx = x.approx || y.approx;
+    Some(c.emit(&mut g.rng, on.ty, &a.dims, &format!("select({}, {}, {})", p.name, x.name, y.name), approx))
+}
+
+/// clamp(lo, x, hi) with scalar or full-shape bounds.
+pub fn clamp(g: &mut Gen, c: &mut Comp) -> Option<Value> {
+    let x = g.value_where(c, |v| !v.ty.is_complex() && v.ty != T::Pred)?;
+    let scalar = g.rng.gen_bool(0.5);
+    let dims = if scalar { vec![] } else { x.dims.clone() };
+    let lo = g.coerce(c, x.ty, &dims, false);
+    let hi = g.coerce(c, x.ty, &dims, false);
+    let approx = x.approx || lo.approx || hi.approx;
+    Some(c.emit(&mut g.rng, x.ty, &x.dims, &format!("clamp({}, {}, {})", lo.name, x.name, hi.name), approx))
+}
+
+/// Whether `v` may be converted to `t` without relying on undefined behaviour or rounding
+/// that differs in the last bit: no complex → real, no approx float → int/pred.
+pub fn convertible(v: &Value, t: T) -> bool {
+    if v.ty.is_complex() && !t.is_complex() {
+        return false;
+    }
+    if v.approx && !(t.is_float() || t.is_complex()) {
+        return false;
+    }
+    true
+}
+
+pub fn emit_convert(g: &mut Gen, c: &mut Comp, v: &Value, t: T) -> Value {
+    // A narrowing float convert keeps an approx value approx; a widening one of an exact
+    // value is exact.
+    c.emit(&mut g.rng, t, &v.dims.clone(), &format!("convert({})", v.name), v.approx)
+}
+
+/// convert to a random type, or bitcast-convert between types of one width.
+pub fn convert(g: &mut Gen, c: &mut Comp) -> Option<Value> {
+    let v = g.any_value(c)?;
+    if g.rng.gen_bool(0.2) && !v.approx && v.ty != T::Pred && !v.ty.is_complex() {
+        let same: Vec<T> = super::types::ALL
+            .iter()
+            .copied()
+            .filter(|t| t.bit_width() == v.ty.bit_width() && *t != v.ty && !t.is_complex() && *t != T::Pred)
+            .collect();
+        if let Some(&t) = same.choose(&mut g.rng) {
+            // Bits reinterpreted as floats may be NaN with payloads or subnormals: exact
+            // comparisons treat any NaN alike; they are not fed to arithmetic as exact.
+            return Some(c.emit(&mut g.rng, t, &v.dims.clone(), &format!("bitcast-convert({})", v.name), t.is_float()));
+        }
+    }
+    let t = super::types::pick_type(&mut g.rng);
+    if !convertible(&v, t) || t == v.ty {
+        return None;
+    }
+    Some(emit_convert(g, c, &v, t))
+}
