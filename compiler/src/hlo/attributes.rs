@@ -368,6 +368,10 @@ pub struct Attributes {
     pub api_version: Option<CustomCallApiVersion>,
     /// `backend_config=` of custom-call (other opcodes' backend configs are kept in `other`).
     pub backend_config: Option<BackendConfig>,
+    /// The typed-FFI attributes of a custom call with `api_version=API_VERSION_TYPED_FFI`,
+    /// decoded from its `backend_config` when the instruction is parsed or built (see
+    /// [`Attributes::decode_ffi_attributes`]), sorted by name as XLA passes them.
+    pub ffi_attributes: Vec<(String, hlojit_runtime::custom_call::AttrValue)>,
     /// `custom_call_has_side_effect=true`: the call must run even if its result is unused.
     pub custom_call_has_side_effect: bool,
     /// `operand_layout_constraints={...}` of custom-call: the layouts the target expects its
@@ -404,6 +408,23 @@ pub struct Attributes {
 }
 
 impl Attributes {
+    /// Decodes a typed-FFI custom call's `backend_config` into [`Attributes::ffi_attributes`]
+    /// (other API versions pass their config as opaque bytes and keep nothing here). Called by
+    /// the parser and the builder, so a malformed dictionary is an error where it is written,
+    /// not when the call is compiled.
+    pub fn decode_ffi_attributes(&mut self) -> Result<(), String> {
+        self.ffi_attributes = match (&self.api_version, &self.backend_config) {
+            (Some(CustomCallApiVersion::TypedFfi), Some(BackendConfig::Braced(text))) => {
+                super::ffi_attributes::parse_ffi_attributes(text)?
+            }
+            (Some(CustomCallApiVersion::TypedFfi), Some(BackendConfig::Quoted(text))) if !text.trim().is_empty() => {
+                super::ffi_attributes::parse_ffi_attributes(text)?
+            }
+            _ => Vec::new(),
+        };
+        Ok(())
+    }
+
     /// The verbatim value of a kept attribute.
     pub fn raw(&self, key: &str) -> Option<&str> {
         self.other.iter().find(|a| a.key == key).map(|a| a.value.as_str())
