@@ -407,7 +407,45 @@ pub struct Attributes {
     pub other: Vec<RawAttribute>,
 }
 
+/// A dot without dimension numbers: no batch and no contracting dimensions (an outer product).
+static NO_DOT_DIMS: DotDimensionNumbers =
+    DotDimensionNumbers { lhs_batch: Vec::new(), rhs_batch: Vec::new(), lhs_contracting: Vec::new(), rhs_contracting: Vec::new() };
+
+/// What an absent attribute means, as XLA's parser defines it: the one place passes and codegen
+/// learn it from (the verifier has already refused instructions that lack an attribute XLA
+/// requires, so for those the empty value is never seen).
 impl Attributes {
+    /// `dimensions=`; none when absent.
+    pub fn dims(&self) -> &[i64] {
+        self.dimensions.as_deref().unwrap_or(&[])
+    }
+
+    /// `window=`; absent means no window dimensions (a rank-0 reduce-window, a convolution
+    /// without spatial dimensions).
+    pub fn window_dims(&self) -> &[WindowDim] {
+        self.window.as_deref().unwrap_or(&[])
+    }
+
+    /// The dot's dimension numbers; absent ones are empty.
+    pub fn dot_dimension_numbers(&self) -> &DotDimensionNumbers {
+        self.dot_dims.as_ref().unwrap_or(&NO_DOT_DIMS)
+    }
+
+    /// `slice=` of slice (required).
+    pub fn slice_dims(&self) -> &[SliceDim] {
+        self.slice.as_deref().unwrap_or(&[])
+    }
+
+    /// `padding=` of pad (required).
+    pub fn pad_dims(&self) -> &[PadDim] {
+        self.padding.as_deref().unwrap_or(&[])
+    }
+
+    /// `slice_sizes=` of gather / `dynamic_slice_sizes=` of dynamic-slice (required).
+    pub fn sizes_of_slices(&self) -> &[i64] {
+        self.slice_sizes.as_deref().unwrap_or(&[])
+    }
+
     /// Decodes a typed-FFI custom call's `backend_config` into [`Attributes::ffi_attributes`]
     /// (other API versions pass their config as opaque bytes and keep nothing here). Called by
     /// the parser and the builder, so a malformed dictionary is an error where it is written,

@@ -123,7 +123,7 @@ fn mask_reduce(
     id: InstrId,
     sizes: &HashMap<(InstrId, i64), InstrId>,
 ) -> Result<()> {
-    let reduced = inst.attrs.dimensions.clone().unwrap_or_default();
+    let reduced = inst.attrs.dims().to_vec();
     let half = inst.operands.len() / 2;
     let mut new_operands = inst.operands.clone();
     for (k, slot) in new_operands.iter_mut().enumerate().take(half) {
