@@ -30,6 +30,9 @@ pub fn emit_dot(kc: &KernelContext) -> Result<i64> {
     if dims.out_dims() != kc.outputs[0].shape.dims {
         return Err(Error::Internal(format!("{}: result dimensions do not match the dimension numbers", dot.name)));
     }
+    if let Some(extent) = super::dot_strips::try_emit(kc, lhs, rhs, &dims)? {
+        return Ok(extent);
+    }
     if let Some(extent) = super::gemm::dot::try_emit(kc, lhs, rhs, &dims)? {
         return Ok(extent);
     }
