@@ -6,6 +6,7 @@
 //! `convert/` (op tree to HLO).
 
 mod attrs;
+pub mod bytecode;
 mod convert;
 mod cursor;
 pub mod ir;
@@ -73,8 +74,12 @@ pub fn mlir_text_to_hlo_text(text: &str) -> Result<String, Error> {
 
 /// Parses StableHLO MLIR text into an HLO module.
 pub fn parse_mlir_text(text: &str) -> Result<Module, Error> {
-    let module = parser::parse_mlir_text(text)?;
-    let converted = convert::convert_module(&module).map_err(|e| located(e.loc, e.message))?;
+    convert_and_parse(&parser::parse_mlir_text(text)?)
+}
+
+/// The op tree (from text or bytecode) to HLO, errors pointing at the MLIR op.
+fn convert_and_parse(module: &ir::MlirModule) -> Result<Module, Error> {
+    let converted = convert::convert_module(module).map_err(|e| located(e.loc, e.message))?;
     parse_module(&converted.text).map_err(|e| match e {
         // A problem found in the converted text: point at the MLIR op it came from.
         Error::Parse { message, line, .. } => {
@@ -105,14 +110,21 @@ pub fn parse_any(bytes: &[u8]) -> Result<Module, Error> {
                 parse_module(text)
             }
         }
-        InputKind::MlirBytecode => Err(Error::Unsupported("StableHLO portable artifacts (MLIR bytecode) are not read yet".into())),
+        InputKind::MlirBytecode => parse_bytecode(bytes),
         InputKind::JaxExport => Err(Error::Unsupported("jax.export serializations are not read yet".into())),
     }
+}
+
+/// Parses a StableHLO portable artifact (MLIR bytecode of the VHLO dialect) into an HLO module.
+pub fn parse_bytecode(bytes: &[u8]) -> Result<Module, Error> {
+    let module = bytecode::parse_bytecode(bytes).map_err(|e| Error::Bytecode { offset: e.offset, message: e.message })?;
+    convert_and_parse(&module)
 }
 
 fn located(loc: ir::Loc, message: String) -> Error {
     match loc {
         ir::Loc::Text { line, column } => Error::Parse { line, column, message },
+        ir::Loc::Bytecode { offset } => Error::Bytecode { offset, message },
         other => Error::Parse { line: 0, column: 0, message: format!("{other}: {message}") },
     }
 }

@@ -10,6 +10,7 @@
 
 mod chlo;
 mod ops;
+mod sink;
 mod text;
 
 use super::ir::{Loc, MlirModule, Op, Region, Type, ValueRef};
@@ -72,6 +73,9 @@ pub struct Converter<'m> {
 }
 
 pub fn convert_module(m: &MlirModule) -> CResult<Converted> {
+    let mut ops = m.ops.clone();
+    sink::sink_constants(&mut ops);
+    let m = &MlirModule { name: m.name.clone(), attrs: m.attrs.clone(), ops };
     let mut funcs = HashMap::new();
     for op in &m.ops {
         if op.name == "func.func" {
