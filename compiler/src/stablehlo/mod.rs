@@ -7,6 +7,7 @@
 
 mod attrs;
 pub mod bytecode;
+pub mod export;
 mod convert;
 mod cursor;
 pub mod ir;
@@ -111,7 +112,7 @@ pub fn parse_any(bytes: &[u8]) -> Result<Module, Error> {
             }
         }
         InputKind::MlirBytecode => parse_bytecode(bytes),
-        InputKind::JaxExport => Err(Error::Unsupported("jax.export serializations are not read yet".into())),
+        InputKind::JaxExport => parse_jax_export(bytes),
     }
 }
 
@@ -119,6 +120,20 @@ pub fn parse_any(bytes: &[u8]) -> Result<Module, Error> {
 pub fn parse_bytecode(bytes: &[u8]) -> Result<Module, Error> {
     let module = bytecode::parse_bytecode(bytes).map_err(|e| Error::Bytecode { offset: e.offset, message: e.message })?;
     convert_and_parse(&module)
+}
+
+/// Parses a `jax.export` serialization: checks what it declares, reads the portable artifact
+/// inside. Byte offsets in errors are offsets in the whole file.
+pub fn parse_jax_export(bytes: &[u8]) -> Result<Module, Error> {
+    let exp = export::read_exported(bytes).map_err(|message| Error::Bytecode { offset: 0, message })?;
+    let base = exp.module_offset;
+    let shift = |e: bytecode::BcError| Error::Bytecode { offset: base + e.offset, message: format!("in the module of jax.export '{}': {}", exp.function_name, e.message) };
+    let mut module = bytecode::parse_bytecode(exp.module).map_err(shift)?;
+    export::bind_platform_index(&mut module, &exp).map_err(|message| Error::Bytecode { offset: base, message })?;
+    convert_and_parse(&module).map_err(|e| match e {
+        Error::Bytecode { offset, message } => Error::Bytecode { offset: base + offset, message },
+        other => other,
+    })
 }
 
 fn located(loc: ir::Loc, message: String) -> Error {
