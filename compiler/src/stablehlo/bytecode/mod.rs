@@ -14,7 +14,7 @@ mod sections;
 mod vhlo;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use super::ir::MlirModule;
 pub use reader::BcError;

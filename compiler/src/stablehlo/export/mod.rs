@@ -107,3 +107,6 @@ pub fn bind_platform_index(module: &mut MlirModule, exp: &Exported<'_>) -> Resul
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;
