@@ -29,7 +29,7 @@ fn unknown_op_names_the_op_and_location() {
 
 #[test]
 fn syntax_error_has_line_and_column() {
-    let text = "module {\n  func.func public @main(%arg0: tensor<f32>) -> tensor<f32> {\n    %0 = stablehlo.add %arg0, : tensor<f32>\n  }\n}";
+    let text = "module {\n  func.func public @main(%arg0: tensor<f32>) -> tensor<f32> {\n    %0 = stablehlo.add %arg0, %arg0 : : tensor<f32>\n    return %0 : tensor<f32>\n  }\n}";
     let err = parse_mlir_text(text).unwrap_err();
     assert!(matches!(err, Error::Parse { line: 3, .. }), "{err}");
 }
