@@ -37,11 +37,15 @@ const UNCOMPUTABLE: &[(&str, &str, &str)] =
 fn conformance_corpus() {
     let dirs = conformance::case_dirs(&repo().join("tests/conformance")).expect("the corpus is in tests/conformance");
     assert!(dirs.len() > 300, "the corpus copy is incomplete: {} cases", dirs.len());
-    // StableHLO text runs for every case that has it (the JAX-lowered ones).
-    let outcomes = conformance::run_all(&dirs, &[ModuleFile::Module, ModuleFile::Optimized, ModuleFile::Stablehlo]);
-    let with_stablehlo = dirs.iter().filter(|d| d.join(ModuleFile::Stablehlo.file_name()).exists()).count();
-    assert!(with_stablehlo > 250, "the corpus copy lacks module.stablehlo.mlir files: {with_stablehlo}");
-    assert_eq!(outcomes.iter().filter(|o| o.file == ModuleFile::Stablehlo).count(), with_stablehlo);
+    // StableHLO text, portable artifact and jax.export run for every case that has them (the
+    // JAX-lowered ones).
+    let jax_forms = [ModuleFile::Stablehlo, ModuleFile::Bytecode, ModuleFile::Export];
+    let outcomes = conformance::run_all(&dirs, &[ModuleFile::Module, ModuleFile::Optimized, ModuleFile::Stablehlo, ModuleFile::Bytecode, ModuleFile::Export]);
+    for form in jax_forms {
+        let with = dirs.iter().filter(|d| d.join(form.file_name()).exists()).count();
+        assert!(with > 250, "the corpus copy lacks {} files: {with}", form.file_name());
+        assert_eq!(outcomes.iter().filter(|o| o.file == form).count(), with);
+    }
     let mut required = Vec::new();
     let mut pending = 0;
     for o in &outcomes {
@@ -67,15 +71,46 @@ fn conformance_corpus() {
     assert!(required.is_empty(), "{} cases failed:\n{}", required.len(), required.join("\n"));
 }
 
-/// A module written by today's `jax.export` (tests/stablehlo/make_cases.py, not in the corpus:
-/// locations everywhere, CHLO already decomposed by JAX) runs from its StableHLO text and gives
-/// jax's results on XLA:CPU.
+/// Runs the cases under `root` from StableHLO text, portable artifact and jax.export file
+/// (every case has the last; a multi-platform one has no other), all required to pass.
+fn run_jax_export_cases(root: &std::path::Path) {
+    let dirs = conformance::case_dirs(root).expect("jax.export cases");
+    assert!(dirs.len() >= 2, "{} cases under {}", dirs.len(), root.display());
+    let forms = [ModuleFile::Stablehlo, ModuleFile::Bytecode, ModuleFile::Export];
+    let outcomes = conformance::run_all(&dirs, &forms);
+    let files = dirs.iter().flat_map(|d| forms.iter().filter(move |f| d.join(f.file_name()).exists())).count();
+    assert_eq!(outcomes.len(), files);
+    assert_eq!(outcomes.iter().filter(|o| o.file == ModuleFile::Export).count(), dirs.len(), "every case has a module.jax_export");
+    let failures: Vec<String> = outcomes.iter().filter_map(|o| o.failure.as_ref().map(|f| format!("{} [{}]: {f}", o.case, o.file.file_name()))).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Modules written by `jax.export` (tests/stablehlo/make_cases.py, not in the corpus:
+/// locations everywhere, CHLO already decomposed by JAX, one exported for cuda and cpu) run
+/// from each form and give jax's results on XLA:CPU.
 #[test]
 fn stablehlo_written_by_jax_export() {
-    let dirs = conformance::case_dirs(&repo().join("tests/stablehlo")).expect("tests/stablehlo/cases");
-    assert!(!dirs.is_empty());
-    let outcomes = conformance::run_all(&dirs, &[ModuleFile::Stablehlo]);
-    assert_eq!(outcomes.len(), dirs.len());
-    let failures: Vec<String> = outcomes.iter().filter_map(|o| o.failure.as_ref().map(|f| format!("{}: {f}", o.case))).collect();
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    run_jax_export_cases(&repo().join("tests/stablehlo"));
+}
+
+/// The same cases written at test time by the jax in the venv (so a newer jax's output is what
+/// is tested), compared with that jax's own results. Skipped only without the venv (`cargo
+/// xtask setup` creates it; CI has it).
+#[test]
+fn stablehlo_written_by_jax_export_now() {
+    let python = std::env::var_os("HLOJIT_PYTHON").map(PathBuf::from).unwrap_or_else(|| repo().join("target/venv/bin/python3"));
+    if !python.exists() {
+        println!("skipped: no python at {} (cargo xtask setup creates target/venv)", python.display());
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("hlojit-jax-export-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let status = std::process::Command::new(&python)
+        .arg(repo().join("tests/stablehlo/make_cases.py"))
+        .arg(out.join("cases"))
+        .status()
+        .expect("running make_cases.py");
+    assert!(status.success(), "tests/stablehlo/make_cases.py failed with {status}");
+    run_jax_export_cases(&out);
+    let _ = std::fs::remove_dir_all(&out);
 }

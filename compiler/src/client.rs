@@ -72,8 +72,9 @@ impl Client {
     }
 
     /// Compiles a module given as bytes, of whichever kind its content says: StableHLO MLIR
-    /// text (as `jax.jit(f).lower(x).as_text()` prints it), HLO text, or (once supported)
-    /// a StableHLO portable artifact or a `jax.export` serialization.
+    /// text (as `jax.jit(f).lower(x).as_text()` prints it), HLO text, a StableHLO portable
+    /// artifact (MLIR bytecode, `exported.mlir_module_serialized`) or a `jax.export`
+    /// serialization (`exported.serialize()`).
     pub fn compile_stablehlo(&self, bytes: &[u8]) -> Result<Executable> {
         self.compile(&crate::stablehlo::parse_any(bytes)?)
     }

@@ -44,6 +44,15 @@ pub enum Error {
         /// The op and what is wrong with its operands or attributes.
         message: String,
     },
+    /// A StableHLO portable artifact (MLIR bytecode) or jax.export file that does not read:
+    /// the byte offset in the file and what is wrong (naming the op, inside one).
+    #[error("byte offset {offset}: {message}")]
+    Bytecode {
+        /// Offset in the file (for jax.export files, in the file as a whole).
+        offset: usize,
+        /// What was expected or found.
+        message: String,
+    },
     /// A constant whose values the printer elided (`constant({...})`): the text does not say
     /// what to compute, so no compiler can run the module.
     #[error("constant {0}: its values were elided (`{{...}}`) when the module was printed, so they are not in the text")]

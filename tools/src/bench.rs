@@ -47,6 +47,9 @@ pub struct BenchOptions {
     pub inputs_dir: Option<PathBuf>,
     /// Compare outputs with `DIR/<name>/out<i>.npy`.
     pub check_dir: Option<PathBuf>,
+    /// The module file of each workload folder (`module.hlo`, `module.stablehlo.mlir`, ...);
+    /// its kind is told by its content.
+    pub module_file: String,
 }
 
 /// Benchmarks one workload folder.
@@ -55,9 +58,9 @@ pub fn bench_workload(dir: &Path, options: &BenchOptions) -> Result<Measurement,
     let meta: Value = serde_json::from_str(&std::fs::read_to_string(&meta_path).map_err(|e| format!("{}: {e}", meta_path.display()))?)
         .map_err(|e| format!("{}: {e}", meta_path.display()))?;
     let name = meta["name"].as_str().unwrap_or("workload").to_string();
-    let text = std::fs::read_to_string(dir.join("module.hlo")).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let bytes = crate::module_file::read_module_bytes(&dir.join(&options.module_file))?;
     let start = Instant::now();
-    let exe = Client::new().compile_text(&text).map_err(|e| format!("{name}: {e}"))?;
+    let exe = Client::new().compile_stablehlo(&bytes).map_err(|e| format!("{name} ({}): {e}", options.module_file))?;
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
 
     let mut inputs = Vec::new();

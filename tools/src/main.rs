@@ -90,6 +90,10 @@ enum Command {
         /// Compare outputs with DIR/<name>/out<i>.npy (as xla_reference.py --save-outputs writes).
         #[arg(long)]
         check_dir: Option<PathBuf>,
+        /// The module file of each workload to compile: module.hlo, or module.stablehlo.mlir
+        /// (StableHLO text; any kind is told by content).
+        #[arg(long, default_value = "module.hlo")]
+        module: String,
     },
     /// Differential fuzzing: random HLO programs run on hlojit and on XLA:CPU (jaxlib).
     FuzzDiff {
@@ -205,8 +209,8 @@ fn main() -> ExitCode {
             compile(&module, emit, &output, header.as_deref(), name, target)
         }
         Command::Opt { module, output } => opt(&module, output.as_deref()),
-        Command::Bench { workloads, root, runs, warmup, inputs_dir, check_dir } => {
-            bench(&workloads, &root, hlojit_tools::bench::BenchOptions { runs, warmup, inputs_dir, check_dir })
+        Command::Bench { workloads, root, runs, warmup, inputs_dir, check_dir, module } => {
+            bench(&workloads, &root, hlojit_tools::bench::BenchOptions { runs, warmup, inputs_dir, check_dir, module_file: module })
         }
         Command::FuzzDiff { programs, seed, keep_dir, print } => fuzz_diff(programs, seed, keep_dir, print),
         Command::Conformance { dirs, module, filter, report, targets } => {

@@ -6,6 +6,8 @@
 //! `convert/` (op tree to HLO).
 
 mod attrs;
+pub mod bytecode;
+pub mod export;
 mod convert;
 mod cursor;
 pub mod ir;
@@ -73,8 +75,12 @@ pub fn mlir_text_to_hlo_text(text: &str) -> Result<String, Error> {
 
 /// Parses StableHLO MLIR text into an HLO module.
 pub fn parse_mlir_text(text: &str) -> Result<Module, Error> {
-    let module = parser::parse_mlir_text(text)?;
-    let converted = convert::convert_module(&module).map_err(|e| located(e.loc, e.message))?;
+    convert_and_parse(&parser::parse_mlir_text(text)?)
+}
+
+/// The op tree (from text or bytecode) to HLO, errors pointing at the MLIR op.
+fn convert_and_parse(module: &ir::MlirModule) -> Result<Module, Error> {
+    let converted = convert::convert_module(module).map_err(|e| located(e.loc, e.message))?;
     parse_module(&converted.text).map_err(|e| match e {
         // A problem found in the converted text: point at the MLIR op it came from.
         Error::Parse { message, line, .. } => {
@@ -105,14 +111,35 @@ pub fn parse_any(bytes: &[u8]) -> Result<Module, Error> {
                 parse_module(text)
             }
         }
-        InputKind::MlirBytecode => Err(Error::Unsupported("StableHLO portable artifacts (MLIR bytecode) are not read yet".into())),
-        InputKind::JaxExport => Err(Error::Unsupported("jax.export serializations are not read yet".into())),
+        InputKind::MlirBytecode => parse_bytecode(bytes),
+        InputKind::JaxExport => parse_jax_export(bytes),
     }
+}
+
+/// Parses a StableHLO portable artifact (MLIR bytecode of the VHLO dialect) into an HLO module.
+pub fn parse_bytecode(bytes: &[u8]) -> Result<Module, Error> {
+    let module = bytecode::parse_bytecode(bytes).map_err(|e| Error::Bytecode { offset: e.offset, message: e.message })?;
+    convert_and_parse(&module)
+}
+
+/// Parses a `jax.export` serialization: checks what it declares, reads the portable artifact
+/// inside. Byte offsets in errors are offsets in the whole file.
+pub fn parse_jax_export(bytes: &[u8]) -> Result<Module, Error> {
+    let exp = export::read_exported(bytes).map_err(|message| Error::Bytecode { offset: 0, message })?;
+    let base = exp.module_offset;
+    let shift = |e: bytecode::BcError| Error::Bytecode { offset: base + e.offset, message: format!("in the module of jax.export '{}': {}", exp.function_name, e.message) };
+    let mut module = bytecode::parse_bytecode(exp.module).map_err(shift)?;
+    export::bind_platform_index(&mut module, &exp).map_err(|message| Error::Bytecode { offset: base, message })?;
+    convert_and_parse(&module).map_err(|e| match e {
+        Error::Bytecode { offset, message } => Error::Bytecode { offset: base + offset, message },
+        other => other,
+    })
 }
 
 fn located(loc: ir::Loc, message: String) -> Error {
     match loc {
         ir::Loc::Text { line, column } => Error::Parse { line, column, message },
+        ir::Loc::Bytecode { offset } => Error::Bytecode { offset, message },
         other => Error::Parse { line: 0, column: 0, message: format!("{other}: {message}") },
     }
 }

@@ -29,7 +29,7 @@ fn unknown_op_names_the_op_and_location() {
 
 #[test]
 fn syntax_error_has_line_and_column() {
-    let text = "module {\n  func.func public @main(%arg0: tensor<f32>) -> tensor<f32> {\n    %0 = stablehlo.add %arg0, : tensor<f32>\n  }\n}";
+    let text = "module {\n  func.func public @main(%arg0: tensor<f32>) -> tensor<f32> {\n    %0 = stablehlo.add %arg0, %arg0 : : tensor<f32>\n    return %0 : tensor<f32>\n  }\n}";
     let err = parse_mlir_text(text).unwrap_err();
     assert!(matches!(err, Error::Parse { line: 3, .. }), "{err}");
 }
@@ -40,4 +40,48 @@ fn detects_input_kinds() {
     assert_eq!(detect(b"module @x {\n}"), InputKind::MlirText);
     assert_eq!(detect(b"#loc = loc(unknown)\nmodule @x {\n}"), InputKind::MlirText);
     assert_eq!(detect(b"ML\xEFR\x00\x01"), InputKind::MlirBytecode);
+}
+
+#[test]
+fn invariant_constant_loop_state_is_sunk_into_the_loop() {
+    // A ones-broadcast JAX passes through a while unchanged (`%iterArg_1` is returned as is):
+    // it leaves the loop state and is computed in the body, the while's result #1 reads the
+    // broadcast itself; a sort comparator's constant from outside is copied in.
+    let text = r#"module @m {
+  func.func public @main(%arg0: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+    %cst = stablehlo.constant dense<1.000000e+00> : tensor<f32>
+    %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<4xf32>
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %1:3 = stablehlo.while(%iterArg = %arg0, %iterArg_1 = %0, %iterArg_2 = %c) : tensor<4xf32>, tensor<4xf32>, tensor<i32>
+    cond {
+      %c_3 = stablehlo.constant dense<3> : tensor<i32>
+      %2 = stablehlo.compare LT, %iterArg_2, %c_3, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %2 : tensor<i1>
+    } do {
+      %c_4 = stablehlo.constant dense<1> : tensor<i32>
+      %3 = stablehlo.add %iterArg, %iterArg_1 : tensor<4xf32>
+      %4 = stablehlo.add %iterArg_2, %c_4 : tensor<i32>
+      stablehlo.return %3, %iterArg_1, %4 : tensor<4xf32>, tensor<4xf32>, tensor<i32>
+    }
+    %5 = "stablehlo.sort"(%1#0) <{dimension = 0 : i64, is_stable = true}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %6 = stablehlo.add %a, %cst : tensor<f32>
+      %7 = stablehlo.compare LT, %6, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      stablehlo.return %7 : tensor<i1>
+    }) : (tensor<4xf32>) -> tensor<4xf32>
+    return %1#0, %1#1, %5 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  }
+}"#;
+    let hlo = mlir_text_to_hlo_text(text).unwrap();
+    let while_line = hlo.lines().find(|l| l.contains(" while(")).unwrap();
+    assert!(while_line.contains("= (f32[4], s32[]) while("), "{hlo}");
+    let m = parse_mlir_text(text).unwrap();
+    let exe = crate::Client::new().compile(&m).unwrap();
+    let x = hlojit_runtime::HostBuffer::from_slice(&[4], &[0.0f32, 1.0, 2.0, 3.0]).unwrap();
+    let out = exe.run([&x]).unwrap();
+    let got: Vec<Vec<f32>> = out.iter().map(|b| b.to_literal().as_slice::<f32>().unwrap().to_vec()).collect();
+    // numpy: x + 3 * ones; the ones themselves; sorted with the comparator a + 1 < b.
+    assert_eq!(got[0], [3.0, 4.0, 5.0, 6.0]);
+    assert_eq!(got[1], [1.0; 4]);
+    assert_eq!(got[2].len(), 4);
 }

@@ -9,7 +9,9 @@
 //! Instruction names map back to the MLIR location of the op that produced them, for errors.
 
 mod chlo;
+mod dce;
 mod ops;
+mod sink;
 mod text;
 
 use super::ir::{Loc, MlirModule, Op, Region, Type, ValueRef};
@@ -72,6 +74,10 @@ pub struct Converter<'m> {
 }
 
 pub fn convert_module(m: &MlirModule) -> CResult<Converted> {
+    let mut ops = m.ops.clone();
+    dce::remove_dead_ops(&mut ops);
+    sink::sink_constants(&mut ops);
+    let m = &MlirModule { name: m.name.clone(), attrs: m.attrs.clone(), ops };
     let mut funcs = HashMap::new();
     for op in &m.ops {
         if op.name == "func.func" {
@@ -246,8 +252,21 @@ impl<'m> Converter<'m> {
             out.push_str(&format!("  {} = {shape} parameter(0)\n", comp.param_tuple));
         }
         let root = comp.root.clone().unwrap_or_default();
+        // Results of multi-result ops nobody reads are not written: an unread element of a
+        // while's results would keep HLO passes from seeing that element is dead.
+        let mut read: HashSet<&str> = HashSet::new();
+        for (_, body) in &comp.lines {
+            read.extend(body.split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')));
+        }
+        if let Some((vals, _)) = &comp.root_tuple {
+            read.extend(vals.iter().map(|v| v.name.as_str()));
+        }
+        read.extend(comp.values.values().filter(|v| comp.captures.iter().any(|c| comp.values.get(&c.0).is_some_and(|x| x.name == v.name))).map(|v| v.name.as_str()));
         let mut rooted = false;
         for (name, body) in &comp.lines {
+            if name.starts_with("gte.") && body.contains(" get-tuple-element(") && *name != root && !read.contains(name.as_str()) {
+                continue;
+            }
             if comp.root_tuple.is_none() && *name == root && !rooted {
                 rooted = true;
                 out.push_str(&format!("  ROOT {name} = {body}\n"));
