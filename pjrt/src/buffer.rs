@@ -12,7 +12,9 @@ use crate::util::slice;
 use hlojit::{ArrayShape, ElementType, HostBuffer, Layout};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+#[repr(C)]
 pub struct Buffer {
+    pub head: crate::abi::HandleHead,
     pub device: *mut Device,
     pub element_type: ElementType,
     pub dims: Vec<i64>,
@@ -27,6 +29,7 @@ pub struct Buffer {
 impl Buffer {
     pub fn new(device: *mut Device, data: HostBuffer) -> Box<Buffer> {
         Box::new(Buffer {
+            head: Default::default(),
             device,
             element_type: data.element_type(),
             dims: data.dims().to_vec(),

@@ -15,14 +15,18 @@ pub const MEMORY_KIND: &str = "device";
 /// Devices when neither the `num_devices` create option nor `HLOJIT_DEVICE_COUNT` says.
 const DEFAULT_DEVICES: usize = 1;
 
+#[repr(C)]
 pub struct DeviceDescription {
+    pub head: crate::abi::HandleHead,
     pub id: i32,
     pub debug_string: String,
     pub to_string: String,
     pub attributes: OwnedNamedValues,
 }
 
+#[repr(C)]
 pub struct Device {
+    pub head: crate::abi::HandleHead,
     pub description: DeviceDescription,
     pub memory: *mut Memory,
 }
@@ -33,19 +37,25 @@ impl Device {
     }
 }
 
+#[repr(C)]
 pub struct Memory {
+    pub head: crate::abi::HandleHead,
     pub id: i32,
     pub device: *mut Device,
     pub debug_string: String,
     pub to_string: String,
 }
 
+#[repr(C)]
 pub struct Topology {
+    pub head: crate::abi::HandleHead,
     pub descriptions: Vec<*mut DeviceDescription>,
     pub attributes: OwnedNamedValues,
 }
 
+#[repr(C)]
 pub struct Client {
+    pub head: crate::abi::HandleHead,
     pub compiler: hlojit::Client,
     /// Boxed: handles are addresses and must stay put.
     pub devices: Vec<Box<Device>>,
@@ -63,7 +73,9 @@ impl Client {
         let mut devices: Vec<Box<Device>> = (0..num_devices as i32)
             .map(|id| {
                 Box::new(Device {
+                    head: Default::default(),
                     description: DeviceDescription {
+                        head: Default::default(),
                         id,
                         debug_string: format!("hlojit:{id}"),
                         to_string: format!("HlojitDevice(id={id})"),
@@ -78,6 +90,7 @@ impl Client {
             .map(|d| {
                 let id = d.id();
                 Box::new(Memory {
+                    head: Default::default(),
                     id,
                     device: &mut **d,
                     debug_string: format!("hlojit:{id}:{MEMORY_KIND}"),
@@ -91,10 +104,11 @@ impl Client {
         let device_ptrs = devices.iter_mut().map(|d| &mut **d as *mut Device).collect();
         let memory_ptrs = memories.iter_mut().map(|m| &mut **m as *mut Memory).collect();
         let topology = Box::new(Topology {
+            head: Default::default(),
             descriptions: devices.iter_mut().map(|d| &mut d.description as *mut DeviceDescription).collect(),
             attributes: OwnedNamedValues::new(vec![]),
         });
-        Ok(Box::new(Client { compiler: hlojit::Client::new(), devices, memories, device_ptrs, memory_ptrs, topology }))
+        Ok(Box::new(Client { head: Default::default(), compiler: hlojit::Client::new(), devices, memories, device_ptrs, memory_ptrs, topology }))
     }
 
     /// The device with id `id`.
@@ -291,6 +305,22 @@ pub unsafe extern "C" fn device_addressable_memories(args: *mut DeviceAddressabl
             let d = non_null(a.device, "device")?;
             a.memories = &d.memory;
             a.num_memories = 1;
+            Ok(())
+        })
+    }
+}
+
+/// The device's attributes live as long as the device: nothing for the caller to free.
+unsafe extern "C" fn no_attributes_to_free(_: *mut std::ffi::c_void) {}
+
+pub unsafe extern "C" fn device_get_attributes(args: *mut DeviceGetAttributesArgs) -> *mut PjrtError {
+    unsafe {
+        guard(args, |a| {
+            let d = non_null(a.device, "device")?;
+            a.attributes = d.description.attributes.values.as_ptr();
+            a.num_attributes = d.description.attributes.values.len();
+            a.device_attributes = std::ptr::null_mut();
+            a.attributes_deleter = Some(no_attributes_to_free);
             Ok(())
         })
     }

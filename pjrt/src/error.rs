@@ -2,7 +2,7 @@
 //! `PJRT_Error_Destroy`. Entry points run inside [`guard`], which checks the argument struct
 //! and turns errors and panics into `PJRT_Error`s (nothing unwinds into C).
 
-use crate::abi::args::{ErrorDestroyArgs, ErrorGetCodeArgs, ErrorMessageArgs};
+use crate::abi::args::{ErrorDestroyArgs, ErrorForEachPayloadArgs, ErrorGetCodeArgs, ErrorMessageArgs};
 use crate::abi::{Args, ErrorCode};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -45,6 +45,9 @@ pub type Result<T> = std::result::Result<T, PjrtError>;
 
 /// The error of an entry point hlojit does not implement.
 pub fn unimplemented(name: &str) -> *mut PjrtError {
+    if trace() {
+        eprintln!("hlojit-pjrt: {name} (not implemented)");
+    }
     PjrtError::new(ErrorCode::Unimplemented, format!("{name} is not implemented by the hlojit PJRT plugin")).into_raw()
 }
 
@@ -54,6 +57,9 @@ pub fn unimplemented(name: &str) -> *mut PjrtError {
 /// # Safety
 /// `args` is null or points to a struct of at least `struct_size` bytes, as the C API says.
 pub unsafe fn guard<A: Args>(args: *mut A, body: impl FnOnce(&mut A) -> Result<()>) -> *mut PjrtError {
+    if trace() {
+        eprintln!("hlojit-pjrt: {}", A::NAME);
+    }
     if args.is_null() {
         return PjrtError::invalid(format!("{}: the argument struct is null", A::NAME)).into_raw();
     }
@@ -80,6 +86,12 @@ pub unsafe fn guard<A: Args>(args: *mut A, body: impl FnOnce(&mut A) -> Result<(
             PjrtError::new(ErrorCode::Internal, format!("{}: internal error in hlojit: {what}", A::NAME)).into_raw()
         }
     }
+}
+
+/// `HLOJIT_PJRT_TRACE=1` prints every entry point the framework calls, to stderr.
+fn trace() -> bool {
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var_os("HLOJIT_PJRT_TRACE").is_some_and(|v| v != "0"))
 }
 
 /// A handle argument the caller must give.
@@ -123,4 +135,10 @@ pub unsafe extern "C" fn error_get_code(args: *mut ErrorGetCodeArgs) -> *mut Pjr
             Ok(())
         })
     }
+}
+
+/// hlojit's errors carry no payloads: the visitor is never called. (The framework calls this
+/// while converting any error, so it must not fail.)
+pub unsafe extern "C" fn error_for_each_payload(args: *mut ErrorForEachPayloadArgs) -> *mut PjrtError {
+    unsafe { guard(args, |_| Ok(())) }
 }

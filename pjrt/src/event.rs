@@ -21,8 +21,10 @@ struct State {
     waiters: Vec<Waiter>,
 }
 
+#[repr(C)]
 #[derive(Default)]
 pub struct Event {
+    pub head: crate::abi::HandleHead,
     state: Mutex<State>,
     ready: Condvar,
 }

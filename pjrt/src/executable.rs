@@ -36,10 +36,13 @@ unsafe impl Send for Compiled {}
 unsafe impl Sync for Compiled {}
 
 /// `PJRT_Executable`: each handle the caller gets is its own (destroyed separately).
-pub struct Executable(pub Arc<Compiled>);
+#[repr(C)]
+pub struct Executable(pub crate::abi::HandleHead, pub Arc<Compiled>);
 
 /// `PJRT_LoadedExecutable`.
+#[repr(C)]
 pub struct LoadedExecutable {
+    pub head: crate::abi::HandleHead,
     pub compiled: Arc<Compiled>,
     /// Devices by logical id (replica-major), as the device assignment says.
     pub devices: Vec<*mut Device>,
@@ -108,7 +111,7 @@ pub fn compile(client: &Client, format: &str, code: &[u8], options: &[u8]) -> Re
         exe,
         options,
     };
-    Ok(LoadedExecutable { compiled: Arc::new(compiled), devices, logical_ids, deleted: AtomicBool::new(false) })
+    Ok(LoadedExecutable { head: Default::default(), compiled: Arc::new(compiled), devices, logical_ids, deleted: AtomicBool::new(false) })
 }
 
 pub unsafe extern "C" fn client_compile(args: *mut ClientCompileArgs) -> *mut PjrtError {
@@ -129,7 +132,7 @@ pub unsafe extern "C" fn client_compile(args: *mut ClientCompileArgs) -> *mut Pj
 }
 
 fn compiled<'a>(e: *mut Executable) -> Result<&'a Compiled> {
-    Ok(&non_null(e, "executable")?.0)
+    Ok(&non_null(e, "executable")?.1)
 }
 
 pub unsafe extern "C" fn executable_destroy(args: *mut ExecutableDestroyArgs) -> *mut PjrtError {
@@ -281,7 +284,7 @@ pub unsafe extern "C" fn loaded_get_executable(args: *mut LoadedExecutableGetExe
     unsafe {
         guard(args, |a| {
             let l = loaded(a.loaded_executable)?;
-            a.executable = Box::into_raw(Box::new(Executable(l.compiled.clone())));
+            a.executable = Box::into_raw(Box::new(Executable(Default::default(), l.compiled.clone())));
             Ok(())
         })
     }

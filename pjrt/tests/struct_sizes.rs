@@ -32,6 +32,8 @@ sizes!(
 (ErrorDestroyArgs, 24),
 (ErrorMessageArgs, 40),
 (ErrorGetCodeArgs, 28),
+(ErrorForEachPayloadArgs, 40),
+(DeviceGetAttributesArgs, 56),
 (PluginInitializeArgs, 16),
 (PluginAttributesArgs, 32),
 (EventDestroyArgs, 24),

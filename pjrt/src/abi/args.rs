@@ -42,6 +42,7 @@ args! {
     ErrorDestroyArgs = "PJRT_Error_Destroy" { error: *mut PjrtError }
     ErrorMessageArgs = "PJRT_Error_Message" { error: *const PjrtError, message: Str, message_size: usize }
     ErrorGetCodeArgs = "PJRT_Error_GetCode" { error: *const PjrtError, code: i32 }
+    ErrorForEachPayloadArgs = "PJRT_Error_ForEachPayload" { error: *const PjrtError, visitor: *mut c_void, user_arg: *mut c_void }
 
     PluginInitializeArgs = "PJRT_Plugin_Initialize" {}
     PluginAttributesArgs = "PJRT_Plugin_Attributes" { attributes: *const NamedValue, num_attributes: usize }
@@ -106,6 +107,11 @@ args! {
     DeviceIsAddressableArgs = "PJRT_Device_IsAddressable" { device: *mut Device, is_addressable: bool }
     DeviceLocalHardwareIdArgs = "PJRT_Device_LocalHardwareId" { device: *mut Device, local_hardware_id: i32 }
     DeviceAddressableMemoriesArgs = "PJRT_Device_AddressableMemories" { device: *mut Device, memories: *const *mut Memory, num_memories: usize }
+    DeviceGetAttributesArgs = "PJRT_Device_GetAttributes" {
+        device: *mut Device, attributes: *const NamedValue, num_attributes: usize,
+        device_attributes: *mut c_void,
+        attributes_deleter: Option<unsafe extern "C" fn(*mut c_void)>,
+    }
     DeviceDefaultMemoryArgs = "PJRT_Device_DefaultMemory" { device: *mut Device, memory: *mut Memory }
 
     MemoryIdArgs = "PJRT_Memory_Id" { memory: *mut Memory, id: i32 }

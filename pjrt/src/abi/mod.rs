@@ -20,6 +20,13 @@ pub struct ExtensionBase {
     pub next: *mut ExtensionBase,
 }
 
+/// From API 0.105 on the framework reads the first word of a handle (`PJRT_Memory*` and
+/// others): when it is not null it points at a table through which the framework attaches
+/// its own objects to the handle. hlojit's handles all start with this null word.
+#[repr(C)]
+#[derive(Default, Debug)]
+pub struct HandleHead(usize);
+
 /// `PJRT_Api_Version`.
 #[repr(C)]
 pub struct ApiVersion {
