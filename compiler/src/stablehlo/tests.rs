@@ -41,3 +41,21 @@ fn detects_input_kinds() {
     assert_eq!(detect(b"#loc = loc(unknown)\nmodule @x {\n}"), InputKind::MlirText);
     assert_eq!(detect(b"ML\xEFR\x00\x01"), InputKind::MlirBytecode);
 }
+
+#[test]
+fn donated_arguments_become_input_output_aliases() {
+    // What jax.jit(f, donate_argnums=(0, 1)) writes for two results: each donated argument
+    // names the result it may be computed in.
+    let text = r#"module @jit_f {
+  func.func public @main(%arg0: tensor<4xf32> {tf.aliasing_output = 1 : i32}, %arg1: tensor<4xf32> {tf.aliasing_output = 0 : i32}) -> (tensor<4xf32>, tensor<4xf32>) {
+    %0 = stablehlo.add %arg0, %arg1 : tensor<4xf32>
+    %1 = stablehlo.multiply %arg0, %arg1 : tensor<4xf32>
+    return %0, %1 : tensor<4xf32>, tensor<4xf32>
+  }
+}"#;
+    let m = parse_mlir_text(text).unwrap();
+    let pairs = m.alias_leaf_pairs();
+    assert_eq!(pairs.len(), 2, "{pairs:?}");
+    assert!(pairs.iter().any(|&(out, param, _)| (out, param) == (1, 0)), "{pairs:?}");
+    assert!(pairs.iter().any(|&(out, param, _)| (out, param) == (0, 1)), "{pairs:?}");
+}
