@@ -326,6 +326,22 @@ pub unsafe extern "C" fn device_get_attributes(args: *mut DeviceGetAttributesArg
     }
 }
 
+/// hlojit does not track device memory (it is the process's heap): nothing in use is reported
+/// and the optional statistics are left unset.
+pub unsafe extern "C" fn device_memory_stats(args: *mut DeviceMemoryStatsArgs) -> *mut PjrtError {
+    unsafe {
+        guard(args, |a| {
+            non_null(a.device, "device")?;
+            let size = a.struct_size;
+            // Zero every output field the caller's struct has (all "not set").
+            let base = (a as *mut DeviceMemoryStatsArgs).cast::<u8>();
+            let start = std::mem::offset_of!(DeviceMemoryStatsArgs, bytes_in_use);
+            std::ptr::write_bytes(base.add(start), 0, size.saturating_sub(start));
+            Ok(())
+        })
+    }
+}
+
 pub unsafe extern "C" fn device_default_memory(args: *mut DeviceDefaultMemoryArgs) -> *mut PjrtError {
     unsafe { guard(args, |a| { a.memory = non_null(a.device, "device")?.memory; Ok(()) }) }
 }

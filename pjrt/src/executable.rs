@@ -48,6 +48,8 @@ pub struct LoadedExecutable {
     pub devices: Vec<*mut Device>,
     pub logical_ids: Vec<LogicalDeviceIds>,
     pub deleted: AtomicBool,
+    /// The device assignment as a serialized `DeviceAssignmentProto`.
+    pub serialized_assignment: Vec<u8>,
 }
 
 /// Compiles `code` (StableHLO bytecode or text, or HLO text: chosen by content) with the
@@ -111,7 +113,8 @@ pub fn compile(client: &Client, format: &str, code: &[u8], options: &[u8]) -> Re
         exe,
         options,
     };
-    Ok(LoadedExecutable { head: Default::default(), compiled: Arc::new(compiled), devices, logical_ids, deleted: AtomicBool::new(false) })
+    let serialized_assignment = crate::options::encode_assignment(&compiled.options);
+    Ok(LoadedExecutable { head: Default::default(), compiled: Arc::new(compiled), devices, logical_ids, deleted: AtomicBool::new(false), serialized_assignment })
 }
 
 pub unsafe extern "C" fn client_compile(args: *mut ClientCompileArgs) -> *mut PjrtError {
@@ -307,6 +310,22 @@ pub unsafe extern "C" fn loaded_logical_ids(args: *mut LoadedExecutableAddressab
             let l = loaded(a.executable)?;
             a.addressable_device_logical_ids = l.logical_ids.as_ptr();
             a.num_addressable_device_logical_ids = l.logical_ids.len();
+            Ok(())
+        })
+    }
+}
+
+/// The bytes live as long as the executable: nothing for the caller to free.
+unsafe extern "C" fn nothing_to_free(_: *mut std::ffi::c_void) {}
+
+pub unsafe extern "C" fn loaded_device_assignment(args: *mut LoadedExecutableGetDeviceAssignmentArgs) -> *mut PjrtError {
+    unsafe {
+        guard(args, |a| {
+            let l = loaded(a.executable)?;
+            a.serialized_bytes = l.serialized_assignment.as_ptr().cast();
+            a.serialized_bytes_size = l.serialized_assignment.len();
+            a.serialized_device_assignment = std::ptr::null_mut();
+            a.serialized_device_assignment_deleter = Some(nothing_to_free);
             Ok(())
         })
     }

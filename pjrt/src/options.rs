@@ -94,6 +94,16 @@ pub fn decode(bytes: &[u8], num_devices: usize) -> Result<Options> {
     Ok(Options { replicas, partitions, spmd: build.use_spmd_partitioning || build.use_auto_spmd_partitioning, assignment, portable: proto.compile_portable_executable })
 }
 
+/// `options`' device assignment as a serialized `DeviceAssignmentProto`.
+pub fn encode_assignment(options: &Options) -> Vec<u8> {
+    let computation_devices = (0..options.partitions)
+        .map(|p| ComputationDevice {
+            replica_device_ids: (0..options.replicas).map(|r| options.assignment[r * options.partitions + p] as i64).collect(),
+        })
+        .collect();
+    DeviceAssignmentProto { replica_count: options.replicas as i32, computation_count: options.partitions as i32, computation_devices }.encode_to_vec()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,6 +127,8 @@ mod tests {
         let o = decode(&proto.encode_to_vec(), 2).unwrap();
         assert_eq!((o.replicas, o.partitions, o.spmd), (2, 1, false));
         assert_eq!(o.assignment, vec![1, 0]);
+        let back = DeviceAssignmentProto::decode(&encode_assignment(&o)[..]).unwrap();
+        assert_eq!(back.computation_devices[0].replica_device_ids, vec![1, 0]);
         let err = decode(&proto.encode_to_vec(), 1).unwrap_err();
         assert!(err.message.contains("names device 1"), "{}", err.message);
         assert_eq!(decode(&[], 1).unwrap().assignment, vec![0]);

@@ -9,6 +9,7 @@ use hlojit_pjrt::abi::{Args, MemoryLayout, NamedValue, Program};
 const PREFIXES: &[&str] = &[
     "PJRT_Client_Create",                     // kv_try_get_callback, kv_try_get_user_arg
     "PJRT_Executable_GetCompiledMemoryStats", // peak_memory_in_bytes and later
+    "PJRT_Device_MemoryStats",                // num_allocs and later (zeroed up to struct_size)
 ];
 
 macro_rules! sizes {
@@ -32,6 +33,8 @@ sizes!(
 (ErrorDestroyArgs, 24),
 (ErrorMessageArgs, 40),
 (ErrorGetCodeArgs, 28),
+(LoadedExecutableGetDeviceAssignmentArgs, 56),
+(DeviceMemoryStatsArgs, 185),
 (ErrorForEachPayloadArgs, 40),
 (DeviceGetAttributesArgs, 56),
 (PluginInitializeArgs, 16),

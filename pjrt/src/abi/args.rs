@@ -112,6 +112,7 @@ args! {
         device_attributes: *mut c_void,
         attributes_deleter: Option<unsafe extern "C" fn(*mut c_void)>,
     }
+    DeviceMemoryStatsArgs = "PJRT_Device_MemoryStats" { device: *mut Device, bytes_in_use: i64, peak_bytes_in_use: i64, peak_bytes_in_use_is_set: bool }
     DeviceDefaultMemoryArgs = "PJRT_Device_DefaultMemory" { device: *mut Device, memory: *mut Memory }
 
     MemoryIdArgs = "PJRT_Memory_Id" { memory: *mut Memory, id: i32 }
@@ -149,6 +150,11 @@ args! {
     LoadedExecutableGetExecutableArgs = "PJRT_LoadedExecutable_GetExecutable" { loaded_executable: *mut LoadedExecutable, executable: *mut Executable }
     LoadedExecutableAddressableDevicesArgs = "PJRT_LoadedExecutable_AddressableDevices" { executable: *mut LoadedExecutable, addressable_devices: *const *mut Device, num_addressable_devices: usize }
     LoadedExecutableAddressableDeviceLogicalIdsArgs = "PJRT_LoadedExecutable_AddressableDeviceLogicalIds" { executable: *mut LoadedExecutable, addressable_device_logical_ids: *const LogicalDeviceIds, num_addressable_device_logical_ids: usize }
+    LoadedExecutableGetDeviceAssignmentArgs = "PJRT_LoadedExecutable_GetDeviceAssignment" {
+        executable: *mut LoadedExecutable, serialized_bytes: Str, serialized_bytes_size: usize,
+        serialized_device_assignment: *mut c_void,
+        serialized_device_assignment_deleter: Option<unsafe extern "C" fn(*mut c_void)>,
+    }
     LoadedExecutableDeleteArgs = "PJRT_LoadedExecutable_Delete" { executable: *mut LoadedExecutable }
     LoadedExecutableIsDeletedArgs = "PJRT_LoadedExecutable_IsDeleted" { executable: *mut LoadedExecutable, is_deleted: bool }
     LoadedExecutableFingerprintArgs = "PJRT_LoadedExecutable_Fingerprint" { executable: *mut LoadedExecutable, executable_fingerprint: Str, executable_fingerprint_size: usize }
