@@ -27,7 +27,20 @@ pub struct Buffer {
 }
 
 impl Buffer {
+    /// A buffer holding `data` on `device`. Data in another layout is stored row-major: the
+    /// framework reads CPU buffers in place (`PJRT_Buffer_OpaqueDeviceMemoryDataPointer`) as
+    /// dense row-major arrays.
     pub fn new(device: *mut Device, data: HostBuffer) -> Box<Buffer> {
+        let rank = data.dims().len();
+        let data = if data.layout().is_row_major() && data.layout().is_untiled() {
+            data
+        } else {
+            match data.relayout(Layout::row_major(rank)) {
+                Ok(d) => d,
+                // Out of memory for the copy: keep the data as it is (reported by its layout).
+                Err(_) => data,
+            }
+        };
         Box::new(Buffer {
             head: Default::default(),
             device,

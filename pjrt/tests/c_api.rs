@@ -123,6 +123,10 @@ fn to_f32s(b: &[u8]) -> Vec<f32> {
 }
 
 fn compile(c: *mut Client, code: &str) -> Result<*mut LoadedExecutable, (i32, String)> {
+    compile_with(c, code, &[])
+}
+
+fn compile_with(c: *mut Client, code: &str, options: &[u8]) -> Result<*mut LoadedExecutable, (i32, String)> {
     let format = "mlir";
     let program = Program {
         struct_size: Program::STRUCT_SIZE,
@@ -135,6 +139,8 @@ fn compile(c: *mut Client, code: &str) -> Result<*mut LoadedExecutable, (i32, St
     let mut a: ClientCompileArgs = args();
     a.client = c;
     a.program = &program;
+    a.compile_options = options.as_ptr().cast();
+    a.compile_options_size = options.len();
     call(&mut a)?;
     Ok(a.executable)
 }
@@ -319,5 +325,73 @@ fn errors_carry_hlojit_messages_and_unimplemented_entry_points_name_themselves()
     small.client = c;
     let (_, message) = call(&mut small).unwrap_err();
     assert!(message.contains("struct_size"), "{message}");
+    destroy_client(c);
+}
+
+#[test]
+fn replicas_run_on_two_devices_with_an_all_reduce() {
+    use hlojit_pjrt::abi::{NamedValue, NamedValueUnion, NAMED_INT64};
+    use hlojit_pjrt::options::{CompileOptionsProto, ExecutableBuildOptionsProto};
+    use prost::Message;
+    let name = "num_devices";
+    let option = NamedValue {
+        struct_size: NamedValue::STRUCT_SIZE,
+        extension_start: null_mut(),
+        name: name.as_ptr().cast(),
+        name_size: name.len(),
+        kind: NAMED_INT64,
+        value: NamedValueUnion { int64_value: 2 },
+        value_size: 1,
+    };
+    let mut create: ClientCreateArgs = args();
+    create.create_options = &option;
+    create.num_options = 1;
+    call(&mut create).unwrap();
+    let c = create.client;
+    let mut devices: ClientDevicesArgs = args();
+    devices.client = c;
+    call(&mut devices).unwrap();
+    assert_eq!(devices.num_devices, 2);
+    let options = CompileOptionsProto {
+        executable_build_options: Some(ExecutableBuildOptionsProto { num_replicas: 2, num_partitions: 1, ..Default::default() }),
+        ..Default::default()
+    };
+    let hlo = "HloModule m\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n\
+               ENTRY e { p = f32[2] parameter(0)\n ROOT r = f32[2] all-reduce(p), replica_groups={}, to_apply=add }";
+    let e = compile_with(c, hlo, &options.encode_to_vec()).unwrap();
+    let x0 = upload(c, F32, &[2], &f32s(&[1.0, 2.0]), None);
+    let x1 = upload(c, F32, &[2], &f32s(&[10.0, 20.0]), None);
+    let (l0, l1) = ([x0], [x1]);
+    let lists = [l0.as_ptr(), l1.as_ptr()];
+    let mut o0 = [null_mut::<Buffer>()];
+    let mut o1 = [null_mut::<Buffer>()];
+    let output_lists = [o0.as_mut_ptr(), o1.as_mut_ptr()];
+    let mut a: LoadedExecutableExecuteArgs = args();
+    a.executable = e;
+    a.argument_lists = lists.as_ptr();
+    a.num_devices = 2;
+    a.num_args = 1;
+    a.output_lists = output_lists.as_ptr();
+    call(&mut a).unwrap();
+    // Each replica gets the sum of both, on its own device.
+    for (out, device) in [(o0[0], 0), (o1[0], 1)] {
+        assert_eq!(to_f32s(&download(out)), vec![11.0, 22.0]);
+        let mut d: BufferDeviceArgs = args();
+        d.buffer = out;
+        call(&mut d).unwrap();
+        // SAFETY: the client's device list.
+        assert_eq!(d.device, unsafe { *devices.devices.add(device) });
+        destroy_buffer(out);
+    }
+    // SPMD partitioning of a sharded program is refused with a reason.
+    let sharded = CompileOptionsProto {
+        executable_build_options: Some(ExecutableBuildOptionsProto { num_partitions: 2, use_spmd_partitioning: true, ..Default::default() }),
+        ..Default::default()
+    };
+    let (code, message) = compile_with(c, "HloModule m\nENTRY e { ROOT p = f32[2] parameter(0) }", &sharded.encode_to_vec()).unwrap_err();
+    assert_eq!(code, 12);
+    assert!(message.contains("does not partition sharded programs"), "{message}");
+    destroy_buffer(x0);
+    destroy_buffer(x1);
     destroy_client(c);
 }

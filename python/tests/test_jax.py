@@ -125,6 +125,11 @@ def test_donation_consumes_the_argument():
     np.testing.assert_array_equal(np.asarray(y), [0, 2, 4, 6])
 
 
+@pytest.mark.xfail(
+    reason="jax.pmap lowers to a shard_map (sdy.manual_computation over num_partitions with SPMD "
+    "partitioning); hlojit does not lower manual computations to per-device programs yet",
+    strict=True,
+)
 def test_pmap_uses_both_devices():
     _needs_bytecode()
     x = np.arange(8, dtype=np.float32).reshape(2, 4)
