@@ -11,7 +11,8 @@ use pyo3::buffer::PyBuffer;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::exceptions::PyBufferError;
+use std::ffi::{c_int, c_void};
 
 create_exception!(_hlojit, HlojitError, PyException, "An error hlojit reports (parse, verify, compile or run).");
 
@@ -59,6 +60,46 @@ fn dtype_name(t: ElementType) -> &'static str {
     DTYPES.iter().find(|(_, e)| *e == t).map_or("uint8", |(n, _)| n)
 }
 
+/// A result array's storage, lent to numpy without a copy through the buffer protocol
+/// (read only: one flat run of bytes, row-major).
+#[pyclass(frozen, module = "hlojit._hlojit")]
+struct Output {
+    data: HostBuffer,
+}
+
+#[pymethods]
+impl Output {
+    unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut pyo3::ffi::Py_buffer, flags: c_int) -> PyResult<()> {
+        use pyo3::ffi;
+        if view.is_null() {
+            return Err(PyBufferError::new_err("the buffer view is null"));
+        }
+        if flags & ffi::PyBUF_WRITABLE == ffi::PyBUF_WRITABLE {
+            return Err(PyBufferError::new_err("hlojit results are read only"));
+        }
+        let bytes = slf.get().data.bytes();
+        let (ptr, len) = (bytes.as_ptr(), bytes.len());
+        // SAFETY: `view` is the caller's Py_buffer to fill; the data lives in the object the
+        // view holds a reference to (`obj`), and HostBuffer storage never moves.
+        unsafe {
+            (*view).obj = slf.into_any().into_ptr();
+            (*view).buf = ptr as *mut c_void;
+            (*view).len = len as isize;
+            (*view).readonly = 1;
+            (*view).itemsize = 1;
+            (*view).format = if flags & ffi::PyBUF_FORMAT == ffi::PyBUF_FORMAT { c"B".as_ptr() as *mut _ } else { std::ptr::null_mut() };
+            (*view).ndim = 1;
+            (*view).shape = if flags & ffi::PyBUF_ND == ffi::PyBUF_ND { &mut (*view).len } else { std::ptr::null_mut() };
+            (*view).strides = if flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES { &mut (*view).itemsize } else { std::ptr::null_mut() };
+            (*view).suboffsets = std::ptr::null_mut();
+            (*view).internal = std::ptr::null_mut();
+        }
+        Ok(())
+    }
+
+    unsafe fn __releasebuffer__(&self, _view: *mut pyo3::ffi::Py_buffer) {}
+}
+
 /// A compiled module.
 #[pyclass(frozen, module = "hlojit._hlojit")]
 struct Executable {
@@ -68,8 +109,8 @@ struct Executable {
 #[pymethods]
 impl Executable {
     /// Runs on one device: `args` are (dtype name, shape, C-contiguous bytes) per parameter
-    /// leaf; returns (dtype name, shape, bytes) per result leaf, row-major.
-    fn run<'py>(&self, py: Python<'py>, args: Vec<(String, Vec<i64>, Bound<'py, PyAny>)>) -> PyResult<Vec<(String, Vec<i64>, Bound<'py, PyBytes>)>> {
+    /// leaf; returns (dtype name, shape, buffer) per result leaf, row-major.
+    fn run<'py>(&self, py: Python<'py>, args: Vec<(String, Vec<i64>, Bound<'py, PyAny>)>) -> PyResult<Vec<(String, Vec<i64>, Bound<'py, Output>)>> {
         let mut buffers = Vec::with_capacity(args.len());
         for (_, _, data) in &args {
             buffers.push(PyBuffer::<u8>::get(data)?);
@@ -95,7 +136,7 @@ impl Executable {
             .into_iter()
             .map(|b| {
                 let b = if b.layout().is_row_major() && b.layout().is_untiled() { b } else { b.relayout(hlojit::Layout::row_major(b.dims().len())).map_err(err)? };
-                Ok((dtype_name(b.element_type()).to_string(), b.dims().to_vec(), PyBytes::new(py, b.bytes())))
+                Ok((dtype_name(b.element_type()).to_string(), b.dims().to_vec(), Bound::new(py, Output { data: b })?))
             })
             .collect()
     }
@@ -122,6 +163,7 @@ fn compile(py: Python<'_>, module: Vec<u8>) -> PyResult<Executable> {
 fn _hlojit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_class::<Executable>()?;
+    m.add_class::<Output>()?;
     m.add("HlojitError", m.py().get_type::<HlojitError>())?;
     Ok(())
 }

@@ -143,3 +143,12 @@ def test_errors_carry_hlojit_messages():
     exe = hlojit.compile("HloModule m\nENTRY e { p = f32[3] parameter(0)\n ROOT n = f32[3] negate(p) }")
     with pytest.raises(hlojit.HlojitError, match="parameter 0"):
         exe(np.zeros(4, np.float32))
+
+
+def test_results_are_numpy_views_of_hlojit_memory():
+    exe = hlojit.compile("HloModule m\nENTRY e { p = f32[2,3] parameter(0)\n ROOT n = f32[2,3] negate(p) }")
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = exe(x)
+    np.testing.assert_array_equal(y, -x)
+    assert not y.flags.writeable and not y.flags.owndata  # lent, not copied
+    assert exe.parameters == [("float32", [2, 3])] and exe.results == [("float32", [2, 3])]
