@@ -20,7 +20,9 @@ def plugin_path():
 
 
 def _host(a):
-    a = np.ascontiguousarray(a)
+    a = np.asarray(a)  # (np.ascontiguousarray would make a scalar one-dimensional)
+    if not a.flags.c_contiguous:
+        a = a.copy(order="C")
     return a.dtype.name, list(a.shape), memoryview(a.reshape(-1).view(np.uint8))
 
 

@@ -59,3 +59,20 @@ fn donated_arguments_become_input_output_aliases() {
     assert!(pairs.iter().any(|&(out, param, _)| (out, param) == (1, 0)), "{pairs:?}");
     assert!(pairs.iter().any(|&(out, param, _)| (out, param) == (0, 1)), "{pairs:?}");
 }
+
+#[test]
+fn shardy_meshes_of_single_devices_are_skipped_and_sharded_ones_refused() {
+    // What JAX writes for a jit whose argument is committed to one device.
+    let one = r#"module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @empty_mesh = <[]> {stablehlo.mesh = {axes = []}}
+  func.func public @main(%arg0: tensor<f32> {sdy.sharding = #sdy.sharding<@empty_mesh, []>}) -> (tensor<f32> {jax.result_info = "result"}) {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<f32>
+    return %0 : tensor<f32>
+  }
+}"#;
+    let m = parse_mlir_text(one).unwrap();
+    assert!(crate::hlo::text::print_module(&m).contains("add("));
+    let sharded = one.replace("<[]>", "<[\"x\"=2]>");
+    let err = parse_mlir_text(&sharded).unwrap_err().to_string();
+    assert!(err.starts_with("2:3:") && err.contains("sdy.mesh with an axis of 2 devices"), "{err}");
+}
