@@ -76,3 +76,26 @@ fn shardy_meshes_of_single_devices_are_skipped_and_sharded_ones_refused() {
     let err = parse_mlir_text(&sharded).unwrap_err().to_string();
     assert!(err.starts_with("2:3:") && err.contains("sdy.mesh with an axis of 2 devices"), "{err}");
 }
+
+#[test]
+fn regions_use_constants_of_the_enclosing_function() {
+    // A sort comparator as JAX's canonicalization leaves it: its constant hoisted out.
+    let text = r#"module @jit_sort {
+  func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %cst_0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %0 = "stablehlo.sort"(%arg0) <{dimension = 0 : i64, is_stable = true}> ({
+    ^bb0(%arg1: tensor<f32>, %arg2: tensor<f32>):
+      %1 = stablehlo.compare EQ, %arg1, %cst_0, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %2 = stablehlo.select %1, %cst_0, %arg1 : tensor<i1>, tensor<f32>
+      %3 = stablehlo.compare LT, %2, %arg2, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      stablehlo.return %3 : tensor<i1>
+    }) : (tensor<4xf32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}"#;
+    let hlo = mlir_text_to_hlo_text(text).unwrap();
+    // The comparator has its own copy of the constant.
+    let comparator = hlo.split("\n\n").find(|c| c.contains("compare(") && !c.contains("ENTRY")).unwrap_or(&hlo).to_string();
+    assert!(comparator.matches("constant(0)").count() >= 1, "{hlo}");
+    parse_mlir_text(text).unwrap();
+}

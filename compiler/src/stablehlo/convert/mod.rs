@@ -69,6 +69,9 @@ pub struct Converter<'m> {
     locations: HashMap<String, (String, Loc)>,
     current_loc: Loc,
     current_op: String,
+    /// Constants by the values they define, so that a region using one from an enclosing
+    /// scope gets its own copy (as XLA's exporter sinks constants into regions).
+    constants: HashMap<ValueRef, &'m Op>,
 }
 
 pub fn convert_module(m: &MlirModule) -> CResult<Converted> {
@@ -89,6 +92,7 @@ pub fn convert_module(m: &MlirModule) -> CResult<Converted> {
         locations: HashMap::new(),
         current_loc: main.loc,
         current_op: "func.func".into(),
+        constants: HashMap::new(),
     };
     cv.convert_func(main, true)?;
     let name = m.name.clone().unwrap_or_else(|| "main".into());
@@ -244,6 +248,11 @@ impl<'m> Converter<'m> {
                 comp.root = Some(root);
                 continue;
             }
+            if op.name == "stablehlo.constant" {
+                for r in op.result_refs() {
+                    self.constants.insert(r, op);
+                }
+            }
             self.convert_op(comp, op)?;
         }
         if comp.root.is_none() {
@@ -315,6 +324,14 @@ impl<'m> Converter<'m> {
                 let val = Val { name: g, ty };
                 comp.values.insert(v.clone(), val.clone());
                 return Ok(val);
+            }
+        }
+        // A constant of an enclosing scope (JAX's canonicalization hoists a sort comparator's
+        // constants out of it): copied into this computation.
+        if let Some(op) = self.constants.get(v).copied() {
+            self.convert_op(comp, op)?;
+            if let Some(val) = comp.values.get(v) {
+                return Ok(val.clone());
             }
         }
         Err(self.err(format!("use of undefined value %{}{}", v.name, if v.index > 0 { format!("#{}", v.index) } else { String::new() })))
