@@ -20,9 +20,11 @@ fn main() -> ExitCode {
         "bench" => setup().and_then(|_| bench(&rest)),
         "conformance" => setup().and_then(|_| conformance(&rest)),
         "jax-suite" => setup().and_then(|_| jax_suite(&rest)),
+        "wheel" => setup().and_then(|_| wheel().map(|w| eprintln!("xtask: built {}", w.display()))),
+        "pytest" => setup().and_then(|_| pytest(&rest)),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\n  setup        install what a fresh machine lacks (LLVM 19, jax for the FFI tests), refresh the test corpus\n  demo         compile and run the bundled example modules (an MLP, a GELU chain)\n  test         run the whole test suite, conformance corpus included\n  bench        run the benchmarks (hlojit vs XLA:CPU on the perf workloads)\n  conformance  run the conformance corpus and print failures\n  jax-suite    JAX's own test files as a differential test against XLA:CPU: jax-suite TESTS_DIR [TEST.py]..."
+                "usage: cargo xtask <task>\n\n  setup        install what a fresh machine lacks (LLVM 19, jax for the FFI tests), refresh the test corpus\n  demo         compile and run the bundled example modules (an MLP, a GELU chain)\n  test         run the whole test suite, conformance corpus included\n  bench        run the benchmarks (hlojit vs XLA:CPU on the perf workloads)\n  conformance  run the conformance corpus and print failures\n  jax-suite    JAX's own test files as a differential test against XLA:CPU: jax-suite TESTS_DIR [TEST.py]...\n  wheel        build the hlojit Python package (python/: hlojit.compile and the PJRT plugin) into target/wheels\n  pytest       build the wheel, install it into target/python-site and run python/tests through JAX"
             );
             return if task == "help" { ExitCode::SUCCESS } else { ExitCode::FAILURE };
         }
@@ -167,6 +169,42 @@ fn demo(args: &[String]) -> Result<(), String> {
         run(Command::new(root().join("target/release/hlojit")).current_dir(root()).args(["run", module, "--random-inputs", "0"]))?;
     }
     Ok(())
+}
+
+/// Builds the `hlojit` Python package (maturin; the wheel needs LLVM 19's shared library at
+/// run time, as every hlojit binary does) and returns the wheel's path.
+fn wheel() -> Result<PathBuf, String> {
+    let out = root().join("target/wheels");
+    let _ = std::fs::remove_dir_all(&out);
+    let mut c = Command::new(venv().join("bin/maturin"));
+    c.current_dir(root().join("python"))
+        .args(["build", "--release", "--quiet", "--auditwheel", "skip", "--out"])
+        .arg(&out)
+        .env("LLVM_SYS_191_PREFIX", llvm_prefix());
+    run(with_venv(&mut c))?;
+    let wheels: Vec<PathBuf> = std::fs::read_dir(&out)
+        .map_err(|e| format!("{}: {e}", out.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "whl"))
+        .collect();
+    match wheels.as_slice() {
+        [w] => Ok(w.clone()),
+        _ => Err(format!("expected one wheel in {}, found {wheels:?}", out.display())),
+    }
+}
+
+/// The Python tests (python/tests) with the freshly built wheel: installed into its own
+/// directory (not into the shared virtual environment) that PYTHONPATH puts first, so JAX
+/// finds the plugin through the package's `jax_plugins` entry point as after `pip install`.
+fn pytest(args: &[String]) -> Result<(), String> {
+    let wheel = wheel()?;
+    let site = root().join("target/python-site");
+    let _ = std::fs::remove_dir_all(&site);
+    let python = venv().join("bin/python3");
+    run(Command::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--target"]).arg(&site).arg(&wheel))?;
+    let mut c = Command::new(&python);
+    c.current_dir(root()).args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "python/tests"]).args(args).env("PYTHONPATH", &site);
+    run(with_venv(&mut c))
 }
 
 /// The test suite, then every example program (they check their own results).

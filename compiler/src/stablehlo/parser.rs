@@ -52,6 +52,10 @@ pub fn parse_mlir_text(text: &str) -> PResult<MlirModule> {
                 if c.at_end() {
                     return Err(c.error_at(start, "unterminated module"));
                 }
+                if c.rest().starts_with("sdy.mesh") {
+                    skip_sdy_mesh(&mut c)?;
+                    continue;
+                }
                 module.ops.push(parse_op(&mut c, 0)?);
             }
             skip_loc(&mut c)?;
@@ -120,6 +124,40 @@ fn resolve_resources(ops: &mut [Op], resources: &BTreeMap<String, Vec<u8>>) -> R
         }
     }
     Ok(())
+}
+
+/// `sdy.mesh @name = <["x"=2, ...]> {attrs}`: Shardy's device mesh, which JAX writes into
+/// every module whose arrays are committed to devices (`#sdy.sharding` argument attributes
+/// name it; conversion ignores them). hlojit runs programs that are already per device: a mesh
+/// without axes larger than 1 changes nothing, a larger one is a sharded program, refused.
+fn skip_sdy_mesh(c: &mut Cursor) -> PResult<()> {
+    let start = c.pos();
+    c.set_pos(start + "sdy.mesh".len());
+    let _ = c.sigil_name('@')?;
+    c.expect("=")?;
+    c.skip_ws();
+    let body = c.rest();
+    let body_start = c.pos();
+    c.skip_balanced('<', '>')?;
+    let body = &body[..c.pos() - body_start];
+    // Axis sizes follow `=` ("x"=2); device ids (`device_ids=[...]`) do not.
+    let largest = body
+        .split('=')
+        .skip(1)
+        .filter_map(|after| after.trim_start().split(|ch: char| !ch.is_ascii_digit()).next().and_then(|d| d.parse::<u64>().ok()))
+        .max()
+        .unwrap_or(1);
+    if largest > 1 {
+        return Err(c.error_at(
+            start,
+            format!("a sharded program (sdy.mesh with an axis of {largest} devices): hlojit runs programs that are already per device"),
+        ));
+    }
+    c.skip_ws();
+    if c.rest().starts_with('{') {
+        parse_dict(c)?;
+    }
+    skip_loc(c)
 }
 
 fn skip_loc(c: &mut Cursor) -> PResult<()> {

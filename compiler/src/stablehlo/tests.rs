@@ -85,3 +85,61 @@ fn invariant_constant_loop_state_is_sunk_into_the_loop() {
     assert_eq!(got[1], [1.0; 4]);
     assert_eq!(got[2].len(), 4);
 }
+
+#[test]
+fn donated_arguments_become_input_output_aliases() {
+    // What jax.jit(f, donate_argnums=(0, 1)) writes for two results: each donated argument
+    // names the result it may be computed in.
+    let text = r#"module @jit_f {
+  func.func public @main(%arg0: tensor<4xf32> {tf.aliasing_output = 1 : i32}, %arg1: tensor<4xf32> {tf.aliasing_output = 0 : i32}) -> (tensor<4xf32>, tensor<4xf32>) {
+    %0 = stablehlo.add %arg0, %arg1 : tensor<4xf32>
+    %1 = stablehlo.multiply %arg0, %arg1 : tensor<4xf32>
+    return %0, %1 : tensor<4xf32>, tensor<4xf32>
+  }
+}"#;
+    let m = parse_mlir_text(text).unwrap();
+    let pairs = m.alias_leaf_pairs();
+    assert_eq!(pairs.len(), 2, "{pairs:?}");
+    assert!(pairs.iter().any(|&(out, param, _)| (out, param) == (1, 0)), "{pairs:?}");
+    assert!(pairs.iter().any(|&(out, param, _)| (out, param) == (0, 1)), "{pairs:?}");
+}
+
+#[test]
+fn shardy_meshes_of_single_devices_are_skipped_and_sharded_ones_refused() {
+    // What JAX writes for a jit whose argument is committed to one device.
+    let one = r#"module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @empty_mesh = <[]> {stablehlo.mesh = {axes = []}}
+  func.func public @main(%arg0: tensor<f32> {sdy.sharding = #sdy.sharding<@empty_mesh, []>}) -> (tensor<f32> {jax.result_info = "result"}) {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<f32>
+    return %0 : tensor<f32>
+  }
+}"#;
+    let m = parse_mlir_text(one).unwrap();
+    assert!(crate::hlo::text::print_module(&m).contains("add("));
+    let sharded = one.replace("<[]>", "<[\"x\"=2]>");
+    let err = parse_mlir_text(&sharded).unwrap_err().to_string();
+    assert!(err.starts_with("2:3:") && err.contains("sdy.mesh with an axis of 2 devices"), "{err}");
+}
+
+#[test]
+fn regions_use_constants_of_the_enclosing_function() {
+    // A sort comparator as JAX's canonicalization leaves it: its constant hoisted out.
+    let text = r#"module @jit_sort {
+  func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %cst_0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %0 = "stablehlo.sort"(%arg0) <{dimension = 0 : i64, is_stable = true}> ({
+    ^bb0(%arg1: tensor<f32>, %arg2: tensor<f32>):
+      %1 = stablehlo.compare EQ, %arg1, %cst_0, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %2 = stablehlo.select %1, %cst_0, %arg1 : tensor<i1>, tensor<f32>
+      %3 = stablehlo.compare LT, %2, %arg2, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      stablehlo.return %3 : tensor<i1>
+    }) : (tensor<4xf32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}"#;
+    let hlo = mlir_text_to_hlo_text(text).unwrap();
+    // The comparator has its own copy of the constant.
+    let comparator = hlo.split("\n\n").find(|c| c.contains("compare(") && !c.contains("ENTRY")).unwrap_or(&hlo).to_string();
+    assert!(comparator.matches("constant(0)").count() >= 1, "{hlo}");
+    parse_mlir_text(text).unwrap();
+}

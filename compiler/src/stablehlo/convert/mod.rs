@@ -107,6 +107,7 @@ pub fn convert_module(m: &MlirModule) -> CResult<Converted> {
             }
         }
     }
+    header.push_str(&aliasing_header(main));
     let mut out = header;
     out.push_str("\n\n");
     for c in &cv.comps {
@@ -114,6 +115,30 @@ pub fn convert_module(m: &MlirModule) -> CResult<Converted> {
         out.push('\n');
     }
     Ok(Converted { text: out, locations: cv.locations })
+}
+
+/// `tf.aliasing_output = N` on @main's arguments (what `jax.jit(donate_argnums=...)` writes)
+/// as XLA's translation reads it: output N may be computed in that argument's buffer.
+fn aliasing_header(main: &Op) -> String {
+    use super::ir::Attr;
+    let Some(Attr::Array(args)) = main.attr("arg_attrs") else { return String::new() };
+    let tupled = func_signature(main).1.len() != 1;
+    let entries: Vec<String> = args
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| match a {
+            Attr::Dict(d) => match d.get("tf.aliasing_output") {
+                Some(Attr::Int(n, _)) if *n >= 0 => Some(if tupled { format!("{{{n}}}: ({i}, {{}}, may-alias)") } else { format!("{{}}: ({i}, {{}}, may-alias)") }),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    if entries.is_empty() {
+        String::new()
+    } else {
+        format!(", input_output_alias={{ {} }}", entries.join(", "))
+    }
 }
 
 pub fn str_attr(op: &Op, name: &str) -> Option<String> {
