@@ -439,7 +439,7 @@ ENTRY e {
 }
 
 #[test]
-fn bad_typed_ffi_attributes_are_compile_errors() {
+fn bad_typed_ffi_attributes_are_parse_errors() {
     let r = CustomCallRegistry::new();
     r.register_ffi_handler("rust_scale", rust_scale_handler);
     let err = compile(
@@ -448,7 +448,8 @@ fn bad_typed_ffi_attributes_are_compile_errors() {
     )
     .unwrap_err()
     .to_string();
-    assert!(err.contains("instruction a") && err.contains("does not fit"), "{err}");
+    // Decoded when the module is parsed: the error points at the attribute.
+    assert!(err.contains("4:103") && err.contains("does not fit"), "{err}");
 }
 
 /// The C plugin example under `examples/c-plugin`, built and run as its README says.
