@@ -47,6 +47,8 @@ pub struct BenchOptions {
     pub inputs_dir: Option<PathBuf>,
     /// Compare outputs with `DIR/<name>/out<i>.npy`.
     pub check_dir: Option<PathBuf>,
+    /// Dump what compiling each workload did (`--dump DIR`).
+    pub dump: Option<hlojit::DumpOptions>,
 }
 
 /// Benchmarks one workload folder.
@@ -57,7 +59,8 @@ pub fn bench_workload(dir: &Path, options: &BenchOptions) -> Result<Measurement,
     let name = meta["name"].as_str().unwrap_or("workload").to_string();
     let text = std::fs::read_to_string(dir.join("module.hlo")).map_err(|e| format!("{}: {e}", dir.display()))?;
     let start = Instant::now();
-    let exe = Client::new().compile_text(&text).map_err(|e| format!("{name}: {e}"))?;
+    let client = Client::with_options(hlojit::CompileOptions { dump: options.dump.clone(), ..hlojit::CompileOptions::default() });
+    let exe = client.compile_text(&text).map_err(|e| format!("{name}: {e}"))?;
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
 
     let mut inputs = Vec::new();

@@ -41,6 +41,8 @@ enum Command {
         timeout: Option<Duration>,
         #[command(flatten)]
         targets: TargetSources,
+        #[command(flatten)]
+        dump: DumpArg,
     },
     /// Compile a module ahead of time: an object file (or assembly, or LLVM IR) and a C header.
     Compile {
@@ -65,6 +67,8 @@ enum Command {
         /// Target features, e.g. "+avx2,-avx512f".
         #[arg(long)]
         features: Option<String>,
+        #[command(flatten)]
+        dump: DumpArg,
     },
     /// Print the module after hlojit's HLO passes (fusion, layouts, expansions) as HLO text.
     Opt {
@@ -72,6 +76,33 @@ enum Command {
         /// Write it here instead of standard output.
         #[arg(short = 'o', long)]
         output: Option<PathBuf>,
+    },
+    /// Draw the fused graph (after hlojit's HLO passes): kernels coloured by kind, edges
+    /// labelled with shapes, loop and conditional bodies as clusters.
+    Graph {
+        module: PathBuf,
+        /// OUT.svg (needs Graphviz's dot), OUT.html (self-contained; laid out by dot when
+        /// installed, by hlojit otherwise) or OUT.dot (Graphviz source).
+        #[arg(short = 'o', long)]
+        output: PathBuf,
+    },
+    /// Run a module with per-kernel timers and print where the time goes, with each kernel's
+    /// throughput against this machine's measured memory bandwidth and FMA peak.
+    Profile {
+        module: PathBuf,
+        /// The inputs, as for `run` (default: random inputs from seed 0).
+        #[arg(long = "input", conflicts_with = "random_inputs")]
+        inputs: Vec<PathBuf>,
+        #[arg(long)]
+        random_inputs: Option<u64>,
+        /// Timed runs (after one untimed run).
+        #[arg(long, default_value_t = 10)]
+        runs: usize,
+        /// Kernels listed (the slowest first; the rest are summed).
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+        #[command(flatten)]
+        targets: TargetSources,
     },
     /// Time perf workloads (folders with module.hlo and perf.json) like xla_reference.py does.
     Bench {
@@ -90,6 +121,8 @@ enum Command {
         /// Compare outputs with DIR/<name>/out<i>.npy (as xla_reference.py --save-outputs writes).
         #[arg(long)]
         check_dir: Option<PathBuf>,
+        #[command(flatten)]
+        dump: DumpArg,
     },
     /// Differential fuzzing: random HLO programs run on hlojit and on XLA:CPU (jaxlib).
     FuzzDiff {
@@ -120,6 +153,27 @@ enum Command {
         #[command(flatten)]
         targets: TargetSources,
     },
+}
+
+/// `--dump DIR`: what the compilation did, written to DIR (see `hlojit_compiler::dump`).
+#[derive(clap::Args)]
+struct DumpArg {
+    /// Write the HLO after every pass that changed it, the kernel list, the buffer assignment
+    /// and each LLVM module's IR (before and after optimization) and assembly to DIR
+    /// (HLOJIT_DUMP_PASSES=fusion,layout limits the HLO dumps to those passes).
+    #[arg(long, value_name = "DIR")]
+    dump: Option<PathBuf>,
+}
+
+impl DumpArg {
+    /// The dump options: `--dump`, else what the environment says.
+    fn options(&self) -> Option<hlojit_compiler::dump::DumpOptions> {
+        let from_env = hlojit_compiler::dump::DumpOptions::from_env();
+        match &self.dump {
+            Some(dir) => Some(hlojit_compiler::dump::DumpOptions { dir: dir.clone(), passes: from_env.map(|d| d.passes).unwrap_or_default() }),
+            None => from_env,
+        }
+    }
 }
 
 /// Where custom-call targets come from besides hlojit's built-ins.
@@ -192,7 +246,8 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { module, inputs, random_inputs, output_dir, donate, timeout, targets } => targets.load().and_then(|options| {
+        Command::Run { module, inputs, random_inputs, output_dir, donate, timeout, targets, dump } => targets.load().and_then(|options| {
+            let options = CompileOptions { dump: dump.options(), ..options };
             let run_options = timeout.map_or_else(RunOptions::default, |t| RunOptions::default().with_timeout(t));
             let inputs = match random_inputs {
                 Some(seed) => Inputs::Random(seed),
@@ -200,13 +255,22 @@ fn main() -> ExitCode {
             };
             run(&module, inputs, output_dir.as_deref(), &donate, &options, &run_options)
         }),
-        Command::Compile { module, emit, output, header, name, target, cpu, features } => {
-            let target = TargetOptions { triple: target, cpu, features };
-            compile(&module, emit, &output, header.as_deref(), name, target)
+        Command::Compile { module, emit, output, header, name, target, cpu, features, dump } => {
+            let options = CompileOptions { target: TargetOptions { triple: target, cpu, features }, dump: dump.options(), ..CompileOptions::default() };
+            compile(&module, emit, &output, header.as_deref(), name, options)
         }
         Command::Opt { module, output } => opt(&module, output.as_deref()),
-        Command::Bench { workloads, root, runs, warmup, inputs_dir, check_dir } => {
-            bench(&workloads, &root, hlojit_tools::bench::BenchOptions { runs, warmup, inputs_dir, check_dir })
+        Command::Graph { module, output } => graph(&module, &output),
+        Command::Profile { module, inputs, random_inputs, runs, top, targets } => targets.load().and_then(|options| {
+            let inputs = match (random_inputs, inputs.is_empty()) {
+                (Some(seed), _) => Inputs::Random(seed),
+                (None, true) => Inputs::Random(0),
+                (None, false) => Inputs::Files(&inputs),
+            };
+            profile(&module, inputs, runs, top, &options)
+        }),
+        Command::Bench { workloads, root, runs, warmup, inputs_dir, check_dir, dump } => {
+            bench(&workloads, &root, hlojit_tools::bench::BenchOptions { runs, warmup, inputs_dir, check_dir, dump: dump.options() })
         }
         Command::FuzzDiff { programs, seed, keep_dir, print } => fuzz_diff(programs, seed, keep_dir, print),
         Command::Conformance { dirs, module, filter, report, targets } => {
@@ -246,7 +310,8 @@ fn opt(path: &Path, output: Option<&Path>) -> Result<ExitCode, String> {
     let module = read_module(path)?;
     let options = CompileOptions { verify_passes: true, ..CompileOptions::default() };
     let prepared = hlojit_compiler::pipeline::prepare(&module, &options).map_err(|e| e.to_string())?;
-    let text = hlojit_compiler::hlo::text::print_module(&prepared);
+    // Buffer offsets and kernel names go in as `//` comments, which HLO parsers skip.
+    let text = hlojit_compiler::dump::buffers::annotate(&prepared).map_err(|e| e.to_string())?;
     match output {
         Some(file) => std::fs::write(file, text).map_err(|e| format!("{}: {e}", file.display()))?,
         None => print!("{text}"),
@@ -254,7 +319,28 @@ fn opt(path: &Path, output: Option<&Path>) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn compile(path: &Path, emit: Emit, output: &Path, header: Option<&Path>, name: Option<String>, target: TargetOptions) -> Result<ExitCode, String> {
+fn graph(path: &Path, output: &Path) -> Result<ExitCode, String> {
+    let module = read_module(path)?;
+    let prepared = hlojit_compiler::pipeline::prepare(&module, &CompileOptions::default()).map_err(|e| e.to_string())?;
+    let how = hlojit_tools::graph::write(&prepared, output)?;
+    println!("wrote {} ({how})", output.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn profile(path: &Path, inputs: Inputs, runs: usize, top: usize, options: &CompileOptions) -> Result<ExitCode, String> {
+    let module = read_module(path)?;
+    let (arrays, devices) = input_arrays(&module, inputs)?;
+    if devices > 1 {
+        return Err("profile runs single-device programs (this one declares several devices)".into());
+    }
+    let buffers = arrays.into_iter().map(HostBuffer::from_literal).collect();
+    let p = hlojit_tools::profile::profile(&module, options, buffers, runs)?;
+    let peaks = hlojit_tools::peaks::measure();
+    print!("{}", p.table(&peaks, top));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn compile(path: &Path, emit: Emit, output: &Path, header: Option<&Path>, name: Option<String>, options: CompileOptions) -> Result<ExitCode, String> {
     let module = read_module(path)?;
     let name = name.unwrap_or_else(|| c_name(path));
     let kind = match emit {
@@ -262,7 +348,6 @@ fn compile(path: &Path, emit: Emit, output: &Path, header: Option<&Path>, name: 
         Emit::Asm => OutputKind::Assembly,
         Emit::LlvmIr => OutputKind::LlvmIr,
     };
-    let options = CompileOptions { target, ..CompileOptions::default() };
     let out = compile_aot(&module, &name, &options, kind).map_err(|e| e.to_string())?;
     std::fs::write(output, &out.code).map_err(|e| format!("{}: {e}", output.display()))?;
     if let Some(h) = header {
@@ -298,21 +383,7 @@ fn run(
     run_options: &RunOptions,
 ) -> Result<ExitCode, String> {
     let module = read_module(path)?;
-    // The inputs are read and checked against the parameters before anything is compiled.
-    let devices = declared_devices(&module);
-    let leaves: Vec<hlojit::ArrayShape> = module
-        .entry_parameter_shapes()
-        .iter()
-        .flat_map(|s| s.array_leaves().into_iter().cloned())
-        .map(|s| if devices > 1 { hlojit::ArrayShape::new(s.element_type, [&[devices as i64][..], &s.dims].concat()) } else { s })
-        .collect();
-    let arrays = match inputs {
-        Inputs::Random(seed) => {
-            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-            leaves.iter().map(|s| random_array(&mut rng, s)).collect::<Result<Vec<_>, _>>()?
-        }
-        Inputs::Files(files) => read_inputs(files, &leaves, devices)?,
-    };
+    let (arrays, _) = input_arrays(&module, inputs)?;
     let exe = Executable::compile(&module, options).map_err(|e| e.to_string())?;
     println!("compiled {} in {:.1} ms ({})", module.name, exe.compile_time().as_secs_f64() * 1e3, exe.compile_stats());
     if exe.num_devices() > 1 {
@@ -345,6 +416,26 @@ fn run(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The inputs, read and checked against the parameters (before anything is compiled), and
+/// the devices the module declares (inputs are stacked over them).
+fn input_arrays(module: &hlojit::hlo::Module, inputs: Inputs) -> Result<(Vec<ArrayLiteral>, usize), String> {
+    let devices = declared_devices(module);
+    let leaves: Vec<hlojit::ArrayShape> = module
+        .entry_parameter_shapes()
+        .iter()
+        .flat_map(|s| s.array_leaves().into_iter().cloned())
+        .map(|s| if devices > 1 { hlojit::ArrayShape::new(s.element_type, [&[devices as i64][..], &s.dims].concat()) } else { s })
+        .collect();
+    let arrays = match inputs {
+        Inputs::Random(seed) => {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            leaves.iter().map(|s| random_array(&mut rng, s)).collect::<Result<Vec<_>, _>>()?
+        }
+        Inputs::Files(files) => read_inputs(files, &leaves, devices)?,
+    };
+    Ok((arrays, devices))
 }
 
 /// The devices the module's header asks for (1 where it does not say or says something
