@@ -176,7 +176,7 @@ impl std::fmt::Display for CompileStats {
             ms(self.codegen),
             ms(self.load),
             self.partitions,
-            if self.partitions == 1 { "" } else { "s, compiled in parallel" }
+            if self.partitions == 1 { "" } else { "s compiled in parallel: the LLVM phases are summed over threads and overlap, so they add up to more than the wall time" }
         )
     }
 }

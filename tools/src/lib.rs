@@ -14,4 +14,6 @@ pub mod input_files;
 pub mod module_file;
 pub mod peaks;
 pub mod profile;
+pub mod progress;
+pub mod summary;
 mod numpy_random;

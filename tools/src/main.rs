@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use hlojit_tools::conformance::{self, ModuleFile};
 use hlojit::{compile_aot, npy, Argument, ArrayLiteral, CompileOptions, CustomCallRegistry, Executable, HostBuffer, OutputKind, ProcessSymbols, RunOptions, TargetOptions};
 use hlojit_tools::module_file::read_module;
+use hlojit_tools::summary::summarize;
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -123,6 +124,9 @@ enum Command {
         check_dir: Option<PathBuf>,
         #[command(flatten)]
         dump: DumpArg,
+        /// Print the measurements as JSON (one object per workload) instead of lines.
+        #[arg(long)]
+        json: bool,
     },
     /// Differential fuzzing: random HLO programs run on hlojit and on XLA:CPU (jaxlib).
     FuzzDiff {
@@ -150,6 +154,9 @@ enum Command {
         /// Write a JSON report.
         #[arg(long)]
         report: Option<PathBuf>,
+        /// Print the JSON report on standard output instead of the FAIL lines and totals.
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         targets: TargetSources,
     },
@@ -269,12 +276,12 @@ fn main() -> ExitCode {
             };
             profile(&module, inputs, runs, top, &options)
         }),
-        Command::Bench { workloads, root, runs, warmup, inputs_dir, check_dir, dump } => {
-            bench(&workloads, &root, hlojit_tools::bench::BenchOptions { runs, warmup, inputs_dir, check_dir, dump: dump.options() })
+        Command::Bench { workloads, root, runs, warmup, inputs_dir, check_dir, dump, json } => {
+            bench(&workloads, &root, hlojit_tools::bench::BenchOptions { runs, warmup, inputs_dir, check_dir, dump: dump.options() }, json)
         }
         Command::FuzzDiff { programs, seed, keep_dir, print } => fuzz_diff(programs, seed, keep_dir, print),
-        Command::Conformance { dirs, module, filter, report, targets } => {
-            targets.load().and_then(|_| conformance_cmd(&dirs, module, filter.as_deref(), report.as_deref()))
+        Command::Conformance { dirs, module, filter, report, json, targets } => {
+            targets.load().and_then(|_| conformance_cmd(&dirs, module, filter.as_deref(), report.as_deref(), json))
         }
     };
     match result {
@@ -348,7 +355,9 @@ fn compile(path: &Path, emit: Emit, output: &Path, header: Option<&Path>, name: 
         Emit::Asm => OutputKind::Assembly,
         Emit::LlvmIr => OutputKind::LlvmIr,
     };
+    let spinner = hlojit_tools::progress::Spinner::new(&format!("compiling {}", module.name));
     let out = compile_aot(&module, &name, &options, kind).map_err(|e| e.to_string())?;
+    drop(spinner);
     std::fs::write(output, &out.code).map_err(|e| format!("{}: {e}", output.display()))?;
     if let Some(h) = header {
         std::fs::write(h, &out.header).map_err(|e| format!("{}: {e}", h.display()))?;
@@ -384,7 +393,9 @@ fn run(
 ) -> Result<ExitCode, String> {
     let module = read_module(path)?;
     let (arrays, _) = input_arrays(&module, inputs)?;
+    let spinner = hlojit_tools::progress::Spinner::new(&format!("compiling {}", module.name));
     let exe = Executable::compile(&module, options).map_err(|e| e.to_string())?;
+    drop(spinner);
     println!("compiled {} in {:.1} ms ({})", module.name, exe.compile_time().as_secs_f64() * 1e3, exe.compile_stats());
     if exe.num_devices() > 1 {
         return run_devices(&exe, arrays, output_dir, run_options);
@@ -526,39 +537,47 @@ fn random_array(rng: &mut impl Rng, shape: &hlojit::ArrayShape) -> Result<ArrayL
     Ok(lit)
 }
 
-
-fn summarize(a: &ArrayLiteral) -> String {
-    let n = a.element_count();
-    let head: Vec<String> = (0..n.min(6)).map(|i| if a.element_type().is_floating() { format!("{:.6}", a.get_f64(i)) } else { a.get_i64(i).to_string() }).collect();
-    let mut s = format!("{}{:?} [{}{}]", a.element_type(), a.dims(), head.join(", "), if n > 6 { ", ..." } else { "" });
-    if a.element_type().is_float() && n > 0 {
-        let values: Vec<f64> = (0..n).map(|i| a.get_f64(i)).collect();
-        let min = values.iter().cloned().fold(f64::INFINITY, f64::min);
-        let max = values.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        let mean = values.iter().sum::<f64>() / n as f64;
-        s.push_str(&format!(" min {min:.6} max {max:.6} mean {mean:.6}"));
+fn bench(workloads: &[String], root: &Path, options: hlojit_tools::bench::BenchOptions, json: bool) -> Result<ExitCode, String> {
+    use hlojit_tools::progress::Progress;
+    let dirs = hlojit_tools::bench::workload_dirs(workloads, root)?;
+    let progress = Progress::new("bench", dirs.len(), json);
+    if !json {
+        // The line format is xla_reference.py's (cargo xtask bench pairs them up by name).
+        progress.println("# workload compile_ms run_ms_median throughput (median of --runs runs; GFLOP/s or GB/s from perf.json)");
     }
-    s
-}
-
-fn bench(workloads: &[String], root: &Path, options: hlojit_tools::bench::BenchOptions) -> Result<ExitCode, String> {
     let mut failed = false;
-    for dir in hlojit_tools::bench::workload_dirs(workloads, root)? {
+    let mut records = Vec::new();
+    for dir in dirs {
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         match hlojit_tools::bench::bench_workload(&dir, &options) {
             Ok(m) => {
                 failed |= matches!(m.check, Some(Err(_)));
-                println!("{m}");
+                records.push(serde_json::json!({
+                    "name": m.name, "compile_ms": m.compile_ms, "run_ms_median": m.run_ms_median,
+                    "throughput": m.throughput, "check": m.check.as_ref().map(|c| c.as_ref().err().cloned().unwrap_or_else(|| "match".into())),
+                }));
+                if !json {
+                    progress.println(&m.to_string());
+                }
             }
             Err(e) => {
                 failed = true;
-                println!("{} failed: {e}", dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+                records.push(serde_json::json!({ "name": name, "error": e }));
+                if !json {
+                    progress.println(&format!("{name} failed: {e}"));
+                }
             }
         }
+        progress.tick(&name);
+    }
+    progress.finish();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&records).unwrap_or_default());
     }
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
-fn conformance_cmd(dirs: &[PathBuf], which: Which, filter: Option<&str>, report: Option<&Path>) -> Result<ExitCode, String> {
+fn conformance_cmd(dirs: &[PathBuf], which: Which, filter: Option<&str>, report: Option<&Path>, json: bool) -> Result<ExitCode, String> {
     let files: &[ModuleFile] = match which {
         Which::Module => &[ModuleFile::Module],
         Which::Optimized => &[ModuleFile::Optimized],
@@ -579,9 +598,14 @@ fn conformance_cmd(dirs: &[PathBuf], which: Which, filter: Option<&str>, report:
         let matching = filter.map(|f| format!(" matching '{f}'")).unwrap_or_default();
         return Err(format!("no conformance cases{matching} under {} (a case is a directory cases/NAME with case.json)", dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")));
     }
-    let outcomes = conformance::run_all(&cases, files);
+    let progress = hlojit_tools::progress::Progress::new("conformance", conformance::job_count(&cases, files), json);
+    let outcomes = conformance::run_all_with(&cases, files, &|o| progress.tick(&o.case));
+    progress.finish();
     let (mut failed, mut not_runnable) = (0, 0);
-    for o in &outcomes {
+    if json {
+        println!("{}", conformance::report_json(&outcomes));
+    }
+    for o in outcomes.iter().filter(|_| !json) {
         match &o.failure {
             Some(reason) if o.not_runnable => {
                 not_runnable += 1;
@@ -596,6 +620,10 @@ fn conformance_cmd(dirs: &[PathBuf], which: Which, filter: Option<&str>, report:
     }
     if let Some(path) = report {
         std::fs::write(path, conformance::report_json(&outcomes)).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if json {
+        let failed = outcomes.iter().filter(|o| o.failure.is_some() && !o.not_runnable).count();
+        return Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE });
     }
     let passed = outcomes.len() - failed - not_runnable;
     if not_runnable == 0 {

@@ -90,12 +90,12 @@ fn opt_output_of_every_corpus_module_parses_back_and_computes_xlas_results() {
         }
     }
     eprintln!(
-        "XLA ran {ran} of the optimized modules; it could not compile {} (it fails the same way on its own optimized.hlo: \
-         jaxlib recompiles a module that already has fusions from scratch):\n{}",
+        "XLA ran {ran} of the optimized modules; it could not compile {} (jaxlib recompiles a fused module from scratch; \
+         XLA fails the same way on its own optimized.hlo of such cases):\n{}",
         xla_refused.len(),
         xla_refused.join("\n")
     );
     assert!(mismatches.is_empty(), "XLA computes different results from hlojit opt's output:\n{}", mismatches.join("\n"));
-    // Measured: 209 of 324 single-device cases; fewer means XLA now refuses text it took.
-    assert!(ran >= 200, "XLA ran only {ran} optimized modules");
+    // Measured: 276 of 324 single-device cases; fewer means XLA now refuses text it took.
+    assert!(ran >= 260, "XLA ran only {ran} optimized modules");
 }
