@@ -16,6 +16,7 @@ pub use hlojit_compiler::hlo::text::{parse_module, print_module};
 pub use hlojit_compiler::stablehlo::{self, parse_any as parse_module_bytes};
 pub use hlojit_compiler::hlo::builder::{Builder, CustomCallOptions, Op, SubComputation};
 pub use hlojit_compiler::backend::target::TargetOptions;
+pub use hlojit_compiler::dump::DumpOptions;
 pub use hlojit_compiler::{compile_aot, hlo, Argument, AotOutput, Client, CompileOptions, CustomCallRegistry, Error, Executable, OutputKind};
 pub use hlojit_runtime::custom_call::ProcessSymbols;
 pub use hlojit_runtime::executor::{CancellationToken, RunOptions};

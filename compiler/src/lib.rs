@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod backend;
 pub mod client;
 pub mod codegen;
+pub mod dump;
 pub mod hlo;
 pub mod passes;
 pub mod pipeline;

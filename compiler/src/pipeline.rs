@@ -8,6 +8,7 @@ use crate::codegen::plan::{KernelJob, LoweringPlan};
 use crate::error::{Error, Result};
 use crate::hlo::Module;
 use crate::passes;
+use crate::passes::pass::DumpOptions;
 use hlojit_runtime::custom_call::{CustomCallRegistry, ProcessSymbols};
 use inkwell::context::Context;
 use inkwell::targets::{FileType, TargetMachine};
@@ -48,6 +49,13 @@ pub struct CompileOptions {
     /// Run the verifier after every HLO pass that changed the module (always on in debug
     /// builds; tests turn it on), so that a pass that breaks the IR is named.
     pub verify_passes: bool,
+    /// Write the HLO after each pass, the kernel list, the buffer assignment and each LLVM
+    /// module's IR and assembly to a directory (see [`crate::dump`]). By default what
+    /// `HLOJIT_DUMP_DIR` / `HLOJIT_DUMP_PASSES` say.
+    pub dump: Option<DumpOptions>,
+    /// Time every kernel call into `hlojit_runtime::profile`'s table, by the kernel's number
+    /// in [`crate::codegen::plan::LoweringPlan`] (what `hlojit profile` reads). Off: no timers.
+    pub profile: bool,
 }
 
 impl Default for CompileOptions {
@@ -58,6 +66,8 @@ impl Default for CompileOptions {
             process_symbols: ProcessSymbols::None,
             parallel_compile: true,
             verify_passes: false,
+            dump: DumpOptions::from_env(),
+            profile: false,
         }
     }
 }
@@ -80,6 +90,7 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(layout_assignment::LayoutAssignment)
         .add(fusion::Fusion);
     pipeline.verify |= options.verify_passes;
+    pipeline.dump = options.dump.clone();
     pipeline
 }
 
@@ -93,14 +104,25 @@ pub fn prepare(module: &Module, options: &CompileOptions) -> Result<Module> {
 
 /// Lowers a prepared module into one LLVM module, its entry exported as `entry_name`.
 pub fn lower(cg: &Codegen, module: &Module, entry_name: &str) -> Result<()> {
-    lower_planned(cg, module, &LoweringPlan::new(module, entry_name)?)
+    lower_planned(cg, module, &LoweringPlan::new(module, entry_name)?, None)
 }
 
-fn lower_planned(cg: &Codegen, module: &Module, plan: &LoweringPlan) -> Result<()> {
+fn lower_planned(cg: &Codegen, module: &Module, plan: &LoweringPlan, dump: Option<&DumpOptions>) -> Result<()> {
     let all: Vec<usize> = (0..plan.kernels.len()).collect();
     let kernels = kernel_infos(plan, emit_kernels(cg, module, plan, &all, false)?);
+    dump_plan(dump, module, plan, &kernels)?;
     ModuleLowering::new(cg, module, plan, &kernels).lower_all()?;
     verify(cg)
+}
+
+/// Writes the kernel list and the buffer assignment when dumping.
+fn dump_plan(dump: Option<&DumpOptions>, module: &Module, plan: &LoweringPlan, kernels: &[KernelInfo]) -> Result<()> {
+    if let Some(d) = dump {
+        let stem = crate::dump::file_name(&module.name);
+        crate::dump::write(d, &format!("{stem}.kernels.txt"), crate::dump::kernels::report(module, plan, kernels).as_bytes())?;
+        crate::dump::write(d, &format!("{stem}.buffers.txt"), crate::dump::buffers::report(module, plan).as_bytes())?;
+    }
+    Ok(())
 }
 
 fn verify(cg: &Codegen) -> Result<()> {
@@ -156,7 +178,7 @@ impl std::fmt::Display for CompileStats {
             ms(self.codegen),
             ms(self.load),
             self.partitions,
-            if self.partitions == 1 { "" } else { "s, compiled in parallel" }
+            if self.partitions == 1 { "" } else { "s compiled in parallel: the LLVM phases are summed over threads and overlap, so they add up to more than the wall time" }
         )
     }
 }
@@ -177,14 +199,15 @@ pub fn compile_to(module: &Module, entry_name: &str, options: &CompileOptions, o
     let machine = options.target.machine(for_jit)?;
     let context = Context::create();
     let cg = codegen_for(&context, &module.name, options, &machine);
-    lower(&cg, module, entry_name)?;
-    finish(&cg, &machine, output, &mut CompileStats::default())
+    lower_planned(&cg, module, &LoweringPlan::new(module, entry_name)?, options.dump.as_ref())?;
+    finish(&cg, &machine, output, options.dump.as_ref(), &mut CompileStats::default())
 }
 
 fn codegen_for<'ctx>(context: &'ctx Context, name: &str, options: &CompileOptions, machine: &TargetMachine) -> Codegen<'ctx> {
     let mut cg = Codegen::new(context, name, options.target.is_x86_64());
     cg.simd_bytes = crate::backend::target::simd_bytes(machine);
     cg.avx512_bf16 = crate::backend::target::has_feature(machine, "avx512bf16");
+    cg.profile = options.profile;
     cg.module.set_triple(&machine.get_triple());
     cg.module.set_data_layout(&machine.get_target_data().get_data_layout());
     cg
@@ -194,12 +217,20 @@ fn codegen_for<'ctx>(context: &'ctx Context, name: &str, options: &CompileOption
 const DUMP_IR_VARIABLE: &str = "HLOJIT_DUMP_IR";
 
 /// Optimizes the module and emits it, timing both.
-fn finish(cg: &Codegen, machine: &TargetMachine, output: OutputKind, stats: &mut CompileStats) -> Result<Vec<u8>> {
+fn finish(cg: &Codegen, machine: &TargetMachine, output: OutputKind, dump: Option<&DumpOptions>, stats: &mut CompileStats) -> Result<Vec<u8>> {
+    let stem = crate::dump::file_name(&cg.module.get_name().to_string_lossy());
+    if let Some(d) = dump {
+        crate::dump::write(d, &format!("{stem}.ir-unoptimized.ll"), cg.module.print_to_string().to_bytes())?;
+    }
     let t = Instant::now();
     optimize(&cg.module, machine)?;
     stats.optimize += t.elapsed();
     if let Ok(path) = std::env::var(DUMP_IR_VARIABLE) {
         let _ = cg.module.print_to_file(path);
+    }
+    if let Some(d) = dump {
+        crate::dump::write(d, &format!("{stem}.ir-optimized.ll"), cg.module.print_to_string().to_bytes())?;
+        crate::dump::write(d, &format!("{stem}.s"), &emit_object(&cg.module, machine, FileType::Assembly)?)?;
     }
     let t = Instant::now();
     let code = match output {
@@ -233,9 +264,9 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
         let machine = options.target.machine(true)?;
         let context = Context::create();
         let cg = codegen_for(&context, &module.name, options, &machine);
-        lower_planned(&cg, module, &plan)?;
+        lower_planned(&cg, module, &plan, options.dump.as_ref())?;
         stats.lower = start.elapsed();
-        let object = finish(&cg, &machine, OutputKind::Object, &mut stats)?;
+        let object = finish(&cg, &machine, OutputKind::Object, options.dump.as_ref(), &mut stats)?;
         return Ok((vec![object], stats));
     }
     // Largest kernels first, each to the least loaded partition.
@@ -267,6 +298,7 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
         stats += part_stats;
     }
     let kernels = kernel_infos(&plan, emitted);
+    dump_plan(options.dump.as_ref(), module, &plan, &kernels)?;
     let machine = options.target.machine(true)?;
     let context = Context::create();
     let cg = codegen_for(&context, &module.name, options, &machine);
@@ -274,7 +306,7 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
     ModuleLowering::new(&cg, module, &plan, &kernels).lower_all()?;
     verify(&cg)?;
     stats.lower += t.elapsed();
-    objects.push(finish(&cg, &machine, OutputKind::Object, &mut stats)?);
+    objects.push(finish(&cg, &machine, OutputKind::Object, options.dump.as_ref(), &mut stats)?);
     Ok((objects, stats))
 }
 
@@ -297,7 +329,7 @@ fn compile_partition(
     let infos = emit_kernels(&cg, module, plan, jobs, true)?;
     verify(&cg)?;
     stats.lower = t.elapsed();
-    let object = finish(&cg, &machine, OutputKind::Object, &mut stats)?;
+    let object = finish(&cg, &machine, OutputKind::Object, options.dump.as_ref(), &mut stats)?;
     Ok((object, infos, stats))
 }
 

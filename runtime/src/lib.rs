@@ -16,6 +16,7 @@ pub mod linalg;
 pub mod literal;
 pub mod npy;
 pub mod physical;
+pub mod profile;
 pub mod shape;
 pub mod symbols;
 

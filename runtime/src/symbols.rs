@@ -132,6 +132,8 @@ pub fn runtime_symbols() -> Vec<(&'static str, usize)> {
         ("hlojit_rt_collective_leave", crate::collectives::entry_points::hlojit_rt_collective_leave as *const () as usize),
         ("XLA_FFI_GetApi", crate::custom_call::api::XLA_FFI_GetApi as *const () as usize),
         ("hlojit_rt_poll_interrupt", crate::executor::hlojit_rt_poll_interrupt as *const () as usize),
+        ("hlojit_rt_profile_now", crate::profile::hlojit_rt_profile_now as *const () as usize),
+        ("hlojit_rt_profile_record", crate::profile::hlojit_rt_profile_record as *const () as usize),
         ("hlojit_rt_interrupt_requested", &crate::executor::hlojit_rt_interrupt_requested as *const _ as usize),
     ]
 }

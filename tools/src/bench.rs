@@ -50,6 +50,8 @@ pub struct BenchOptions {
     /// The module file of each workload folder (`module.hlo`, `module.stablehlo.mlir`, ...);
     /// its kind is told by its content.
     pub module_file: String,
+    /// Dump what compiling each workload did (`--dump DIR`).
+    pub dump: Option<hlojit::DumpOptions>,
 }
 
 /// Benchmarks one workload folder.
@@ -60,7 +62,8 @@ pub fn bench_workload(dir: &Path, options: &BenchOptions) -> Result<Measurement,
     let name = meta["name"].as_str().unwrap_or("workload").to_string();
     let bytes = crate::module_file::read_module_bytes(&dir.join(&options.module_file))?;
     let start = Instant::now();
-    let exe = Client::new().compile_stablehlo(&bytes).map_err(|e| format!("{name} ({}): {e}", options.module_file))?;
+    let client = Client::with_options(hlojit::CompileOptions { dump: options.dump.clone(), ..hlojit::CompileOptions::default() });
+    let exe = client.compile_stablehlo(&bytes).map_err(|e| format!("{name} ({}): {e}", options.module_file))?;
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
 
     let mut inputs = Vec::new();

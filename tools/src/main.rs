@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use hlojit_tools::conformance::{self, ModuleFile};
 use hlojit::{compile_aot, npy, Argument, ArrayLiteral, CompileOptions, CustomCallRegistry, Executable, HostBuffer, OutputKind, ProcessSymbols, RunOptions, TargetOptions};
 use hlojit_tools::module_file::read_module;
+use hlojit_tools::summary::summarize;
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -41,6 +42,8 @@ enum Command {
         timeout: Option<Duration>,
         #[command(flatten)]
         targets: TargetSources,
+        #[command(flatten)]
+        dump: DumpArg,
     },
     /// Compile a module ahead of time: an object file (or assembly, or LLVM IR) and a C header.
     Compile {
@@ -65,6 +68,8 @@ enum Command {
         /// Target features, e.g. "+avx2,-avx512f".
         #[arg(long)]
         features: Option<String>,
+        #[command(flatten)]
+        dump: DumpArg,
     },
     /// Print the module after hlojit's HLO passes (fusion, layouts, expansions) as HLO text.
     Opt {
@@ -72,6 +77,33 @@ enum Command {
         /// Write it here instead of standard output.
         #[arg(short = 'o', long)]
         output: Option<PathBuf>,
+    },
+    /// Draw the fused graph (after hlojit's HLO passes): kernels coloured by kind, edges
+    /// labelled with shapes, loop and conditional bodies as clusters.
+    Graph {
+        module: PathBuf,
+        /// OUT.svg (needs Graphviz's dot), OUT.html (self-contained; laid out by dot when
+        /// installed, by hlojit otherwise) or OUT.dot (Graphviz source).
+        #[arg(short = 'o', long)]
+        output: PathBuf,
+    },
+    /// Run a module with per-kernel timers and print where the time goes, with each kernel's
+    /// throughput against this machine's measured memory bandwidth and FMA peak.
+    Profile {
+        module: PathBuf,
+        /// The inputs, as for `run` (default: random inputs from seed 0).
+        #[arg(long = "input", conflicts_with = "random_inputs")]
+        inputs: Vec<PathBuf>,
+        #[arg(long)]
+        random_inputs: Option<u64>,
+        /// Timed runs (after one untimed run).
+        #[arg(long, default_value_t = 10)]
+        runs: usize,
+        /// Kernels listed (the slowest first; the rest are summed).
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+        #[command(flatten)]
+        targets: TargetSources,
     },
     /// Time perf workloads (folders with module.hlo and perf.json) like xla_reference.py does.
     Bench {
@@ -94,6 +126,11 @@ enum Command {
         /// (StableHLO text; any kind is told by content).
         #[arg(long, default_value = "module.hlo")]
         module: String,
+        #[command(flatten)]
+        dump: DumpArg,
+        /// Print the measurements as JSON (one object per workload) instead of lines.
+        #[arg(long)]
+        json: bool,
     },
     /// Differential fuzzing: random HLO programs run on hlojit and on XLA:CPU (jaxlib).
     FuzzDiff {
@@ -121,9 +158,33 @@ enum Command {
         /// Write a JSON report.
         #[arg(long)]
         report: Option<PathBuf>,
+        /// Print the JSON report on standard output instead of the FAIL lines and totals.
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         targets: TargetSources,
     },
+}
+
+/// `--dump DIR`: what the compilation did, written to DIR (see `hlojit_compiler::dump`).
+#[derive(clap::Args)]
+struct DumpArg {
+    /// Write the HLO after every pass that changed it, the kernel list, the buffer assignment
+    /// and each LLVM module's IR (before and after optimization) and assembly to DIR
+    /// (HLOJIT_DUMP_PASSES=fusion,layout limits the HLO dumps to those passes).
+    #[arg(long, value_name = "DIR")]
+    dump: Option<PathBuf>,
+}
+
+impl DumpArg {
+    /// The dump options: `--dump`, else what the environment says.
+    fn options(&self) -> Option<hlojit_compiler::dump::DumpOptions> {
+        let from_env = hlojit_compiler::dump::DumpOptions::from_env();
+        match &self.dump {
+            Some(dir) => Some(hlojit_compiler::dump::DumpOptions { dir: dir.clone(), passes: from_env.map(|d| d.passes).unwrap_or_default() }),
+            None => from_env,
+        }
+    }
 }
 
 /// Where custom-call targets come from besides hlojit's built-ins.
@@ -196,7 +257,8 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { module, inputs, random_inputs, output_dir, donate, timeout, targets } => targets.load().and_then(|options| {
+        Command::Run { module, inputs, random_inputs, output_dir, donate, timeout, targets, dump } => targets.load().and_then(|options| {
+            let options = CompileOptions { dump: dump.options(), ..options };
             let run_options = timeout.map_or_else(RunOptions::default, |t| RunOptions::default().with_timeout(t));
             let inputs = match random_inputs {
                 Some(seed) => Inputs::Random(seed),
@@ -204,17 +266,26 @@ fn main() -> ExitCode {
             };
             run(&module, inputs, output_dir.as_deref(), &donate, &options, &run_options)
         }),
-        Command::Compile { module, emit, output, header, name, target, cpu, features } => {
-            let target = TargetOptions { triple: target, cpu, features };
-            compile(&module, emit, &output, header.as_deref(), name, target)
+        Command::Compile { module, emit, output, header, name, target, cpu, features, dump } => {
+            let options = CompileOptions { target: TargetOptions { triple: target, cpu, features }, dump: dump.options(), ..CompileOptions::default() };
+            compile(&module, emit, &output, header.as_deref(), name, options)
         }
         Command::Opt { module, output } => opt(&module, output.as_deref()),
-        Command::Bench { workloads, root, runs, warmup, inputs_dir, check_dir, module } => {
-            bench(&workloads, &root, hlojit_tools::bench::BenchOptions { runs, warmup, inputs_dir, check_dir, module_file: module })
+        Command::Graph { module, output } => graph(&module, &output),
+        Command::Profile { module, inputs, random_inputs, runs, top, targets } => targets.load().and_then(|options| {
+            let inputs = match (random_inputs, inputs.is_empty()) {
+                (Some(seed), _) => Inputs::Random(seed),
+                (None, true) => Inputs::Random(0),
+                (None, false) => Inputs::Files(&inputs),
+            };
+            profile(&module, inputs, runs, top, &options)
+        }),
+        Command::Bench { workloads, root, runs, warmup, inputs_dir, check_dir, module, dump, json } => {
+            bench(&workloads, &root, hlojit_tools::bench::BenchOptions { runs, warmup, inputs_dir, check_dir, module_file: module, dump: dump.options() }, json)
         }
         Command::FuzzDiff { programs, seed, keep_dir, print } => fuzz_diff(programs, seed, keep_dir, print),
-        Command::Conformance { dirs, module, filter, report, targets } => {
-            targets.load().and_then(|_| conformance_cmd(&dirs, module, filter.as_deref(), report.as_deref()))
+        Command::Conformance { dirs, module, filter, report, json, targets } => {
+            targets.load().and_then(|_| conformance_cmd(&dirs, module, filter.as_deref(), report.as_deref(), json))
         }
     };
     match result {
@@ -250,7 +321,8 @@ fn opt(path: &Path, output: Option<&Path>) -> Result<ExitCode, String> {
     let module = read_module(path)?;
     let options = CompileOptions { verify_passes: true, ..CompileOptions::default() };
     let prepared = hlojit_compiler::pipeline::prepare(&module, &options).map_err(|e| e.to_string())?;
-    let text = hlojit_compiler::hlo::text::print_module(&prepared);
+    // Buffer offsets and kernel names go in as `//` comments, which HLO parsers skip.
+    let text = hlojit_compiler::dump::buffers::annotate(&prepared).map_err(|e| e.to_string())?;
     match output {
         Some(file) => std::fs::write(file, text).map_err(|e| format!("{}: {e}", file.display()))?,
         None => print!("{text}"),
@@ -258,7 +330,28 @@ fn opt(path: &Path, output: Option<&Path>) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn compile(path: &Path, emit: Emit, output: &Path, header: Option<&Path>, name: Option<String>, target: TargetOptions) -> Result<ExitCode, String> {
+fn graph(path: &Path, output: &Path) -> Result<ExitCode, String> {
+    let module = read_module(path)?;
+    let prepared = hlojit_compiler::pipeline::prepare(&module, &CompileOptions::default()).map_err(|e| e.to_string())?;
+    let how = hlojit_tools::graph::write(&prepared, output)?;
+    println!("wrote {} ({how})", output.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn profile(path: &Path, inputs: Inputs, runs: usize, top: usize, options: &CompileOptions) -> Result<ExitCode, String> {
+    let module = read_module(path)?;
+    let (arrays, devices) = input_arrays(&module, inputs)?;
+    if devices > 1 {
+        return Err("profile runs single-device programs (this one declares several devices)".into());
+    }
+    let buffers = arrays.into_iter().map(HostBuffer::from_literal).collect();
+    let p = hlojit_tools::profile::profile(&module, options, buffers, runs)?;
+    let peaks = hlojit_tools::peaks::measure();
+    print!("{}", p.table(&peaks, top));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn compile(path: &Path, emit: Emit, output: &Path, header: Option<&Path>, name: Option<String>, options: CompileOptions) -> Result<ExitCode, String> {
     let module = read_module(path)?;
     let name = name.unwrap_or_else(|| c_name(path));
     let kind = match emit {
@@ -266,8 +359,9 @@ fn compile(path: &Path, emit: Emit, output: &Path, header: Option<&Path>, name: 
         Emit::Asm => OutputKind::Assembly,
         Emit::LlvmIr => OutputKind::LlvmIr,
     };
-    let options = CompileOptions { target, ..CompileOptions::default() };
+    let spinner = hlojit_tools::progress::Spinner::new(&format!("compiling {}", module.name));
     let out = compile_aot(&module, &name, &options, kind).map_err(|e| e.to_string())?;
+    drop(spinner);
     std::fs::write(output, &out.code).map_err(|e| format!("{}: {e}", output.display()))?;
     if let Some(h) = header {
         std::fs::write(h, &out.header).map_err(|e| format!("{}: {e}", h.display()))?;
@@ -302,22 +396,10 @@ fn run(
     run_options: &RunOptions,
 ) -> Result<ExitCode, String> {
     let module = read_module(path)?;
-    // The inputs are read and checked against the parameters before anything is compiled.
-    let devices = declared_devices(&module);
-    let leaves: Vec<hlojit::ArrayShape> = module
-        .entry_parameter_shapes()
-        .iter()
-        .flat_map(|s| s.array_leaves().into_iter().cloned())
-        .map(|s| if devices > 1 { hlojit::ArrayShape::new(s.element_type, [&[devices as i64][..], &s.dims].concat()) } else { s })
-        .collect();
-    let arrays = match inputs {
-        Inputs::Random(seed) => {
-            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-            leaves.iter().map(|s| random_array(&mut rng, s)).collect::<Result<Vec<_>, _>>()?
-        }
-        Inputs::Files(files) => read_inputs(files, &leaves, devices)?,
-    };
+    let (arrays, _) = input_arrays(&module, inputs)?;
+    let spinner = hlojit_tools::progress::Spinner::new(&format!("compiling {}", module.name));
     let exe = Executable::compile(&module, options).map_err(|e| e.to_string())?;
+    drop(spinner);
     println!("compiled {} in {:.1} ms ({})", module.name, exe.compile_time().as_secs_f64() * 1e3, exe.compile_stats());
     if exe.num_devices() > 1 {
         return run_devices(&exe, arrays, output_dir, run_options);
@@ -349,6 +431,26 @@ fn run(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The inputs, read and checked against the parameters (before anything is compiled), and
+/// the devices the module declares (inputs are stacked over them).
+fn input_arrays(module: &hlojit::hlo::Module, inputs: Inputs) -> Result<(Vec<ArrayLiteral>, usize), String> {
+    let devices = declared_devices(module);
+    let leaves: Vec<hlojit::ArrayShape> = module
+        .entry_parameter_shapes()
+        .iter()
+        .flat_map(|s| s.array_leaves().into_iter().cloned())
+        .map(|s| if devices > 1 { hlojit::ArrayShape::new(s.element_type, [&[devices as i64][..], &s.dims].concat()) } else { s })
+        .collect();
+    let arrays = match inputs {
+        Inputs::Random(seed) => {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            leaves.iter().map(|s| random_array(&mut rng, s)).collect::<Result<Vec<_>, _>>()?
+        }
+        Inputs::Files(files) => read_inputs(files, &leaves, devices)?,
+    };
+    Ok((arrays, devices))
 }
 
 /// The devices the module's header asks for (1 where it does not say or says something
@@ -439,39 +541,47 @@ fn random_array(rng: &mut impl Rng, shape: &hlojit::ArrayShape) -> Result<ArrayL
     Ok(lit)
 }
 
-
-fn summarize(a: &ArrayLiteral) -> String {
-    let n = a.element_count();
-    let head: Vec<String> = (0..n.min(6)).map(|i| if a.element_type().is_floating() { format!("{:.6}", a.get_f64(i)) } else { a.get_i64(i).to_string() }).collect();
-    let mut s = format!("{}{:?} [{}{}]", a.element_type(), a.dims(), head.join(", "), if n > 6 { ", ..." } else { "" });
-    if a.element_type().is_float() && n > 0 {
-        let values: Vec<f64> = (0..n).map(|i| a.get_f64(i)).collect();
-        let min = values.iter().cloned().fold(f64::INFINITY, f64::min);
-        let max = values.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        let mean = values.iter().sum::<f64>() / n as f64;
-        s.push_str(&format!(" min {min:.6} max {max:.6} mean {mean:.6}"));
+fn bench(workloads: &[String], root: &Path, options: hlojit_tools::bench::BenchOptions, json: bool) -> Result<ExitCode, String> {
+    use hlojit_tools::progress::Progress;
+    let dirs = hlojit_tools::bench::workload_dirs(workloads, root)?;
+    let progress = Progress::new("bench", dirs.len(), json);
+    if !json {
+        // The line format is xla_reference.py's (cargo xtask bench pairs them up by name).
+        progress.println("# workload compile_ms run_ms_median throughput (median of --runs runs; GFLOP/s or GB/s from perf.json)");
     }
-    s
-}
-
-fn bench(workloads: &[String], root: &Path, options: hlojit_tools::bench::BenchOptions) -> Result<ExitCode, String> {
     let mut failed = false;
-    for dir in hlojit_tools::bench::workload_dirs(workloads, root)? {
+    let mut records = Vec::new();
+    for dir in dirs {
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         match hlojit_tools::bench::bench_workload(&dir, &options) {
             Ok(m) => {
                 failed |= matches!(m.check, Some(Err(_)));
-                println!("{m}");
+                records.push(serde_json::json!({
+                    "name": m.name, "compile_ms": m.compile_ms, "run_ms_median": m.run_ms_median,
+                    "throughput": m.throughput, "check": m.check.as_ref().map(|c| c.as_ref().err().cloned().unwrap_or_else(|| "match".into())),
+                }));
+                if !json {
+                    progress.println(&m.to_string());
+                }
             }
             Err(e) => {
                 failed = true;
-                println!("{} failed: {e}", dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+                records.push(serde_json::json!({ "name": name, "error": e }));
+                if !json {
+                    progress.println(&format!("{name} failed: {e}"));
+                }
             }
         }
+        progress.tick(&name);
+    }
+    progress.finish();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&records).unwrap_or_default());
     }
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
-fn conformance_cmd(dirs: &[PathBuf], which: Which, filter: Option<&str>, report: Option<&Path>) -> Result<ExitCode, String> {
+fn conformance_cmd(dirs: &[PathBuf], which: Which, filter: Option<&str>, report: Option<&Path>, json: bool) -> Result<ExitCode, String> {
     let files: &[ModuleFile] = match which {
         Which::Module => &[ModuleFile::Module],
         Which::Optimized => &[ModuleFile::Optimized],
@@ -492,9 +602,14 @@ fn conformance_cmd(dirs: &[PathBuf], which: Which, filter: Option<&str>, report:
         let matching = filter.map(|f| format!(" matching '{f}'")).unwrap_or_default();
         return Err(format!("no conformance cases{matching} under {} (a case is a directory cases/NAME with case.json)", dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")));
     }
-    let outcomes = conformance::run_all(&cases, files);
+    let progress = hlojit_tools::progress::Progress::new("conformance", conformance::job_count(&cases, files), json);
+    let outcomes = conformance::run_all_with(&cases, files, &|o| progress.tick(&o.case));
+    progress.finish();
     let (mut failed, mut not_runnable) = (0, 0);
-    for o in &outcomes {
+    if json {
+        println!("{}", conformance::report_json(&outcomes));
+    }
+    for o in outcomes.iter().filter(|_| !json) {
         match &o.failure {
             Some(reason) if o.not_runnable => {
                 not_runnable += 1;
@@ -509,6 +624,10 @@ fn conformance_cmd(dirs: &[PathBuf], which: Which, filter: Option<&str>, report:
     }
     if let Some(path) = report {
         std::fs::write(path, conformance::report_json(&outcomes)).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if json {
+        let failed = outcomes.iter().filter(|o| o.failure.is_some() && !o.not_runnable).count();
+        return Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE });
     }
     let passed = outcomes.len() - failed - not_runnable;
     if not_runnable == 0 {

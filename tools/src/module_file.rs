@@ -51,5 +51,22 @@ pub fn read_module_text(path: &Path) -> Result<String, String> {
 /// StableHLO text, MLIR bytecode, jax.export) is told by its content, not its name.
 pub fn read_module(path: &Path) -> Result<Module, String> {
     let bytes = read_module_bytes(path)?;
-    parse_module_bytes(&bytes).map_err(|e| format!("{}:{e}", path.display()))
+    parse_module_bytes(&bytes).map_err(|e| format!("{}:{e}{}", path.display(), way_out(path, &bytes)))
+}
+
+/// For a module that did not parse and looks like a binary HloModuleProto (XLA's
+/// `--xla_dump_hlo_as_proto`, `.pb`), how to turn it into text hlojit reads.
+fn way_out(path: &Path, bytes: &[u8]) -> String {
+    let binary = bytes.iter().take(256).any(|&b| b == 0 || (b < 0x20 && !b"\t\r\n".contains(&b)));
+    let proto_name = path.extension().is_some_and(|e| e == "pb" || e == "proto" || e == "binpb");
+    if !(binary || proto_name) {
+        return String::new();
+    }
+    format!(
+        "\n  hlojit reads HLO text and StableHLO (MLIR) text. If this is a serialized HloModuleProto, \
+         print it as text with jaxlib:\n    python3 -c \"import sys; from jax._src.lib import xla_client as x; \
+         print(x.hlo.HloModule.from_serialized_hlo_module_proto(open(sys.argv[1], 'rb').read()).to_string())\" {} > module.hlo\n  \
+         (from JAX directly: jax.jit(f, keep_unused=True).lower(*args).as_text(dialect=\"hlo\"))",
+        path.display()
+    )
 }

@@ -83,8 +83,23 @@ fn setup() -> Result<(), String> {
         install.extend_from_slice(DEBIAN_PACKAGES);
         apt(&install)?;
     }
+    graphviz()?;
     python_packages()?;
     refresh_corpus()
+}
+
+/// Graphviz's `dot` lays out `hlojit graph`'s pictures (its SVG output and test need it).
+fn graphviz() -> Result<(), String> {
+    if Command::new("dot").arg("-V").output().is_ok() {
+        return Ok(());
+    }
+    eprintln!("xtask: installing graphviz (for hlojit graph)");
+    let mut c = if is_root() { Command::new("apt-get") } else { Command::new("sudo") };
+    if !is_root() {
+        c.arg("apt-get");
+    }
+    c.args(["install", "-y", "-qq", "--no-install-recommends", "graphviz"]).env("DEBIAN_FRONTEND", "noninteractive");
+    run(&mut c)
 }
 
 /// The pinned Python packages (jax, scipy, ...) the tests, benchmarks and tools use.

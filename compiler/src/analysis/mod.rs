@@ -2,5 +2,6 @@
 //! that a pass decides with exactly the rule codegen later applies, without importing codegen.
 
 pub mod buffers;
+pub mod cost;
 pub mod custom_calls;
 pub mod rng;

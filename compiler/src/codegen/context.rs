@@ -30,6 +30,8 @@ pub struct Codegen<'ctx> {
     pub simd_bytes: u32,
     /// Whether the target has AVX512_BF16 (dot products of bf16 pairs into f32).
     pub avx512_bf16: bool,
+    /// Time every kernel call (a profiling build, see `hlojit_runtime::profile`).
+    pub profile: bool,
     /// Scratch the kernels being generated hold (see `scratch.rs`).
     pub scratch: std::cell::RefCell<super::scratch::ScratchState<'ctx>>,
 }
@@ -43,6 +45,7 @@ impl<'ctx> Codegen<'ctx> {
             x86,
             simd_bytes: 16,
             avx512_bf16: false,
+            profile: false,
             scratch: Default::default(),
         }
     }

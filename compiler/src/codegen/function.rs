@@ -45,6 +45,20 @@ pub struct KernelInfo {
     pub may_fail: bool,
 }
 
+impl KernelInfo {
+    /// `(extent, min_chunk)` when the sequencing code hands the kernel to the thread pool
+    /// (split into chunks of at least `min_chunk` iterations), `None` when it runs on the
+    /// calling thread.
+    pub fn parallel_split(&self) -> Option<(i64, i64)> {
+        if self.extent > 1 && self.elements >= PARALLEL_MIN_ELEMENTS {
+            let per_iteration = (self.elements / self.extent).max(1);
+            Some((self.extent, (PARALLEL_GRAIN_ELEMENTS / per_iteration).max(1)))
+        } else {
+            None
+        }
+    }
+}
+
 /// Lowers the sequenced functions of a plan whose kernels are already generated (in this
 /// LLVM module or in others the JIT links with it).
 pub struct ModuleLowering<'a, 'ctx> {
@@ -258,7 +272,14 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             Step::Collective => self.lower_collective(comp, id, fl),
             Step::Kernel => {
                 let job = fp.kernels.get(&id).ok_or_else(|| Error::Internal(format!("no kernel for {}", comp.get(id).name)))?;
-                self.run_kernel(&self.kernels[*job], fl)
+                if !self.cg.profile {
+                    return self.run_kernel(&self.kernels[*job], fl);
+                }
+                // A profiling build: the kernel's wall time, parallel or not, by its number.
+                let cg = self.cg;
+                let start = cg.call(cg.runtime(RuntimeFunction::ProfileNow)?, &[])?;
+                self.run_kernel(&self.kernels[*job], fl)?;
+                cg.call_void(cg.runtime(RuntimeFunction::ProfileRecord)?, &[cg.const_i64(*job as i64).into(), start.into()])
             }
         }
     }
@@ -269,9 +290,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let table = fl.table;
         let function = cg.external(&kernel.name, kernel_fn_type(cg))?;
         let extent = cg.const_i64(kernel.extent);
-        if kernel.extent > 1 && kernel.elements >= PARALLEL_MIN_ELEMENTS {
-            let per_iteration = (kernel.elements / kernel.extent).max(1);
-            let min_chunk = (PARALLEL_GRAIN_ELEMENTS / per_iteration).max(1);
+        if let Some((_, min_chunk)) = kernel.parallel_split() {
             let pf = cg.runtime(RuntimeFunction::ParallelFor)?;
             let f = function.as_global_value().as_pointer_value();
             cg.call_void(pf, &[f.into(), table.into(), extent.into(), cg.const_i64(min_chunk).into()])?;

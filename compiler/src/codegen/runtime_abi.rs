@@ -41,13 +41,16 @@ pub enum RuntimeFunction {
     CollectiveEnter,
     CollectiveLeave,
     PollInterrupt,
+    /// Profiling builds: the clock before a kernel, and recording its time after it.
+    ProfileNow,
+    ProfileRecord,
 }
 
 /// The process-wide flag generated loops poll (a `u32` the runtime sets; not a function).
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 18] = [
+    pub const ALL: [RuntimeFunction; 20] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
@@ -66,6 +69,8 @@ impl RuntimeFunction {
         RuntimeFunction::CollectiveEnter,
         RuntimeFunction::CollectiveLeave,
         RuntimeFunction::PollInterrupt,
+        RuntimeFunction::ProfileNow,
+        RuntimeFunction::ProfileRecord,
     ];
 
     /// The exported symbol.
@@ -89,6 +94,8 @@ impl RuntimeFunction {
             RuntimeFunction::CollectiveEnter => "hlojit_rt_collective_enter",
             RuntimeFunction::CollectiveLeave => "hlojit_rt_collective_leave",
             RuntimeFunction::PollInterrupt => "hlojit_rt_poll_interrupt",
+            RuntimeFunction::ProfileNow => "hlojit_rt_profile_now",
+            RuntimeFunction::ProfileRecord => "hlojit_rt_profile_record",
         }
     }
 
@@ -122,6 +129,8 @@ impl RuntimeFunction {
             }
             RuntimeFunction::CollectiveLeave => (Some(I32), &[]),
             RuntimeFunction::PollInterrupt => (Some(I32), &[]),
+            RuntimeFunction::ProfileNow => (Some(I64), &[]),
+            RuntimeFunction::ProfileRecord => (None, &[I64, I64]),
         }
     }
 }
@@ -347,6 +356,8 @@ mod tests {
                 executor::hlojit_rt_poll_interrupt,
                 unsafe extern "C" fn() -> i32
             ),
+            RuntimeFunction::ProfileNow => def!(hlojit_runtime::profile::hlojit_rt_profile_now, unsafe extern "C" fn() -> i64),
+            RuntimeFunction::ProfileRecord => def!(hlojit_runtime::profile::hlojit_rt_profile_record, unsafe extern "C" fn(i64, i64)),
         }
     }
 

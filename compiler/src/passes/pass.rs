@@ -120,15 +120,8 @@ impl PassPipeline {
 }
 
 fn write_dump(dump: &DumpOptions, module: &Module, n: usize, pass: &str) -> Result<()> {
-    let file = dump.dir.join(format!("{}.{n:02}.{pass}.hlo", sanitize(&module.name)));
-    std::fs::create_dir_all(&dump.dir)
-        .and_then(|_| std::fs::write(&file, crate::hlo::text::print_module(module)))
-        .map_err(|e| Error::Internal(format!("{}: cannot write the dump: {e}", file.display())))
-}
-
-/// A module name as a file name: path separators and other unusual characters become `_`.
-fn sanitize(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
+    let file = format!("{}.{n:02}.{pass}.hlo", crate::dump::file_name(&module.name));
+    crate::dump::write(dump, &file, crate::hlo::text::print_module(module).as_bytes())
 }
 
 #[cfg(test)]

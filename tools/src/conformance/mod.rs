@@ -78,14 +78,30 @@ pub fn case_dirs(dir: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(dirs)
 }
 
+/// The (case, file) pairs [`run_all`] runs: optional forms only where the case has the file.
+pub fn job_count(dirs: &[PathBuf], files: &[ModuleFile]) -> usize {
+    dirs.iter().flat_map(|d| files.iter().map(move |&f| (d, f))).filter(|(d, f)| !f.optional() || d.join(f.file_name()).exists()).count()
+}
+
 /// Runs every (case, file) pair, in parallel, and returns the outcomes in order.
 pub fn run_all(dirs: &[PathBuf], files: &[ModuleFile]) -> Vec<Outcome> {
+    run_all_with(dirs, files, &|_| {})
+}
+
+/// [`run_all`], calling `done` after each (case, file) pair (from the worker threads).
+pub fn run_all_with(dirs: &[PathBuf], files: &[ModuleFile], done: &(dyn Fn(&Outcome) + Sync)) -> Vec<Outcome> {
     let jobs: Vec<(&PathBuf, ModuleFile)> = dirs
         .iter()
         .flat_map(|d| files.iter().map(move |&f| (d, f)))
         .filter(|(d, f)| !f.optional() || d.join(f.file_name()).exists())
         .collect();
-    jobs.par_iter().map(|&(dir, file)| run_case(dir, file)).collect()
+    jobs.par_iter()
+        .map(|&(dir, file)| {
+            let outcome = run_case(dir, file);
+            done(&outcome);
+            outcome
+        })
+        .collect()
 }
 
 /// Runs one case from one of its files; never panics (a panic becomes a failure).
