@@ -129,6 +129,20 @@ pub struct CompileStats {
     pub load: Duration,
     /// LLVM modules compiled (in parallel when more than one).
     pub partitions: usize,
+    /// Whether the code was compiled now or came from a cache (then the LLVM phases are zero).
+    pub source: CodeSource,
+}
+
+/// Where an executable's machine code came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CodeSource {
+    /// Compiled by LLVM for this executable.
+    #[default]
+    Compiled,
+    /// Shared with an executable the same client compiled before.
+    MemoryCache,
+    /// Loaded from the on-disk cache (`HLOJIT_CACHE_DIR`).
+    DiskCache,
 }
 
 impl std::ops::AddAssign for CompileStats {
@@ -145,6 +159,13 @@ impl std::ops::AddAssign for CompileStats {
 impl std::fmt::Display for CompileStats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        match self.source {
+            CodeSource::Compiled => {}
+            CodeSource::MemoryCache => return write!(f, "the client's cached executable"),
+            CodeSource::DiskCache => {
+                return write!(f, "from the compilation cache: passes {:.1} ms, loading {:.1} ms", ms(self.prepare), ms(self.load))
+            }
+        }
         write!(
             f,
             "passes {:.1} ms, LLVM IR {:.1} ms, optimization {:.1} ms, machine code {:.1} ms, loading {:.1} ms; {} LLVM module{}",
