@@ -104,7 +104,7 @@ impl Executable {
                 Lookup::Hit(objects) => Some(objects),
                 Lookup::Miss => None,
                 Lookup::Corrupt(why) => {
-                    eprintln!("warning: hlojit: ignoring a damaged compilation cache entry ({why}); compiling again");
+                    eprintln!("warning: hlojit: ignoring an unusable compilation cache entry ({why}); compiling again");
                     None
                 }
             },

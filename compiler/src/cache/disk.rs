@@ -54,6 +54,9 @@ impl DiskCache {
     /// The object files stored for `key`.
     pub fn load(&self, key: &Fingerprint) -> Lookup {
         let path = self.path(key);
+        if !self.dir.is_dir() {
+            return Lookup::Miss;
+        }
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,

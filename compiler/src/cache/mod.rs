@@ -19,3 +19,6 @@ pub const CACHE_DIR_VARIABLE: &str = "HLOJIT_CACHE_DIR";
 pub fn allowed() -> bool {
     std::env::var_os("HLOJIT_DUMP_IR").is_none()
 }
+
+#[cfg(test)]
+mod tests;
