@@ -204,6 +204,7 @@ fn codegen_for<'ctx>(context: &'ctx Context, name: &str, options: &CompileOption
     let mut cg = Codegen::new(context, name, options.target.is_x86_64());
     cg.simd_bytes = crate::backend::target::simd_bytes(machine);
     cg.avx512_bf16 = crate::backend::target::has_feature(machine, "avx512bf16");
+    cg.fma = crate::backend::target::has_feature(machine, "fma");
     cg.module.set_triple(&machine.get_triple());
     cg.module.set_data_layout(&machine.get_target_data().get_data_layout());
     cg

@@ -29,7 +29,10 @@ impl Fingerprint {
     /// The key of `module` compiled for `target`.
     pub fn of(module: &Module, target: &TargetOptions) -> Result<Fingerprint> {
         let (triple, cpu, features) = resolved_target(target);
-        let header = format!("compiler: {}\ntriple: {triple}\ncpu: {cpu}\nfeatures: {features}\n", compiler_build());
+        let mut header = format!("compiler: {}\ntriple: {triple}\ncpu: {cpu}\nfeatures: {features}\n", compiler_build());
+        if crate::codegen::emitters::generated_gemm_forced() {
+            header.push_str("gemm: generated\n");
+        }
         let module = module.to_string();
         let hash = hash128(&[header.as_bytes(), module.as_bytes()]);
         Ok(Fingerprint { header, module, hash })

@@ -30,11 +30,13 @@ pub struct Codegen<'ctx> {
     pub simd_bytes: u32,
     /// Whether the target has AVX512_BF16 (dot products of bf16 pairs into f32).
     pub avx512_bf16: bool,
+    /// Whether the target has FMA (with AVX2: the runtime's precompiled AVX2 GEMM applies).
+    pub fma: bool,
 }
 
 impl<'ctx> Codegen<'ctx> {
     pub fn new(llvm: &'ctx Context, name: &str, x86: bool) -> Codegen<'ctx> {
-        Codegen { llvm, module: llvm.create_module(name), b: llvm.create_builder(), x86, simd_bytes: 16, avx512_bf16: false }
+        Codegen { llvm, module: llvm.create_module(name), b: llvm.create_builder(), x86, simd_bytes: 16, avx512_bf16: false, fma: false }
     }
 
     pub fn i1(&self) -> IntType<'ctx> {

@@ -40,13 +40,15 @@ pub enum RuntimeFunction {
     CollectiveEnter,
     CollectiveLeave,
     PollInterrupt,
+    GemmF32Avx512,
+    GemmF32Avx2,
 }
 
 /// The process-wide flag generated loops poll (a `u32` the runtime sets; not a function).
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 17] = [
+    pub const ALL: [RuntimeFunction; 19] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
@@ -64,6 +66,8 @@ impl RuntimeFunction {
         RuntimeFunction::CollectiveEnter,
         RuntimeFunction::CollectiveLeave,
         RuntimeFunction::PollInterrupt,
+        RuntimeFunction::GemmF32Avx512,
+        RuntimeFunction::GemmF32Avx2,
     ];
 
     /// The exported symbol.
@@ -86,6 +90,8 @@ impl RuntimeFunction {
             RuntimeFunction::CollectiveEnter => "hlojit_rt_collective_enter",
             RuntimeFunction::CollectiveLeave => "hlojit_rt_collective_leave",
             RuntimeFunction::PollInterrupt => "hlojit_rt_poll_interrupt",
+            RuntimeFunction::GemmF32Avx512 => "hlojit_rt_gemm_f32_avx512",
+            RuntimeFunction::GemmF32Avx2 => "hlojit_rt_gemm_f32_avx2",
         }
     }
 
@@ -118,6 +124,8 @@ impl RuntimeFunction {
             }
             RuntimeFunction::CollectiveLeave => (Some(I32), &[]),
             RuntimeFunction::PollInterrupt => (Some(I32), &[]),
+            // (descriptor: hlojit_runtime::kernels::gemm::GemmF32)
+            RuntimeFunction::GemmF32Avx512 | RuntimeFunction::GemmF32Avx2 => (Some(I32), &[Ptr]),
         }
     }
 }
@@ -156,7 +164,7 @@ mod tests {
     use super::*;
     use hlojit_runtime::collectives::entry_points as collectives;
     use hlojit_runtime::custom_call::{call, status};
-    use hlojit_runtime::kernels::{fft, rng, sort};
+    use hlojit_runtime::kernels::{fft, gemm, rng, sort};
     use hlojit_runtime::{executor, symbols};
 
     /// The C ABI type of a Rust parameter or result type.
@@ -342,6 +350,8 @@ mod tests {
                 executor::hlojit_rt_poll_interrupt,
                 unsafe extern "C" fn() -> i32
             ),
+            RuntimeFunction::GemmF32Avx512 => def!(gemm::hlojit_rt_gemm_f32_avx512, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
+            RuntimeFunction::GemmF32Avx2 => def!(gemm::hlojit_rt_gemm_f32_avx2, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
         }
     }
 

@@ -6,6 +6,7 @@
 mod conv;
 mod dot;
 mod gemm;
+pub use gemm::precompiled::{generated_forced as generated_gemm_forced, GENERATED_GEMM_VARIABLE};
 mod dynamic_update_slice;
 mod fft;
 mod gather;
