@@ -8,6 +8,7 @@ use crate::literal::{ArrayLiteral, NativeType};
 use crate::npy;
 use crate::physical::{logical_to_physical, physical_to_logical, LayoutError, PhysicalLayout};
 use crate::shape::{ArrayShape, Layout};
+use std::borrow::Cow;
 use std::path::Path;
 use thiserror::Error;
 
@@ -91,7 +92,8 @@ fn as_bytes<T: NativeType>(values: &[T]) -> &[u8] {
 /// ```
 #[derive(Clone, Debug)]
 pub struct ArrayView<'a> {
-    shape: ArrayShape,
+    /// Borrowed from the buffer a view of a `HostBuffer` looks at: making one allocates nothing.
+    shape: Cow<'a, ArrayShape>,
     data: &'a [u8],
 }
 
@@ -144,6 +146,17 @@ impl HostBuffer {
         let shape = with_layout(shape, None);
         let bytes = storage_bytes(&shape)?;
         let dense = bytes == shape.element_count() as usize * shape.element_type.byte_size();
+        // SAFETY: with no padding, writing every element writes every byte.
+        let data = if dense { unsafe { AlignedBuffer::try_uninit(bytes) } } else { AlignedBuffer::try_zeroed(bytes) };
+        Ok(HostBuffer { data: data.map_err(HostError::allocation(&shape))?, shape })
+    }
+
+    /// [`HostBuffer::for_output`] for a shape with its layout set whose storage size is known.
+    ///
+    /// # Safety
+    /// As [`HostBuffer::for_output`]; `bytes` and `dense` are `shape`'s storage size and whether
+    /// it has no padding.
+    pub(crate) unsafe fn for_output_sized(shape: ArrayShape, bytes: usize, dense: bool) -> Result<HostBuffer, HostError> {
         // SAFETY: with no padding, writing every element writes every byte.
         let data = if dense { unsafe { AlignedBuffer::try_uninit(bytes) } } else { AlignedBuffer::try_zeroed(bytes) };
         Ok(HostBuffer { data: data.map_err(HostError::allocation(&shape))?, shape })
@@ -291,7 +304,7 @@ impl HostBuffer {
 
     /// A borrowed view of the same bytes and shape (no copy).
     pub fn view(&self) -> ArrayView<'_> {
-        ArrayView { shape: self.shape.clone(), data: self.data.as_slice() }
+        ArrayView { shape: Cow::Borrowed(&self.shape), data: self.data.as_slice() }
     }
 }
 
@@ -316,17 +329,17 @@ impl<'a> ArrayView<'a> {
         if data.len() != expected {
             return Err(HostError::Size { shape: shape.to_string(), expected, got: data.len() });
         }
-        Ok(ArrayView { shape, data })
+        Ok(ArrayView { shape: Cow::Owned(shape), data })
     }
 
     /// A view of a literal (row-major).
     pub fn from_literal(literal: &'a ArrayLiteral) -> ArrayView<'a> {
-        ArrayView { shape: with_layout(&literal.shape(), None), data: literal.bytes() }
+        ArrayView { shape: Cow::Owned(with_layout(&literal.shape(), None)), data: literal.bytes() }
     }
 
     /// The same bytes taken to be laid out as `layout` says (say, column-major data).
     pub fn with_layout(self, layout: Layout) -> Result<ArrayView<'a>, HostError> {
-        Self::from_bytes(&ArrayShape { layout: Some(layout), ..self.shape }, self.data)
+        Self::from_bytes(&ArrayShape { layout: Some(layout), ..self.shape.into_owned() }, self.data)
     }
 
     /// The shape, always with its layout set.
@@ -350,13 +363,13 @@ impl<'a> ArrayView<'a> {
 
     /// An owned copy.
     pub fn to_buffer(&self) -> HostBuffer {
-        HostBuffer { shape: self.shape.clone(), data: AlignedBuffer::from_bytes(self.data) }
+        HostBuffer { shape: ArrayShape::clone(&self.shape), data: AlignedBuffer::from_bytes(self.data) }
     }
 
     /// An owned copy, or an error when the memory cannot be had.
     pub fn try_to_buffer(&self) -> Result<HostBuffer, HostError> {
         let data = AlignedBuffer::try_from_bytes(self.data).map_err(HostError::allocation(&self.shape))?;
-        Ok(HostBuffer { shape: self.shape.clone(), data })
+        Ok(HostBuffer { shape: ArrayShape::clone(&self.shape), data })
     }
 }
 
