@@ -9,6 +9,7 @@ use crate::npy;
 use crate::physical::{logical_to_physical, physical_to_logical, LayoutError, PhysicalLayout};
 use crate::shape::{ArrayShape, Layout};
 use std::borrow::Cow;
+use std::sync::Arc;
 use std::path::Path;
 use thiserror::Error;
 
@@ -125,7 +126,8 @@ pub struct ArrayView<'a> {
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostBuffer {
-    shape: ArrayShape,
+    /// Shared with the executor that allocated it (outputs of a run share their plan's shape).
+    shape: Arc<ArrayShape>,
     data: AlignedBuffer,
 }
 
@@ -134,7 +136,7 @@ impl HostBuffer {
     pub fn zeros(shape: &ArrayShape) -> Result<HostBuffer, HostError> {
         let shape = with_layout(shape, None);
         let data = AlignedBuffer::try_zeroed(storage_bytes(&shape)?).map_err(HostError::allocation(&shape))?;
-        Ok(HostBuffer { shape, data })
+        Ok(HostBuffer { shape: Arc::new(shape), data })
     }
 
     /// A buffer for a computation to write its output into: left uninitialized when the
@@ -143,7 +145,7 @@ impl HostBuffer {
     /// # Safety
     /// Every element must be written before the buffer is read.
     pub unsafe fn for_output(shape: &ArrayShape) -> Result<HostBuffer, HostError> {
-        let shape = with_layout(shape, None);
+        let shape = Arc::new(with_layout(shape, None));
         let bytes = storage_bytes(&shape)?;
         let dense = bytes == shape.element_count() as usize * shape.element_type.byte_size();
         // SAFETY: with no padding, writing every element writes every byte.
@@ -156,7 +158,7 @@ impl HostBuffer {
     /// # Safety
     /// As [`HostBuffer::for_output`]; `bytes` and `dense` are `shape`'s storage size and whether
     /// it has no padding.
-    pub(crate) unsafe fn for_output_sized(shape: ArrayShape, bytes: usize, dense: bool) -> Result<HostBuffer, HostError> {
+    pub(crate) unsafe fn for_output_sized(shape: Arc<ArrayShape>, bytes: usize, dense: bool) -> Result<HostBuffer, HostError> {
         // SAFETY: with no padding, writing every element writes every byte.
         let data = if dense { unsafe { AlignedBuffer::try_uninit(bytes) } } else { AlignedBuffer::try_zeroed(bytes) };
         Ok(HostBuffer { data: data.map_err(HostError::allocation(&shape))?, shape })
@@ -183,13 +185,13 @@ impl HostBuffer {
             return Err(HostError::Size { shape: shape.to_string(), expected, got: bytes.len() });
         }
         let data = AlignedBuffer::try_from_bytes(bytes).map_err(HostError::allocation(&shape))?;
-        Ok(HostBuffer { shape, data })
+        Ok(HostBuffer { shape: Arc::new(shape), data })
     }
 
     /// Takes a literal's memory without copying (a literal is row-major).
     pub fn from_literal(literal: ArrayLiteral) -> HostBuffer {
         let shape = with_layout(&literal.shape(), None);
-        HostBuffer { shape, data: literal.into_buffer() }
+        HostBuffer { shape: Arc::new(shape), data: literal.into_buffer() }
     }
 
     /// A copy of a logical array laid out as `layout` says.
@@ -200,7 +202,7 @@ impl HostBuffer {
         let bytes = physical.storage_bytes(shape.element_type) as usize;
         let mut data = AlignedBuffer::try_zeroed(bytes).map_err(HostError::allocation(&shape))?;
         logical_to_physical(literal.bytes(), data.as_mut_slice(), &shape.dims, &physical, elem);
-        Ok(HostBuffer { shape, data })
+        Ok(HostBuffer { shape: Arc::new(shape), data })
     }
 
     /// Reads a `.npy` file as a row-major array of `element_type` (raw-bits storage for types
@@ -363,13 +365,13 @@ impl<'a> ArrayView<'a> {
 
     /// An owned copy.
     pub fn to_buffer(&self) -> HostBuffer {
-        HostBuffer { shape: ArrayShape::clone(&self.shape), data: AlignedBuffer::from_bytes(self.data) }
+        HostBuffer { shape: Arc::new(ArrayShape::clone(&self.shape)), data: AlignedBuffer::from_bytes(self.data) }
     }
 
     /// An owned copy, or an error when the memory cannot be had.
     pub fn try_to_buffer(&self) -> Result<HostBuffer, HostError> {
         let data = AlignedBuffer::try_from_bytes(self.data).map_err(HostError::allocation(&self.shape))?;
-        Ok(HostBuffer { shape: ArrayShape::clone(&self.shape), data })
+        Ok(HostBuffer { shape: Arc::new(ArrayShape::clone(&self.shape)), data })
     }
 }
 

@@ -173,7 +173,7 @@ struct RunPlan {
     output_alias: Vec<Option<usize>>,
     /// Per result leaf: its shape with layout set, storage bytes and whether that is dense
     /// (`None` when the layout's size cannot be worked out: the run reports it).
-    outputs: Vec<Option<(ArrayShape, usize, bool)>>,
+    outputs: Vec<Option<(std::sync::Arc<ArrayShape>, usize, bool)>>,
 }
 
 impl RunPlan {
@@ -193,7 +193,7 @@ impl RunPlan {
                 let bytes = PhysicalLayout::new(&shape).ok()?.storage_bytes(shape.element_type);
                 let bytes = usize::try_from(bytes).ok()?;
                 let dense = bytes as u128 == shape.element_count() as u128 * shape.element_type.byte_size() as u128;
-                Some((shape, bytes, dense))
+                Some((std::sync::Arc::new(shape), bytes, dense))
             })
             .collect();
         RunPlan { arguments, aliased, must_alias, output_alias, outputs }
