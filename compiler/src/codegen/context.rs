@@ -32,11 +32,22 @@ pub struct Codegen<'ctx> {
     pub avx512_bf16: bool,
     /// Whether the target has FMA (with AVX2: the runtime's precompiled AVX2 GEMM applies).
     pub fma: bool,
+    /// Scratch the kernels being generated hold (see `scratch.rs`).
+    pub scratch: std::cell::RefCell<super::scratch::ScratchState<'ctx>>,
 }
 
 impl<'ctx> Codegen<'ctx> {
     pub fn new(llvm: &'ctx Context, name: &str, x86: bool) -> Codegen<'ctx> {
-        Codegen { llvm, module: llvm.create_module(name), b: llvm.create_builder(), x86, simd_bytes: 16, avx512_bf16: false, fma: false }
+        Codegen {
+            llvm,
+            module: llvm.create_module(name),
+            b: llvm.create_builder(),
+            x86,
+            simd_bytes: 16,
+            avx512_bf16: false,
+            fma: false,
+            scratch: Default::default(),
+        }
     }
 
     pub fn i1(&self) -> IntType<'ctx> {

@@ -12,7 +12,7 @@
 
 mod microkernel;
 
-use crate::custom_call::last_error::set_last_error;
+use crate::custom_call::last_error::set_failure as set_last_error;
 use crate::symbols::{hlojit_rt_num_threads, hlojit_rt_parallel_for, ALLOCATION_FAILURE};
 use microkernel::Microkernel;
 use std::ptr::NonNull;

@@ -75,8 +75,9 @@ pub fn emit_precompiled<'ctx>(cg: &Codegen<'ctx>, caps: &Captures<'ctx>, g: &Gem
     for (i, v) in fields.iter().enumerate() {
         cg.b.build_store(cg.gep(cg.i64().into(), desc, c(i as i64))?, *v)?;
     }
-    // The status is non-zero only when scratch memory ran out (the message is then this
-    // thread's last error), as the generated GEMM's allocations.
+    // The status is non-zero only when scratch memory ran out: the runtime has then recorded
+    // the failure, which the sequencing code collects after the kernel.
     cg.call(cg.runtime(f)?, &[desc.into()])?;
+    cg.note_kernel_may_fail();
     Ok(true)
 }
