@@ -48,5 +48,33 @@ fn workloads(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, compile_latency, workloads);
+/// Per-call overhead of `Executable::run` (argument checks, output allocation, the entry's
+/// setup) on programs whose kernels take a few nanoseconds: the whole time is overhead.
+fn per_call_overhead(c: &mut Criterion) {
+    let mut group = c.benchmark_group("per_call");
+    let programs = [
+        ("add_f32x4", "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  y = f32[4] parameter(1)\n  ROOT r = f32[4] add(x, y)\n}\n"),
+        (
+            "tuple_of_3_from_4_args",
+            "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n  c = s32[] parameter(2)\n  d = f32[2,2] parameter(3)\n  s = f32[4] multiply(a, b)\n  t = s32[] add(c, c)\n  n = f32[2,2] negate(d)\n  ROOT r = (f32[4], s32[], f32[2,2]) tuple(s, t, n)\n}\n",
+        ),
+    ];
+    for (name, text) in programs {
+        let exe = Client::new().compile_text(text).expect("compiles");
+        let inputs: Vec<hlojit::HostBuffer> = exe
+            .argument_shapes()
+            .into_iter()
+            .map(|s| hlojit::HostBuffer::zeros(s).expect("valid shape"))
+            .collect();
+        group.bench_function(name, |b| b.iter(|| exe.run(&inputs).expect("runs")));
+    }
+    // The cost of a compilation served by the client's cache (fingerprint of the module text).
+    let client = Client::new();
+    let text = programs[1].1;
+    client.compile_text(text).expect("compiles");
+    group.bench_function("compile_cached_in_process", |b| b.iter(|| client.compile_text(text).expect("cached")));
+    group.finish();
+}
+
+criterion_group!(benches, compile_latency, workloads, per_call_overhead);
 criterion_main!(benches);

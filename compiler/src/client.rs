@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use hlojit_runtime::custom_call::CustomCallRegistry;
+use crate::cache::MemoryCache;
 use crate::executable::Executable;
 use crate::hlo::text::parse_module;
 use crate::hlo::Module;
@@ -42,6 +43,8 @@ use crate::pipeline::CompileOptions;
 #[derive(Clone, Debug, Default)]
 pub struct Client {
     options: CompileOptions,
+    /// Executables this client (and its clones) compiled, by fingerprint.
+    cache: MemoryCache,
 }
 
 impl Client {
@@ -53,7 +56,7 @@ impl Client {
     /// A client that compiles with `options` (another target, a registry of custom calls,
     /// serial compilation).
     pub fn with_options(options: CompileOptions) -> Client {
-        Client { options }
+        Client { options, cache: MemoryCache::default() }
     }
 
     /// The settings every compilation of this client uses.
@@ -61,9 +64,17 @@ impl Client {
         &self.options
     }
 
-    /// Verifies, optimizes, compiles and loads a module.
+    /// Verifies, optimizes, compiles and loads a module. A module this client (or a clone of
+    /// it) compiled before, in the same canonical text, comes back at once sharing the loaded
+    /// code; with `HLOJIT_CACHE_DIR` set, machine code compiled by earlier processes is loaded
+    /// from there (see README, "Compilation cache").
     pub fn compile(&self, module: &Module) -> Result<Executable> {
-        Executable::compile(module, &self.options)
+        Executable::compile_cached(module, &self.options, Some(&self.cache))
+    }
+
+    /// The client's in-process cache of executables (`clear` it to compile everything anew).
+    pub fn cache(&self) -> &MemoryCache {
+        &self.cache
     }
 
     /// Parses HLO text (as XLA and JAX print it) and compiles it.

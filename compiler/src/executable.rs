@@ -8,8 +8,10 @@ use crate::codegen::collectives::groups::DeviceGrid;
 use crate::codegen::custom_call::custom_call_targets;
 use crate::error::{Error, Result};
 use crate::hlo::{AliasKind, Module, Opcode};
-use crate::pipeline::{compile_objects, prepare, CompileOptions, CompileStats};
-use hlojit_runtime::custom_call::{resolve_target, CustomCallRegistry, Plugin};
+use crate::cache::disk::Lookup;
+use crate::cache::{self, DiskCache, Fingerprint, MemoryCache};
+use crate::pipeline::{compile_objects, prepare, CodeSource, CompileOptions, CompileStats};
+use hlojit_runtime::custom_call::{resolve_target, CustomCallRegistry, Plugin, Resolved as ResolvedTarget};
 use hlojit_runtime::executor::{Alias, EntryFn, Executor, RunOptions, Signature};
 use hlojit_runtime::{ArrayShape, HostBuffer, Literal, Shape};
 use std::sync::Arc;
@@ -24,15 +26,23 @@ const BUFFERS_NAMED_ON_OOM: usize = 3;
 
 /// A compiled computation, loaded and ready to run.
 pub struct Executable {
+    /// The loaded code, shared with the client's cache and other executables of one module.
+    loaded: Arc<Loaded>,
+    compile_time: Duration,
+    compile_stats: CompileStats,
+    /// Replicas × partitions the program runs on (see `run_devices`).
+    pub(crate) grid: DeviceGrid,
+}
+
+/// Loaded code and what runs it.
+pub(crate) struct Loaded {
     /// Runs the loaded entry function; declared first so that it goes before the code does.
     executor: Executor,
     _jit: Jit,
     /// Plugins holding custom-call targets of this code; unloaded only after the code is.
     _plugins: Vec<Arc<Plugin>>,
-    compile_time: Duration,
-    compile_stats: CompileStats,
-    /// Replicas × partitions the program runs on (see `run_devices`).
-    pub(crate) grid: DeviceGrid,
+    /// The custom-call targets the code was linked with, and their addresses.
+    targets: Vec<(String, usize)>,
 }
 
 impl std::fmt::Debug for Executable {
@@ -50,28 +60,68 @@ impl Executable {
     /// then hlojit's built-in targets, and only when `options.process_symbols` allows it the
     /// process's own exported functions; a target found nowhere is an error naming it.
     pub fn compile(module: &Module, options: &CompileOptions) -> Result<Executable> {
+        Executable::compile_cached(module, options, None)
+    }
+
+    /// [`Executable::compile`] through the caches: `memory` (a client's executables) first,
+    /// then the on-disk cache `HLOJIT_CACHE_DIR` names, if any.
+    pub(crate) fn compile_cached(module: &Module, options: &CompileOptions, memory: Option<&MemoryCache>) -> Result<Executable> {
         let start = Instant::now();
         if !options.target.is_host() {
             return Err(Error::Unsupported("JIT compilation for a target other than the host".into()));
+        }
+        let disk = DiskCache::from_env();
+        let key = match (memory.is_some() || disk.is_some()) && cache::allowed() {
+            true => Some(Fingerprint::of(module, &options.target)?),
+            false => None,
+        };
+        if let (Some(memory), Some(key)) = (memory, &key) {
+            let still_valid = |l: &Loaded| l.targets.iter().all(|(t, a)| resolve(options, t).is_some_and(|r| r.address == *a));
+            if let Some(loaded) = memory.get(key, still_valid) {
+                let compile_stats = CompileStats { source: CodeSource::MemoryCache, ..CompileStats::default() };
+                return Ok(Executable { loaded, compile_time: start.elapsed(), compile_stats, grid: DeviceGrid::of(module) });
+            }
         }
         let prepared = prepare(module, options)?;
         let prepare_time = start.elapsed();
         let mut symbols: Vec<(String, usize)> =
             hlojit_runtime::symbols::runtime_symbols().into_iter().map(|(n, a)| (n.to_string(), a)).collect();
         let mut plugins: Vec<Arc<Plugin>> = Vec::new();
-        let registries = [&options.custom_calls, CustomCallRegistry::global()];
+        let mut targets = Vec::new();
         for target in custom_call_targets(&prepared) {
-            let resolved = resolve_target(&registries, &target, &options.process_symbols)
-                .ok_or_else(|| Error::MissingCustomCallTarget(target.clone()))?;
+            let resolved = resolve(options, &target).ok_or_else(|| Error::MissingCustomCallTarget(target.clone()))?;
             if let Some(p) = resolved.plugin {
                 if !plugins.iter().any(|q| Arc::ptr_eq(q, &p)) {
                     plugins.push(p);
                 }
             }
             symbols.retain(|(n, _)| *n != target);
-            symbols.push((target, resolved.address));
+            symbols.push((target.clone(), resolved.address));
+            targets.push((target, resolved.address));
         }
-        let (objects, mut stats) = compile_objects(&prepared, ENTRY_SYMBOL, options)?;
+        let cached = match (&disk, &key) {
+            (Some(disk), Some(key)) => match disk.load(key) {
+                Lookup::Hit(objects) => Some(objects),
+                Lookup::Miss => None,
+                Lookup::Corrupt(why) => {
+                    eprintln!("warning: hlojit: ignoring an unusable compilation cache entry ({why}); compiling again");
+                    None
+                }
+            },
+            _ => None,
+        };
+        let (objects, mut stats) = match cached {
+            Some(objects) => (objects, CompileStats { source: CodeSource::DiskCache, ..CompileStats::default() }),
+            None => {
+                let (objects, stats) = compile_objects(&prepared, ENTRY_SYMBOL, options)?;
+                if let (Some(disk), Some(key)) = (&disk, &key) {
+                    if let Err(e) = disk.store(key, &objects) {
+                        eprintln!("warning: hlojit: cannot write to the compilation cache {}: {e}", disk.dir().display());
+                    }
+                }
+                (objects, stats)
+            }
+        };
         stats.prepare = prepare_time;
         let load_start = Instant::now();
         let jit = Jit::new(&symbols)?;
@@ -85,26 +135,23 @@ impl Executable {
         // SAFETY: the entry function was compiled from `prepared`, whose signature this is, and
         // the JIT holding its code lives as long as the executor (dropped first).
         let executor = unsafe { Executor::new(entry, signature(module, &prepared)) };
-        Ok(Executable {
-            executor,
-            _jit: jit,
-            _plugins: plugins,
-            compile_time: start.elapsed(),
-            compile_stats: stats,
-            grid: DeviceGrid::of(module),
-        })
+        let loaded = Arc::new(Loaded { executor, _jit: jit, _plugins: plugins, targets });
+        if let (Some(memory), Some(key)) = (memory, key) {
+            memory.insert(key, loaded.clone());
+        }
+        Ok(Executable { loaded, compile_time: start.elapsed(), compile_stats: stats, grid: DeviceGrid::of(module) })
     }
 
     /// The entry computation's parameter shapes, with the layouts arguments must have (those of
     /// `entry_computation_layout`, or the default descending layout).
     pub fn parameter_shapes(&self) -> &[Shape] {
-        &self.executor.signature().parameters
+        &self.loaded.executor.signature().parameters
     }
 
     /// The entry computation's result shape; a tuple result comes back from [`Executable::run`]
     /// as its leaves, in order.
     pub fn result_shape(&self) -> &Shape {
-        &self.executor.signature().result
+        &self.loaded.executor.signature().result
     }
 
     /// Time spent compiling and loading.
@@ -119,17 +166,17 @@ impl Executable {
 
     /// The parameter leaves as `run` takes them (tuple parameters flattened depth-first).
     pub fn argument_shapes(&self) -> Vec<&ArrayShape> {
-        self.executor.signature().argument_shapes()
+        self.loaded.executor.signature().argument_shapes()
     }
 
     /// The result leaves as `run` returns them.
     pub fn output_shapes(&self) -> Vec<&ArrayShape> {
-        self.executor.signature().output_shapes()
+        self.loaded.executor.signature().output_shapes()
     }
 
     /// The runtime executor that runs the loaded code.
     pub fn executor(&self) -> &Executor {
-        &self.executor
+        &self.loaded.executor
     }
 
     /// Runs the computation on host arrays, one per parameter leaf (tuple parameters
@@ -183,7 +230,7 @@ impl Executable {
 
     /// `run` for the device this thread runs as (any device of a multi-device run).
     pub(crate) fn run_on_this_thread(&self, args: Vec<Argument<'_>>, options: &RunOptions) -> Result<Vec<HostBuffer>> {
-        Ok(self.executor.run(args, options)?)
+        Ok(self.loaded.executor.run(args, options)?)
     }
 
     /// Runs the computation on logical (row-major) literals, one per parameter (tuples as
@@ -196,10 +243,15 @@ impl Executable {
 
     /// `run_literals` for the device this thread runs as.
     pub(crate) fn run_literals_on_this_thread(&self, args: &[Literal], options: &RunOptions) -> Result<Literal> {
-        Ok(self.executor.run_literals(args, options)?)
+        Ok(self.loaded.executor.run_literals(args, options)?)
     }
 }
 
+/// Where a custom-call target resolves for these options: the options' registry, then the
+/// process-wide one, then hlojit's built-ins (and the process, where allowed).
+fn resolve(options: &CompileOptions, target: &str) -> Option<ResolvedTarget> {
+    resolve_target(&[&options.custom_calls, CustomCallRegistry::global()], target, &options.process_symbols)
+}
 
 /// The entry signature of a prepared module: shapes with their entry layouts, names for
 /// messages (from the module as the user wrote it), aliasing, and its largest computed buffers.

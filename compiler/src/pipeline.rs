@@ -153,6 +153,20 @@ pub struct CompileStats {
     pub load: Duration,
     /// LLVM modules compiled (in parallel when more than one).
     pub partitions: usize,
+    /// Whether the code was compiled now or came from a cache (then the LLVM phases are zero).
+    pub source: CodeSource,
+}
+
+/// Where an executable's machine code came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CodeSource {
+    /// Compiled by LLVM for this executable.
+    #[default]
+    Compiled,
+    /// Shared with an executable the same client compiled before.
+    MemoryCache,
+    /// Loaded from the on-disk cache (`HLOJIT_CACHE_DIR`).
+    DiskCache,
 }
 
 impl std::ops::AddAssign for CompileStats {
@@ -169,6 +183,13 @@ impl std::ops::AddAssign for CompileStats {
 impl std::fmt::Display for CompileStats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        match self.source {
+            CodeSource::Compiled => {}
+            CodeSource::MemoryCache => return write!(f, "the client's cached executable"),
+            CodeSource::DiskCache => {
+                return write!(f, "from the compilation cache: passes {:.1} ms, loading {:.1} ms", ms(self.prepare), ms(self.load))
+            }
+        }
         write!(
             f,
             "passes {:.1} ms, LLVM IR {:.1} ms, optimization {:.1} ms, machine code {:.1} ms, loading {:.1} ms; {} LLVM module{}",
@@ -208,6 +229,7 @@ fn codegen_for<'ctx>(context: &'ctx Context, name: &str, options: &CompileOption
     cg.simd_bytes = crate::backend::target::simd_bytes(machine);
     cg.avx512_bf16 = crate::backend::target::has_feature(machine, "avx512bf16");
     cg.profile = options.profile;
+    cg.fma = crate::backend::target::has_feature(machine, "fma");
     cg.module.set_triple(&machine.get_triple());
     cg.module.set_data_layout(&machine.get_target_data().get_data_layout());
     cg

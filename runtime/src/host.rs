@@ -8,6 +8,8 @@ use crate::literal::{ArrayLiteral, NativeType};
 use crate::npy;
 use crate::physical::{logical_to_physical, physical_to_logical, LayoutError, PhysicalLayout};
 use crate::shape::{ArrayShape, Layout};
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::path::Path;
 use thiserror::Error;
 
@@ -91,7 +93,8 @@ fn as_bytes<T: NativeType>(values: &[T]) -> &[u8] {
 /// ```
 #[derive(Clone, Debug)]
 pub struct ArrayView<'a> {
-    shape: ArrayShape,
+    /// Borrowed from the buffer a view of a `HostBuffer` looks at: making one allocates nothing.
+    shape: Cow<'a, ArrayShape>,
     data: &'a [u8],
 }
 
@@ -123,7 +126,8 @@ pub struct ArrayView<'a> {
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostBuffer {
-    shape: ArrayShape,
+    /// Shared with the executor that allocated it (outputs of a run share their plan's shape).
+    shape: Arc<ArrayShape>,
     data: AlignedBuffer,
 }
 
@@ -132,7 +136,7 @@ impl HostBuffer {
     pub fn zeros(shape: &ArrayShape) -> Result<HostBuffer, HostError> {
         let shape = with_layout(shape, None);
         let data = AlignedBuffer::try_zeroed(storage_bytes(&shape)?).map_err(HostError::allocation(&shape))?;
-        Ok(HostBuffer { shape, data })
+        Ok(HostBuffer { shape: Arc::new(shape), data })
     }
 
     /// A buffer for a computation to write its output into: left uninitialized when the
@@ -141,9 +145,20 @@ impl HostBuffer {
     /// # Safety
     /// Every element must be written before the buffer is read.
     pub unsafe fn for_output(shape: &ArrayShape) -> Result<HostBuffer, HostError> {
-        let shape = with_layout(shape, None);
+        let shape = Arc::new(with_layout(shape, None));
         let bytes = storage_bytes(&shape)?;
         let dense = bytes == shape.element_count() as usize * shape.element_type.byte_size();
+        // SAFETY: with no padding, writing every element writes every byte.
+        let data = if dense { unsafe { AlignedBuffer::try_uninit(bytes) } } else { AlignedBuffer::try_zeroed(bytes) };
+        Ok(HostBuffer { data: data.map_err(HostError::allocation(&shape))?, shape })
+    }
+
+    /// [`HostBuffer::for_output`] for a shape with its layout set whose storage size is known.
+    ///
+    /// # Safety
+    /// As [`HostBuffer::for_output`]; `bytes` and `dense` are `shape`'s storage size and whether
+    /// it has no padding.
+    pub(crate) unsafe fn for_output_sized(shape: Arc<ArrayShape>, bytes: usize, dense: bool) -> Result<HostBuffer, HostError> {
         // SAFETY: with no padding, writing every element writes every byte.
         let data = if dense { unsafe { AlignedBuffer::try_uninit(bytes) } } else { AlignedBuffer::try_zeroed(bytes) };
         Ok(HostBuffer { data: data.map_err(HostError::allocation(&shape))?, shape })
@@ -170,13 +185,13 @@ impl HostBuffer {
             return Err(HostError::Size { shape: shape.to_string(), expected, got: bytes.len() });
         }
         let data = AlignedBuffer::try_from_bytes(bytes).map_err(HostError::allocation(&shape))?;
-        Ok(HostBuffer { shape, data })
+        Ok(HostBuffer { shape: Arc::new(shape), data })
     }
 
     /// Takes a literal's memory without copying (a literal is row-major).
     pub fn from_literal(literal: ArrayLiteral) -> HostBuffer {
         let shape = with_layout(&literal.shape(), None);
-        HostBuffer { shape, data: literal.into_buffer() }
+        HostBuffer { shape: Arc::new(shape), data: literal.into_buffer() }
     }
 
     /// A copy of a logical array laid out as `layout` says.
@@ -187,7 +202,7 @@ impl HostBuffer {
         let bytes = physical.storage_bytes(shape.element_type) as usize;
         let mut data = AlignedBuffer::try_zeroed(bytes).map_err(HostError::allocation(&shape))?;
         logical_to_physical(literal.bytes(), data.as_mut_slice(), &shape.dims, &physical, elem);
-        Ok(HostBuffer { shape, data })
+        Ok(HostBuffer { shape: Arc::new(shape), data })
     }
 
     /// Reads a `.npy` file as a row-major array of `element_type` (raw-bits storage for types
@@ -291,7 +306,7 @@ impl HostBuffer {
 
     /// A borrowed view of the same bytes and shape (no copy).
     pub fn view(&self) -> ArrayView<'_> {
-        ArrayView { shape: self.shape.clone(), data: self.data.as_slice() }
+        ArrayView { shape: Cow::Borrowed(&self.shape), data: self.data.as_slice() }
     }
 }
 
@@ -316,17 +331,17 @@ impl<'a> ArrayView<'a> {
         if data.len() != expected {
             return Err(HostError::Size { shape: shape.to_string(), expected, got: data.len() });
         }
-        Ok(ArrayView { shape, data })
+        Ok(ArrayView { shape: Cow::Owned(shape), data })
     }
 
     /// A view of a literal (row-major).
     pub fn from_literal(literal: &'a ArrayLiteral) -> ArrayView<'a> {
-        ArrayView { shape: with_layout(&literal.shape(), None), data: literal.bytes() }
+        ArrayView { shape: Cow::Owned(with_layout(&literal.shape(), None)), data: literal.bytes() }
     }
 
     /// The same bytes taken to be laid out as `layout` says (say, column-major data).
     pub fn with_layout(self, layout: Layout) -> Result<ArrayView<'a>, HostError> {
-        Self::from_bytes(&ArrayShape { layout: Some(layout), ..self.shape }, self.data)
+        Self::from_bytes(&ArrayShape { layout: Some(layout), ..self.shape.into_owned() }, self.data)
     }
 
     /// The shape, always with its layout set.
@@ -350,13 +365,13 @@ impl<'a> ArrayView<'a> {
 
     /// An owned copy.
     pub fn to_buffer(&self) -> HostBuffer {
-        HostBuffer { shape: self.shape.clone(), data: AlignedBuffer::from_bytes(self.data) }
+        HostBuffer { shape: Arc::new(ArrayShape::clone(&self.shape)), data: AlignedBuffer::from_bytes(self.data) }
     }
 
     /// An owned copy, or an error when the memory cannot be had.
     pub fn try_to_buffer(&self) -> Result<HostBuffer, HostError> {
         let data = AlignedBuffer::try_from_bytes(self.data).map_err(HostError::allocation(&self.shape))?;
-        Ok(HostBuffer { shape: self.shape.clone(), data })
+        Ok(HostBuffer { shape: Arc::new(ArrayShape::clone(&self.shape)), data })
     }
 }
 

@@ -32,6 +32,8 @@ pub struct Codegen<'ctx> {
     pub avx512_bf16: bool,
     /// Time every kernel call (a profiling build, see `hlojit_runtime::profile`).
     pub profile: bool,
+    /// Whether the target has FMA (with AVX2: the runtime's precompiled AVX2 GEMM applies).
+    pub fma: bool,
     /// Scratch the kernels being generated hold (see `scratch.rs`).
     pub scratch: std::cell::RefCell<super::scratch::ScratchState<'ctx>>,
 }
@@ -46,6 +48,7 @@ impl<'ctx> Codegen<'ctx> {
             simd_bytes: 16,
             avx512_bf16: false,
             profile: false,
+            fma: false,
             scratch: Default::default(),
         }
     }

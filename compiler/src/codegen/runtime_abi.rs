@@ -44,13 +44,15 @@ pub enum RuntimeFunction {
     /// Profiling builds: the clock before a kernel, and recording its time after it.
     ProfileNow,
     ProfileRecord,
+    GemmF32Avx512,
+    GemmF32Avx2,
 }
 
 /// The process-wide flag generated loops poll (a `u32` the runtime sets; not a function).
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 20] = [
+    pub const ALL: [RuntimeFunction; 22] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
@@ -71,6 +73,8 @@ impl RuntimeFunction {
         RuntimeFunction::PollInterrupt,
         RuntimeFunction::ProfileNow,
         RuntimeFunction::ProfileRecord,
+        RuntimeFunction::GemmF32Avx512,
+        RuntimeFunction::GemmF32Avx2,
     ];
 
     /// The exported symbol.
@@ -96,6 +100,8 @@ impl RuntimeFunction {
             RuntimeFunction::PollInterrupt => "hlojit_rt_poll_interrupt",
             RuntimeFunction::ProfileNow => "hlojit_rt_profile_now",
             RuntimeFunction::ProfileRecord => "hlojit_rt_profile_record",
+            RuntimeFunction::GemmF32Avx512 => "hlojit_rt_gemm_f32_avx512",
+            RuntimeFunction::GemmF32Avx2 => "hlojit_rt_gemm_f32_avx2",
         }
     }
 
@@ -131,6 +137,8 @@ impl RuntimeFunction {
             RuntimeFunction::PollInterrupt => (Some(I32), &[]),
             RuntimeFunction::ProfileNow => (Some(I64), &[]),
             RuntimeFunction::ProfileRecord => (None, &[I64, I64]),
+            // (descriptor: hlojit_runtime::kernels::gemm::GemmF32)
+            RuntimeFunction::GemmF32Avx512 | RuntimeFunction::GemmF32Avx2 => (Some(I32), &[Ptr]),
         }
     }
 }
@@ -169,7 +177,7 @@ mod tests {
     use super::*;
     use hlojit_runtime::collectives::entry_points as collectives;
     use hlojit_runtime::custom_call::{call, status};
-    use hlojit_runtime::kernels::{fft, rng, sort};
+    use hlojit_runtime::kernels::{fft, gemm, rng, sort};
     use hlojit_runtime::{executor, symbols};
 
     /// The C ABI type of a Rust parameter or result type.
@@ -358,6 +366,8 @@ mod tests {
             ),
             RuntimeFunction::ProfileNow => def!(hlojit_runtime::profile::hlojit_rt_profile_now, unsafe extern "C" fn() -> i64),
             RuntimeFunction::ProfileRecord => def!(hlojit_runtime::profile::hlojit_rt_profile_record, unsafe extern "C" fn(i64, i64)),
+            RuntimeFunction::GemmF32Avx512 => def!(gemm::hlojit_rt_gemm_f32_avx512, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
+            RuntimeFunction::GemmF32Avx2 => def!(gemm::hlojit_rt_gemm_f32_avx2, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
         }
     }
 

@@ -52,6 +52,12 @@ impl<'ctx> Codegen<'ctx> {
         Ok(())
     }
 
+    /// Marks the kernel being emitted as one whose caller must ask the runtime whether it
+    /// failed (it calls a runtime routine that allocates, such as the precompiled GEMM).
+    pub fn note_kernel_may_fail(&self) {
+        self.scratch.borrow_mut().may_fail = true;
+    }
+
     /// Whether a kernel emitted since the last call allocates scratch (so its caller must ask
     /// the runtime whether it failed); resets the answer.
     pub fn take_kernel_may_fail(&self) -> bool {

@@ -156,6 +156,48 @@ impl From<HostBuffer> for Argument<'_> {
 pub struct Executor {
     entry: EntryFn,
     signature: Signature,
+    /// What every run needs from the signature, worked out once.
+    plan: RunPlan,
+}
+
+/// The signature's leaves as runs use them, so that a run allocates nothing but its outputs
+/// (and its small pointer tables): measured by the `per_call` bench.
+#[derive(Debug)]
+struct RunPlan {
+    /// Parameter leaves, each with its layout set (as arguments' shapes always are).
+    arguments: Vec<ArrayShape>,
+    /// Per parameter leaf: whether an output aliases it, and the output it must alias.
+    aliased: Vec<bool>,
+    must_alias: Vec<Option<usize>>,
+    /// Per result leaf: the parameter leaf it is computed in, if aliased.
+    output_alias: Vec<Option<usize>>,
+    /// Per result leaf: its shape with layout set, storage bytes and whether that is dense
+    /// (`None` when the layout's size cannot be worked out: the run reports it).
+    outputs: Vec<Option<(std::sync::Arc<ArrayShape>, usize, bool)>>,
+}
+
+impl RunPlan {
+    fn new(signature: &Signature) -> RunPlan {
+        let with_layout = |s: &ArrayShape| ArrayShape { layout: Some(s.layout_or_default()), ..s.clone() };
+        let arguments: Vec<ArrayShape> = signature.argument_shapes().into_iter().map(with_layout).collect();
+        let aliased = (0..arguments.len()).map(|j| signature.aliases.iter().any(|a| a.parameter == j)).collect();
+        let must_alias = (0..arguments.len())
+            .map(|j| signature.aliases.iter().find(|a| a.parameter == j && a.must).map(|a| a.output))
+            .collect();
+        let leaves = signature.output_shapes();
+        let output_alias = (0..leaves.len()).map(|k| signature.aliases.iter().find(|a| a.output == k).map(|a| a.parameter)).collect();
+        let outputs = leaves
+            .into_iter()
+            .map(|s| {
+                let shape = with_layout(s);
+                let bytes = PhysicalLayout::new(&shape).ok()?.storage_bytes(shape.element_type);
+                let bytes = usize::try_from(bytes).ok()?;
+                let dense = bytes as u128 == shape.element_count() as u128 * shape.element_type.byte_size() as u128;
+                Some((std::sync::Arc::new(shape), bytes, dense))
+            })
+            .collect();
+        RunPlan { arguments, aliased, must_alias, output_alias, outputs }
+    }
 }
 
 impl std::fmt::Debug for Executor {
@@ -163,6 +205,19 @@ impl std::fmt::Debug for Executor {
         f.debug_struct("Executor")
             .field("signature", &self.signature)
             .finish_non_exhaustive()
+    }
+}
+
+/// Argument and result tables up to this many leaves are built on the stack.
+const TABLE_ON_STACK: usize = 16;
+
+/// The first `n` slots of `stack`, or `heap` grown to `n` when that is too small.
+fn table<'t, T: Copy>(stack: &'t mut [T; TABLE_ON_STACK], heap: &'t mut Vec<T>, n: usize) -> &'t mut [T] {
+    if n <= TABLE_ON_STACK {
+        &mut stack[..n]
+    } else {
+        heap.resize(n, stack[0]);
+        &mut heap[..]
     }
 }
 
@@ -183,7 +238,8 @@ impl Executor {
     /// result leaves with these shapes and layouts, these aliases), and must stay callable for
     /// as long as the executor lives.
     pub unsafe fn new(entry: EntryFn, signature: Signature) -> Executor {
-        Executor { entry, signature }
+        let plan = RunPlan::new(&signature);
+        Executor { entry, signature, plan }
     }
 
     /// The signature the entry function was compiled for.
@@ -212,30 +268,28 @@ impl Executor {
         }
         let mut memory = self.argument_memory(args)?;
         let mut outputs = self.allocate_outputs()?;
-        let aliased_output = |k: usize| {
-            self.signature
-                .aliases
-                .iter()
-                .find(|a| a.output == k)
-                .map(|a| a.parameter)
-        };
-        let arg_ptrs: Vec<*const u8> = memory
-            .iter_mut()
-            .map(|m| match m {
+        let aliased_output = |k: usize| self.plan.output_alias.get(k).copied().flatten();
+        // The pointer tables live on the stack for up to TABLE_ON_STACK leaves.
+        let mut arg_stack = [std::ptr::null::<u8>(); TABLE_ON_STACK];
+        let mut arg_heap = Vec::new();
+        let arg_ptrs: &mut [*const u8] = table(&mut arg_stack, &mut arg_heap, memory.len());
+        for (slot, m) in arg_ptrs.iter_mut().zip(memory.iter_mut()) {
+            *slot = match m {
                 ArgumentMemory::Borrowed(v) => v.bytes().as_ptr(),
                 ArgumentMemory::Owned(Some(b)) => b.as_mut_ptr() as *const u8,
                 ArgumentMemory::Owned(None) => std::ptr::null(),
-            })
-            .collect();
-        let result_ptrs: Vec<*mut u8> = outputs
-            .iter_mut()
-            .enumerate()
-            .map(|(k, o)| match (o, aliased_output(k)) {
+            };
+        }
+        let mut result_stack = [std::ptr::null_mut::<u8>(); TABLE_ON_STACK];
+        let mut result_heap = Vec::new();
+        let result_ptrs: &mut [*mut u8] = table(&mut result_stack, &mut result_heap, outputs.len());
+        for (k, (slot, o)) in result_ptrs.iter_mut().zip(outputs.iter_mut()).enumerate() {
+            *slot = match (o, aliased_output(k)) {
                 (Some(b), _) => b.as_mut_ptr(),
                 (None, Some(j)) => arg_ptrs[j] as *mut u8,
                 (None, None) => std::ptr::null_mut(),
-            })
-            .collect();
+            };
+        }
         clear_last_error();
         // SAFETY: every pointer is a live buffer of the size and layout the signature gives
         // (checked above), aliased outputs point at memory this call owns, and `new`'s caller
@@ -316,6 +370,23 @@ impl Executor {
     }
 
     fn check_arguments(&self, args: &[Argument]) -> Result<(), RunError> {
+        // The common case without allocating: every argument as the plan expects it.
+        let plan = &self.plan;
+        let fits = |(j, arg): (usize, &Argument)| {
+            let (got, want) = (arg.shape(), &plan.arguments[j]);
+            got.element_type == want.element_type
+                && got.dims == want.dims
+                && got.layout == want.layout
+                && !(matches!(arg, Argument::Borrowed(_)) && plan.must_alias[j].is_some())
+        };
+        if args.len() == plan.arguments.len() && args.iter().enumerate().all(fits) {
+            return Ok(());
+        }
+        self.explain_arguments(args)
+    }
+
+    /// The error for arguments that do not fit.
+    fn explain_arguments(&self, args: &[Argument]) -> Result<(), RunError> {
         let params = self.signature.argument_shapes();
         if args.len() != params.len() {
             return Err(RunError::InvalidArgument(format!(
@@ -366,7 +437,7 @@ impl Executor {
             .enumerate()
             .map(|(j, arg)| match arg {
                 Argument::Donated(b) => Ok(ArgumentMemory::Owned(Some(b))),
-                Argument::Borrowed(v) if self.signature.aliases.iter().any(|a| a.parameter == j) => {
+                Argument::Borrowed(v) if self.plan.aliased[j] => {
                     let copy = v.try_to_buffer().map_err(|e| {
                         self.host_error(
                             format!(
@@ -385,6 +456,24 @@ impl Executor {
 
     /// A buffer for every output not computed in a parameter's memory.
     fn allocate_outputs(&self) -> Result<Vec<Option<HostBuffer>>, RunError> {
+        if self.plan.outputs.iter().all(Option::is_some) {
+            return self
+                .plan
+                .outputs
+                .iter()
+                .zip(&self.plan.output_alias)
+                .enumerate()
+                .filter_map(|(k, (planned, alias))| Some((k, planned.as_ref()?, alias)))
+                .map(|(k, (shape, bytes, dense), alias)| {
+                    if alias.is_some() {
+                        return Ok(None);
+                    }
+                    // SAFETY: the computation writes every element of its outputs before returning.
+                    let buffer = unsafe { HostBuffer::for_output_sized(shape.clone(), *bytes, *dense) };
+                    buffer.map(Some).map_err(|e| self.host_error(self.signature.output_names[k].clone(), e))
+                })
+                .collect();
+        }
         self.signature
             .output_shapes()
             .into_iter()

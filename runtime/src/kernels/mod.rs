@@ -6,3 +6,4 @@ pub mod fft;
 pub mod rng;
 pub mod introsort;
 pub mod sort;
+pub mod gemm;

@@ -90,6 +90,9 @@ impl Geometry {
 /// splits its work itself).
 pub fn emit_gemm<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, g: &Gemm) -> Result<i64> {
     let cg = kc.cg;
+    if super::precompiled::emit_precompiled(cg, caps, g)? {
+        return Ok(1);
+    }
     let base = cg.function().get_name().to_string_lossy().into_owned();
     let al = if g.pairs { ALayout::bf16_pairs(g.blocking.mr) } else { ALayout::packed(g.blocking.mr) };
     let uk = microkernel(cg, g.conv.compute, &g.blocking, al)?;

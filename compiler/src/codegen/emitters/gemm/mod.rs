@@ -14,6 +14,7 @@ pub mod loops;
 pub mod microkernel;
 pub mod operand;
 pub mod pack;
+pub mod precompiled;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

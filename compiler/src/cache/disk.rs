@@ -1,0 +1,261 @@
+//! The on-disk cache: one file per executable, `DIR/<fingerprint hash>.hlojit`, holding the
+//! full key and the object files the JIT loads. Entries are written to a temporary file in the
+//! same directory and renamed into place, so concurrent readers and writers (threads or
+//! processes) see a whole entry or none; two writers of one key both write valid entries and
+//! the last rename wins. An entry that is truncated or damaged fails its checksum and is
+//! ignored with a warning (and replaced by the next compilation); one whose key differs (a
+//! hash collision, another compiler build) is a miss.
+
+use super::fingerprint::Fingerprint;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const MAGIC: &[u8; 8] = b"HLOJITX1";
+const EXTENSION: &str = "hlojit";
+
+/// A cache directory (created on first store).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DiskCache {
+    dir: PathBuf,
+}
+
+/// What a lookup found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Lookup {
+    /// The entry's object files.
+    Hit(Vec<Vec<u8>>),
+    /// No entry for this key.
+    Miss,
+    /// An entry that cannot be used, and why (the caller warns and compiles).
+    Corrupt(String),
+}
+
+impl DiskCache {
+    pub fn new(dir: impl Into<PathBuf>) -> DiskCache {
+        DiskCache { dir: dir.into() }
+    }
+
+    /// The cache `HLOJIT_CACHE_DIR` names, if set and not empty.
+    pub fn from_env() -> Option<DiskCache> {
+        let dir = std::env::var_os(super::CACHE_DIR_VARIABLE)?;
+        (!dir.is_empty()).then(|| DiskCache::new(dir))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where the entry for `key` lives.
+    pub fn path(&self, key: &Fingerprint) -> PathBuf {
+        self.dir.join(format!("{}.{EXTENSION}", key.hex()))
+    }
+
+    /// The object files stored for `key`.
+    pub fn load(&self, key: &Fingerprint) -> Lookup {
+        let path = self.path(key);
+        if !self.dir.is_dir() {
+            return Lookup::Miss;
+        }
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
+            Err(e) => return Lookup::Corrupt(format!("{}: {e}", path.display())),
+        };
+        match decode(&bytes, key) {
+            Ok(Some(objects)) => Lookup::Hit(objects),
+            Ok(None) => Lookup::Miss,
+            Err(why) => Lookup::Corrupt(format!("{}: {why}", path.display())),
+        }
+    }
+
+    /// Stores `objects` under `key`: written to a temporary file, then renamed into place.
+    pub fn store(&self, key: &Fingerprint, objects: &[Vec<u8>]) -> std::io::Result<()> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        std::fs::create_dir_all(&self.dir)?;
+        let tmp = self.dir.join(format!(
+            ".{}.{}.{}.tmp",
+            key.hex(),
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let result = (|| {
+            let mut file = std::fs::File::create(&tmp)?;
+            // No fsync: an entry a crash cuts short fails its checksum and is replaced.
+            file.write_all(&encode(key, objects))?;
+            drop(file);
+            std::fs::rename(&tmp, self.path(key))
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
+    }
+}
+
+fn encode(key: &Fingerprint, objects: &[Vec<u8>]) -> Vec<u8> {
+    let size = 64 + key.header.len() + key.module.len() + objects.iter().map(|o| o.len() + 8).sum::<usize>();
+    let mut out = Vec::with_capacity(size);
+    out.extend_from_slice(MAGIC);
+    for part in [key.header.as_bytes(), key.module.as_bytes()] {
+        out.extend_from_slice(&(part.len() as u64).to_le_bytes());
+        out.extend_from_slice(part);
+    }
+    out.extend_from_slice(&(objects.len() as u64).to_le_bytes());
+    for o in objects {
+        out.extend_from_slice(&(o.len() as u64).to_le_bytes());
+        out.extend_from_slice(o);
+    }
+    let sum = checksum(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// The objects of an entry for `key`; `None` when the entry is whole but for another key.
+fn decode(bytes: &[u8], key: &Fingerprint) -> Result<Option<Vec<Vec<u8>>>, String> {
+    if bytes.len() < MAGIC.len() + 8 || &bytes[..MAGIC.len()] != MAGIC {
+        return Err("not a cache entry of this hlojit version".into());
+    }
+    let (body, sum) = bytes.split_at(bytes.len() - 8);
+    if checksum(body) != u64::from_le_bytes(sum.try_into().expect("8 bytes")) {
+        return Err("checksum mismatch (truncated or damaged)".into());
+    }
+    let mut r = Reader { bytes: body, at: MAGIC.len() };
+    let header = r.chunk()?;
+    let module = r.chunk()?;
+    if header != key.header.as_bytes() || module != key.module.as_bytes() {
+        return Ok(None);
+    }
+    let count = r.u64()?;
+    let mut objects = Vec::new();
+    for _ in 0..count {
+        objects.push(r.chunk()?.to_vec());
+    }
+    if r.at != body.len() || objects.is_empty() {
+        return Err("malformed entry".into());
+    }
+    Ok(Some(objects))
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn u64(&mut self) -> Result<u64, String> {
+        let end = self.at.checked_add(8).filter(|&e| e <= self.bytes.len()).ok_or("malformed entry")?;
+        let v = u64::from_le_bytes(self.bytes[self.at..end].try_into().expect("8 bytes"));
+        self.at = end;
+        Ok(v)
+    }
+
+    fn chunk(&mut self) -> Result<&'a [u8], String> {
+        let len = usize::try_from(self.u64()?).map_err(|_| "malformed entry")?;
+        let end = self.at.checked_add(len).filter(|&e| e <= self.bytes.len()).ok_or("malformed entry")?;
+        let chunk = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(chunk)
+    }
+}
+
+/// FNV-1a, 64 bits: catches truncation and damaged bytes (not tampering: the cache directory
+/// is as trusted as the compiler's own files).
+fn checksum(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(module: &str) -> Fingerprint {
+        let header = "compiler: test\n".to_string();
+        let hash = super::super::fingerprint::hash128(&[header.as_bytes(), module.as_bytes()]);
+        Fingerprint { header, module: module.into(), hash }
+    }
+
+    #[test]
+    fn store_then_load_is_a_hit_and_another_key_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = DiskCache::new(dir.path().join("nested/cache"));
+        let k = key("HloModule a");
+        assert_eq!(cache.load(&k), Lookup::Miss);
+        let objects = vec![b"object one".to_vec(), vec![0u8, 1, 2, 255]];
+        cache.store(&k, &objects).unwrap();
+        assert_eq!(cache.load(&k), Lookup::Hit(objects));
+        assert_eq!(cache.load(&key("HloModule b")), Lookup::Miss);
+        // No temporary files are left behind.
+        let names: Vec<_> = std::fs::read_dir(cache.dir()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from(format!("{}.hlojit", k.hex()))]);
+    }
+
+    #[test]
+    fn an_entry_for_another_key_under_the_same_name_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = DiskCache::new(dir.path());
+        let k = key("HloModule a");
+        let mut other = key("HloModule other");
+        other.hash = k.hash; // a collision
+        cache.store(&other, &[b"x".to_vec()]).unwrap();
+        assert_eq!(cache.load(&k), Lookup::Miss);
+    }
+
+    #[test]
+    fn damaged_and_truncated_entries_are_reported_not_loaded() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = DiskCache::new(dir.path());
+        let k = key("HloModule a");
+        cache.store(&k, &[vec![7u8; 1000]]).unwrap();
+        let path = cache.path(&k);
+        let good = std::fs::read(&path).unwrap();
+        let mut flipped = good.clone();
+        flipped[good.len() / 2] ^= 1;
+        for bad in [flipped, good[..good.len() - 3].to_vec(), good[..5].to_vec(), Vec::new(), b"garbage garbage garbage".to_vec()] {
+            std::fs::write(&path, &bad).unwrap();
+            assert!(matches!(cache.load(&k), Lookup::Corrupt(_)), "{} bytes", bad.len());
+        }
+        // A length field pointing past the end with a valid checksum is malformed, not a panic.
+        let mut forged = MAGIC.to_vec();
+        forged.extend_from_slice(&u64::MAX.to_le_bytes());
+        let sum = checksum(&forged);
+        forged.extend_from_slice(&sum.to_le_bytes());
+        std::fs::write(&path, &forged).unwrap();
+        assert_eq!(cache.load(&k), Lookup::Corrupt(format!("{}: malformed entry", path.display())));
+        // The next store replaces the damaged entry.
+        cache.store(&k, &[b"fresh".to_vec()]).unwrap();
+        assert_eq!(cache.load(&k), Lookup::Hit(vec![b"fresh".to_vec()]));
+    }
+
+    #[test]
+    fn concurrent_writers_and_readers_see_whole_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = DiskCache::new(dir.path());
+        let k = key("HloModule shared");
+        std::thread::scope(|s| {
+            for t in 0..8u8 {
+                let (cache, k) = (&cache, &k);
+                s.spawn(move || {
+                    for i in 0..50u8 {
+                        // Every writer's entry is valid: a reader gets one of them whole.
+                        cache.store(k, &[vec![t; 4096 + i as usize]]).unwrap();
+                        match cache.load(k) {
+                            Lookup::Hit(objects) => {
+                                let o = &objects[0];
+                                assert!(o.len() >= 4096 && o.iter().all(|&b| b == o[0]));
+                            }
+                            other => panic!("{other:?}"),
+                        }
+                    }
+                });
+            }
+        });
+        let leftovers = std::fs::read_dir(cache.dir()).unwrap().count();
+        assert_eq!(leftovers, 1);
+    }
+}

@@ -1,0 +1,83 @@
+//! GEMMs the runtime has precompiled (`hlojit_runtime::kernels::gemm`): f32 operands read from
+//! buffers, an f32 result stored directly, on an x86-64 target with AVX-512 or AVX2 + FMA. The
+//! kernel then only fills a descriptor and calls the runtime, instead of generating (and
+//! having LLVM optimize) micro-kernel, packing and driver for every module — most of the
+//! compile time of a module with a dot. Same blocking, same arithmetic: the same bits.
+
+use super::driver::{Gemm, OutputMode};
+use super::operand::{Captures, Source};
+use crate::codegen::context::Codegen;
+use crate::codegen::runtime_abi::RuntimeFunction;
+use crate::error::Result;
+use hlojit_runtime::kernels::gemm::{has_tile, Isa};
+use hlojit_runtime::ElementType;
+use inkwell::values::IntValue;
+
+/// Set (to anything but `0`) to generate every GEMM as before, for comparisons.
+pub const GENERATED_GEMM_VARIABLE: &str = "HLOJIT_GENERATED_GEMM";
+
+pub fn generated_forced() -> bool {
+    std::env::var_os(GENERATED_GEMM_VARIABLE).is_some_and(|v| v != "0")
+}
+
+/// The runtime variant that computes `g` for this target, if one does.
+fn variant(cg: &Codegen, g: &Gemm) -> Option<RuntimeFunction> {
+    use ElementType::F32;
+    let strided = |s: &Source| matches!(s, Source::Strided { .. });
+    let f32s = g.conv.compute == F32 && g.conv.out == F32 && g.a.ty == F32 && g.b.ty == F32;
+    if !cg.x86 || g.pairs || !f32s || !strided(&g.a.source) || !strided(&g.b.source) || !matches!(g.out, OutputMode::Direct { .. }) {
+        return None;
+    }
+    let (isa, f) = match cg.simd_bytes {
+        64 => (Isa::Avx512, RuntimeFunction::GemmF32Avx512),
+        32 if cg.fma => (Isa::Avx2Fma, RuntimeFunction::GemmF32Avx2),
+        _ => return None,
+    };
+    let bl = g.blocking;
+    (bl.lanes == isa.lanes() && has_tile(isa, bl.mr, bl.nv) && !generated_forced()).then_some(f)
+}
+
+/// Emits a call of the runtime's GEMM when there is one for `g`; false otherwise (nothing
+/// emitted).
+pub fn emit_precompiled<'ctx>(cg: &Codegen<'ctx>, caps: &Captures<'ctx>, g: &Gemm) -> Result<bool> {
+    let Some(f) = variant(cg, g) else { return Ok(false) };
+    let (Source::Strided { slot: sa, batch: a_batch, row: a_row, col: a_col }, Source::Strided { slot: sb, batch: b_batch, row: b_row, col: b_col }, OutputMode::Direct { batch: c_batch, row: c_row }) =
+        (&g.a.source, &g.b.source, &g.out)
+    else {
+        return Ok(false);
+    };
+    let int = |p| cg.b.build_ptr_to_int(p, cg.i64(), "");
+    let c = |v: i64| cg.const_i64(v);
+    let bl = g.blocking;
+    // The fields of `GemmF32`, in order.
+    let fields: [IntValue<'ctx>; 19] = [
+        c(g.batch),
+        c(g.m),
+        c(g.n),
+        c(g.k),
+        int(caps.ptrs[*sa])?,
+        c(*a_batch),
+        c(*a_row),
+        c(*a_col),
+        int(caps.ptrs[*sb])?,
+        c(*b_batch),
+        c(*b_row),
+        c(*b_col),
+        int(caps.ptrs[caps.out_slot])?,
+        c(*c_batch),
+        c(*c_row),
+        c(bl.mr),
+        c(bl.nv),
+        c(bl.kc),
+        c(bl.nc),
+    ];
+    let desc = cg.entry_alloca(cg.i64().array_type(fields.len() as u32).into(), "gemm.desc")?;
+    for (i, v) in fields.iter().enumerate() {
+        cg.b.build_store(cg.gep(cg.i64().into(), desc, c(i as i64))?, *v)?;
+    }
+    // The status is non-zero only when scratch memory ran out: the runtime has then recorded
+    // the failure, which the sequencing code collects after the kernel.
+    cg.call(cg.runtime(f)?, &[desc.into()])?;
+    cg.note_kernel_may_fail();
+    Ok(true)
+}

@@ -1,0 +1,117 @@
+//! Register-blocked micro-kernels: `C[mr x nr] (+)= Ap[mr x kc] * Bp[kc x nr]` on packed
+//! panels (A `[kc][mr]`, B `[kc][nr]`), the tile in vector registers for the whole k loop.
+//! The same arithmetic as the generated micro-kernel: per k, every accumulator gets one fused
+//! multiply-add of the broadcast A element and the B vector, from zero; a full tile is stored
+//! or added to C with vector adds, an edge tile element by element.
+
+use super::Isa;
+
+type Kernel = unsafe fn(*const f32, *const f32, *mut f32, usize, usize, usize, usize, bool);
+
+/// A micro-kernel chosen for a tile and instruction set.
+#[derive(Clone, Copy)]
+pub struct Microkernel(Kernel);
+
+impl Microkernel {
+    /// The kernel for `mr` rows of `nv` vectors, if one is built: the tiles the compiler's
+    /// blocking picks (AVX-512: 12x1, 12x2, 9x3, 6x4; AVX2: 12x1, 6x2).
+    pub fn select(isa: Isa, mr: i64, nv: i64) -> Option<Microkernel> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let k: Kernel = match (isa, mr, nv) {
+                (Isa::Avx512, 12, 1) => avx512::tile::<12, 1>,
+                (Isa::Avx512, 12, 2) => avx512::tile::<12, 2>,
+                (Isa::Avx512, 9, 3) => avx512::tile::<9, 3>,
+                (Isa::Avx512, 6, 4) => avx512::tile::<6, 4>,
+                (Isa::Avx2Fma, 12, 1) => avx2::tile::<12, 1>,
+                (Isa::Avx2Fma, 6, 2) => avx2::tile::<6, 2>,
+                _ => return None,
+            };
+            Some(Microkernel(k))
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (isa, mr, nv);
+            None
+        }
+    }
+
+    /// # Safety
+    /// Panels and tile as the generated kernel takes them; the CPU has the kernel's features.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn call(&self, a: *const f32, b: *const f32, c: *mut f32, kc: usize, ldc: usize, rows: usize, cols: usize, accumulate: bool) {
+        unsafe { (self.0)(a, b, c, kc, ldc, rows, cols, accumulate) }
+    }
+}
+
+/// One instruction set's kernels: `$vec` of `$lanes` f32 and its intrinsics.
+macro_rules! isa_kernels {
+    ($module:ident, $features:literal, $vec:ty, $lanes:expr, $zero:ident, $load:ident, $store:ident, $set1:ident, $fmadd:ident, $add:ident) => {
+        #[cfg(target_arch = "x86_64")]
+        mod $module {
+            use std::arch::x86_64::*;
+            const LANES: usize = $lanes;
+            /// Largest tile: 12 rows of 4 vectors of 16 lanes.
+            const MAX_TILE: usize = 12 * 64;
+
+            /// # Safety
+            /// As [`super::Microkernel::call`].
+            #[target_feature(enable = $features)]
+            #[allow(clippy::too_many_arguments)]
+            pub unsafe fn tile<const MR: usize, const NV: usize>(
+                a: *const f32,
+                b: *const f32,
+                c: *mut f32,
+                kc: usize,
+                ldc: usize,
+                rows: usize,
+                cols: usize,
+                accumulate: bool,
+            ) {
+                let nr = NV * LANES;
+                let mut acc: [[$vec; NV]; MR] = [[$zero(); NV]; MR];
+                for k in 0..kc {
+                    let bk = unsafe { b.add(k * nr) };
+                    let mut bv: [$vec; NV] = [$zero(); NV];
+                    for v in 0..NV {
+                        bv[v] = unsafe { $load(bk.add(v * LANES)) };
+                    }
+                    let ak = unsafe { a.add(k * MR) };
+                    for r in 0..MR {
+                        let s = $set1(unsafe { *ak.add(r) });
+                        for v in 0..NV {
+                            acc[r][v] = $fmadd(s, bv[v], acc[r][v]);
+                        }
+                    }
+                }
+                if rows == MR && cols == nr {
+                    for r in 0..MR {
+                        for v in 0..NV {
+                            let p = unsafe { c.add(r * ldc + v * LANES) };
+                            let x = if accumulate { $add(acc[r][v], unsafe { $load(p) }) } else { acc[r][v] };
+                            unsafe { $store(p, x) };
+                        }
+                    }
+                    return;
+                }
+                // An edge tile: through a copy of the tile, element by element.
+                let mut buf = [0f32; MAX_TILE];
+                for r in 0..MR {
+                    for v in 0..NV {
+                        unsafe { $store(buf.as_mut_ptr().add(r * nr + v * LANES), acc[r][v]) };
+                    }
+                }
+                for r in 0..rows {
+                    for j in 0..cols {
+                        let x = buf[r * nr + j];
+                        let p = unsafe { c.add(r * ldc + j) };
+                        unsafe { *p = if accumulate { x + *p } else { x } };
+                    }
+                }
+            }
+        }
+    };
+}
+
+isa_kernels!(avx512, "avx512f", __m512, 16, _mm512_setzero_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps);
+isa_kernels!(avx2, "avx2,fma", __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps);

@@ -1,0 +1,342 @@
+//! The packed f32 GEMM, built once with the runtime instead of generated and optimized by LLVM
+//! in every module that has a dot: `C[b] (=) A[b] x B[b]` for strided f32 operands stored
+//! straight into an f32 result. One variant per instruction set (AVX-512, AVX2 + FMA), each
+//! compiled with its `#[target_feature]`; the compiler calls the one its target's features
+//! allow (the host's for the JIT, `--cpu`/`--features` for AOT objects, which link this
+//! library), with the block sizes it would have generated code for.
+//!
+//! It is the compiler's generated GEMM step for step (`compiler/src/codegen/emitters/gemm/
+//! driver.rs`), so results are the same bits: B packed in `nr`-column panels per k block,
+//! A packed per `mr`-row strip, and per tile a k loop of fused multiply-adds from zero,
+//! stored (first k block) or added to C (later ones). Packing only copies.
+
+mod microkernel;
+
+use crate::custom_call::last_error::set_failure as set_last_error;
+use crate::symbols::{hlojit_rt_num_threads, hlojit_rt_parallel_for, ALLOCATION_FAILURE};
+use microkernel::Microkernel;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Below this many flops a GEMM runs on the calling thread (as the generated one).
+const PARALLEL_MIN_FLOPS: f64 = 4.0e6;
+
+/// One GEMM, as generated code passes it (all fields 64-bit; strides in elements).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GemmF32 {
+    pub batch: i64,
+    pub m: i64,
+    pub n: i64,
+    pub k: i64,
+    /// `A[b][i][p]` at `a + b * a_batch + i * a_row + p * a_col`.
+    pub a: *const f32,
+    pub a_batch: i64,
+    pub a_row: i64,
+    pub a_col: i64,
+    /// `B[b][p][j]` at `b + b * b_batch + p * b_row + j * b_col`.
+    pub b: *const f32,
+    pub b_batch: i64,
+    pub b_row: i64,
+    pub b_col: i64,
+    /// `C[b][i][j]` at `c + b * c_batch + i * c_row + j`.
+    pub c: *mut f32,
+    pub c_batch: i64,
+    pub c_row: i64,
+    /// Register tile rows and vectors per row, k block depth, B block width.
+    pub mr: i64,
+    pub nv: i64,
+    pub kc: i64,
+    pub nc: i64,
+}
+
+/// The instruction sets with a precompiled variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isa {
+    /// 16 f32 lanes, 32 registers.
+    Avx512,
+    /// 8 f32 lanes, 16 registers, FMA.
+    Avx2Fma,
+}
+
+impl Isa {
+    pub fn lanes(self) -> i64 {
+        match self {
+            Isa::Avx512 => 16,
+            Isa::Avx2Fma => 8,
+        }
+    }
+
+    /// The runtime entry point of this variant.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Isa::Avx512 => "hlojit_rt_gemm_f32_avx512",
+            Isa::Avx2Fma => "hlojit_rt_gemm_f32_avx2",
+        }
+    }
+}
+
+/// Whether a variant exists for this register tile (the tiles the compiler's blocking picks).
+pub fn has_tile(isa: Isa, mr: i64, nv: i64) -> bool {
+    Microkernel::select(isa, mr, nv).is_some()
+}
+
+/// Whether this machine can run `isa`'s variant.
+pub fn host_supports(isa: Isa) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        match isa {
+            Isa::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
+            Isa::Avx2Fma => std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma"),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = isa;
+        false
+    }
+}
+
+/// The AVX-512 GEMM; 0 on success, 1 with this thread's last error set when scratch memory
+/// cannot be had.
+///
+/// # Safety
+/// `desc` describes valid operands and result (not overlapping the result) for its sizes,
+/// the tile is one [`has_tile`] accepts, and the CPU has AVX-512F.
+#[no_mangle]
+pub unsafe extern "C" fn hlojit_rt_gemm_f32_avx512(desc: *const GemmF32) -> i32 {
+    unsafe { gemm(&*desc, Isa::Avx512) }
+}
+
+/// The AVX2 + FMA GEMM (as [`hlojit_rt_gemm_f32_avx512`]).
+///
+/// # Safety
+/// As [`hlojit_rt_gemm_f32_avx512`], with a CPU that has AVX2 and FMA.
+#[no_mangle]
+pub unsafe extern "C" fn hlojit_rt_gemm_f32_avx2(desc: *const GemmF32) -> i32 {
+    unsafe { gemm(&*desc, Isa::Avx2Fma) }
+}
+
+/// Sizes shared by the phases.
+struct Plan {
+    g: GemmF32,
+    uk: Microkernel,
+    nr: i64,
+    strips: i64,
+    k_blocks: i64,
+    panels: i64,
+    /// Depth of a packed row (the first k block's).
+    depth: i64,
+    /// Parts each batch's strips are split into.
+    parts: i64,
+    /// Packed B: `[batch][k block][panel][depth][nr]`.
+    bp: *mut f32,
+    /// Set by a task that could not allocate its scratch memory.
+    failed: AtomicBool,
+}
+
+impl Plan {
+    fn panel(&self) -> i64 {
+        self.depth * self.nr
+    }
+}
+
+unsafe fn gemm(g: &GemmF32, isa: Isa) -> i32 {
+    let Some(uk) = Microkernel::select(isa, g.mr, g.nv) else {
+        set_last_error(format!("no precompiled GEMM tile {}x{} for {isa:?}", g.mr, g.nv));
+        return 1;
+    };
+    if g.batch <= 0 || g.m <= 0 || g.n <= 0 {
+        return 0;
+    }
+    let nr = g.nv * isa.lanes();
+    let mut plan = Plan {
+        g: *g,
+        uk,
+        nr,
+        strips: ceil_div(g.m, g.mr),
+        k_blocks: ceil_div(g.k, g.kc),
+        panels: ceil_div(g.n, nr),
+        depth: g.kc.min(g.k),
+        parts: 1,
+        bp: std::ptr::null_mut(),
+        failed: AtomicBool::new(false),
+    };
+    if g.k <= 0 {
+        // No k blocks: the generated GEMM stores nothing either.
+        return 0;
+    }
+    let b_bytes = (g.batch * plan.k_blocks * plan.panels * plan.panel() * 4) as usize;
+    let Some(bp) = Scratch::new(b_bytes) else { return 1 };
+    plan.bp = bp.ptr as *mut f32;
+    let pack_units = g.batch * plan.k_blocks * plan.panels;
+    let flops = 2.0 * g.batch as f64 * g.m as f64 * g.n as f64 * g.k as f64;
+    let ctx = &plan as *const Plan as *const *mut u8;
+    let status = if flops < PARALLEL_MIN_FLOPS || g.batch * plan.strips == 1 {
+        unsafe { pack_b_task(ctx, 0, pack_units) };
+        unsafe { run_units(&plan, 0, g.batch) }
+    } else {
+        let threads = hlojit_rt_num_threads();
+        plan.parts = ((threads + g.batch - 1) / g.batch).clamp(1, plan.strips);
+        let ctx = &plan as *const Plan as *const *mut u8;
+        unsafe { hlojit_rt_parallel_for(pack_b_task, ctx, pack_units, 1) };
+        unsafe { hlojit_rt_parallel_for(unit_task, ctx, plan.parts * g.batch, 1) };
+        // A task that could not allocate left its error on its own thread: say so here.
+        if plan.failed.load(Ordering::Relaxed) {
+            set_last_error(format!("{ALLOCATION_FAILURE} temporary memory for a matrix product"));
+            1
+        } else {
+            0
+        }
+    };
+    drop(bp);
+    status
+}
+
+/// Packs B panels `[u0, u1)` (in batch, k block, panel order: their order in `bp`).
+unsafe extern "C" fn pack_b_task(ctx: *const *mut u8, u0: i64, u1: i64) {
+    let p = unsafe { &*(ctx as *const Plan) };
+    let g = &p.g;
+    let per_batch = p.k_blocks * p.panels;
+    for u in u0..u1 {
+        let b = u / per_batch;
+        let rest = u % per_batch;
+        let (pcb, js) = (rest / p.panels, rest % p.panels);
+        let k0 = pcb * g.kc;
+        let first = js * p.nr;
+        let valid = (g.n - first).min(p.nr);
+        let depth = g.kc.min(g.k - k0);
+        let dst = unsafe { p.bp.add((u * p.panel()) as usize) };
+        // Strip rows are B's columns: dst[kk * nr + i] = B[b][k0 + kk][first + i].
+        let src = unsafe { g.b.offset((b * g.b_batch + k0 * g.b_row + first * g.b_col) as isize) };
+        unsafe { pack(src, g.b_col, g.b_row, dst, valid, depth, p.nr) };
+    }
+}
+
+/// `dst[kk * w + i] = src[i * row + kk * col]` for rows `i < valid` (zero for the rest of the
+/// `w`) and `kk < depth`.
+unsafe fn pack(src: *const f32, row: i64, col: i64, dst: *mut f32, valid: i64, depth: i64, w: i64) {
+    for kk in 0..depth {
+        let d = unsafe { dst.add((kk * w) as usize) };
+        let s = unsafe { src.offset((kk * col) as isize) };
+        if row == 1 {
+            unsafe { std::ptr::copy_nonoverlapping(s, d, valid as usize) };
+        } else {
+            for i in 0..valid {
+                unsafe { *d.add(i as usize) = *s.offset((i * row) as isize) };
+            }
+        }
+        for i in valid..w {
+            unsafe { *d.add(i as usize) = 0.0 };
+        }
+    }
+}
+
+unsafe extern "C" fn unit_task(ctx: *const *mut u8, u0: i64, u1: i64) {
+    let p = unsafe { &*(ctx as *const Plan) };
+    if unsafe { run_units(p, u0, u1) } != 0 {
+        p.failed.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Work units `[u0, u1)`: unit `u` is part `u % parts` of batch `u / parts`.
+unsafe fn run_units(p: &Plan, u0: i64, u1: i64) -> i32 {
+    let g = &p.g;
+    let ap_bytes = (p.strips * g.mr * p.depth * 4) as usize;
+    let Some(ap) = Scratch::new(ap_bytes) else { return 1 };
+    let ap = ap.ptr as *mut f32;
+    for u in u0..u1 {
+        let b = u / p.parts;
+        let part = u % p.parts;
+        let s0 = part * p.strips / p.parts;
+        let s1 = (part + 1) * p.strips / p.parts;
+        unsafe { run_unit(p, ap, b, s0, s1) };
+    }
+    0
+}
+
+/// Rows `[s0 * mr, min(s1 * mr, m))` of batch `b`, all columns.
+unsafe fn run_unit(p: &Plan, ap: *mut f32, b: i64, s0: i64, s1: i64) {
+    let g = &p.g;
+    let (mr, nr) = (g.mr, p.nr);
+    let b_batch = unsafe { p.bp.add((b * p.k_blocks * p.panels * p.panel()) as usize) };
+    let r0 = s0 * mr;
+    let r1 = (s1 * mr).min(g.m);
+    let rows = r1 - r0;
+    let nstrips = s1 - s0;
+    let c_base = unsafe { g.c.offset((b * g.c_batch) as isize) };
+    let n_blocks = ceil_div(g.n, g.nc);
+    for pcb in 0..p.k_blocks {
+        let pc = pcb * g.kc;
+        let kcv = g.kc.min(g.k - pc);
+        let accumulate = pcb > 0;
+        for is in 0..nstrips {
+            let first = is * mr;
+            let dst = unsafe { ap.add((first * kcv) as usize) };
+            let valid = (rows - first).min(mr);
+            let src = unsafe { g.a.offset((b * g.a_batch + (r0 + first) * g.a_row + pc * g.a_col) as isize) };
+            unsafe { pack(src, g.a_row, g.a_col, dst, valid, kcv, mr) };
+        }
+        for jcb in 0..n_blocks {
+            let jc = jcb * g.nc;
+            let ncv = g.nc.min(g.n - jc);
+            let nbs = (ncv + nr - 1) / nr;
+            let panel0 = pcb * p.panels + jc / nr;
+            let b_block = unsafe { b_batch.add((panel0 * p.panel()) as usize) };
+            for is in 0..nstrips {
+                let first_row = is * mr;
+                let a_ptr = unsafe { ap.add((first_row * kcv) as usize) };
+                let rows_here = (rows - first_row).min(mr);
+                let c_row = unsafe { c_base.offset(((r0 + first_row) * g.c_row) as isize) };
+                for js in 0..nbs {
+                    let first_col = js * nr;
+                    let b_ptr = unsafe { b_block.add((js * p.panel()) as usize) };
+                    let cols_here = (ncv - first_col).min(nr);
+                    let c_ptr = unsafe { c_row.add((jc + first_col) as usize) };
+                    unsafe { p.uk.call(a_ptr, b_ptr, c_ptr, kcv as usize, g.c_row as usize, rows_here as usize, cols_here as usize, accumulate) };
+                }
+            }
+        }
+    }
+}
+
+fn ceil_div(a: i64, b: i64) -> i64 {
+    (a + b - 1) / b
+}
+
+/// Scratch memory from the runtime's block cache, given back on drop.
+struct Scratch {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl Scratch {
+    /// `len` bytes, or `None` with this thread's last error set.
+    fn new(len: usize) -> Option<Scratch> {
+        if len == 0 {
+            return Some(Scratch { ptr: NonNull::<f32>::dangling().as_ptr() as *mut u8, len });
+        }
+        match crate::block_cache::allocate(len) {
+            Some(p) => Some(Scratch { ptr: p.as_ptr(), len }),
+            None => {
+                let bytes = crate::limits::describe_bytes(len as u128);
+                set_last_error(format!("{ALLOCATION_FAILURE} {bytes} of temporary memory"));
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            if let Some(p) = NonNull::new(self.ptr) {
+                // SAFETY: allocated by block_cache::allocate with this length.
+                unsafe { crate::block_cache::free(p, self.len) };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

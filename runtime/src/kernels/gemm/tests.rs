@@ -1,0 +1,87 @@
+//! Products of small integers are exact in f32, so every variant, tile, edge, k block and
+//! thread split must give exactly the integer product.
+
+use super::*;
+
+fn small(seed: &mut u64) -> f32 {
+    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    ((*seed >> 33) % 7) as f32 - 3.0
+}
+
+/// C = A x B for A `[batch][m][k]` row-major and B `[batch][k][n]` (transposed when `bt`),
+/// through the variant; checked against integer arithmetic.
+fn check(isa: Isa, batch: i64, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64, nc: i64, bt: bool) {
+    let mut seed = (m * 31 + n * 7 + k) as u64;
+    let a: Vec<f32> = (0..batch * m * k).map(|_| small(&mut seed)).collect();
+    let b: Vec<f32> = (0..batch * k * n).map(|_| small(&mut seed)).collect();
+    let mut c = vec![f32::NAN; (batch * m * n) as usize];
+    let (b_row, b_col) = if bt { (1, k) } else { (n, 1) };
+    let desc = GemmF32 {
+        batch,
+        m,
+        n,
+        k,
+        a: a.as_ptr(),
+        a_batch: m * k,
+        a_row: k,
+        a_col: 1,
+        b: b.as_ptr(),
+        b_batch: k * n,
+        b_row,
+        b_col,
+        c: c.as_mut_ptr(),
+        c_batch: m * n,
+        c_row: n,
+        mr,
+        nv,
+        kc,
+        nc,
+    };
+    let status = unsafe { gemm(&desc, isa) };
+    assert_eq!(status, 0);
+    for bi in 0..batch {
+        for i in 0..m {
+            for j in 0..n {
+                let mut want = 0i64;
+                for p in 0..k {
+                    let bv = if bt { b[(bi * k * n + j * k + p) as usize] } else { b[(bi * k * n + p * n + j) as usize] };
+                    want += a[(bi * m * k + i * k + p) as usize] as i64 * bv as i64;
+                }
+                let got = c[(bi * m * n + i * n + j) as usize];
+                assert_eq!(got, want as f32, "{isa:?} {batch}x{m}x{n}x{k} tile {mr}x{nv}: C[{bi}][{i}][{j}]");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_tile_with_edges_k_blocks_and_threads() {
+    for (isa, tiles) in [(Isa::Avx512, &[(12, 1), (12, 2), (9, 3), (6, 4)][..]), (Isa::Avx2Fma, &[(12, 1), (6, 2)][..])] {
+        if !host_supports(isa) {
+            continue;
+        }
+        for &(mr, nv) in tiles {
+            let nr = nv * isa.lanes();
+            // Serial, with edge rows and columns, three k blocks (the last partial).
+            check(isa, 1, 2 * mr + 3, 2 * nr + 5, 70, mr, nv, 32, 2 * nr, false);
+            // Batched and parallel (above the flop threshold), B transposed, column blocks.
+            check(isa, 3, 100, 3 * nr + 1, 300, mr, nv, 128, nr, true);
+            // One strip: serial even when large.
+            check(isa, 1, mr, 256, 512, mr, nv, 512, 256 / nr * nr, false);
+        }
+    }
+}
+
+#[test]
+fn unknown_tiles_are_refused_with_an_error() {
+    assert!(!has_tile(Isa::Avx512, 7, 2));
+    let desc = GemmF32 {
+        batch: 1, m: 1, n: 1, k: 1,
+        a: std::ptr::null(), a_batch: 0, a_row: 0, a_col: 0,
+        b: std::ptr::null(), b_batch: 0, b_row: 0, b_col: 0,
+        c: std::ptr::null_mut(), c_batch: 0, c_row: 0,
+        mr: 7, nv: 2, kc: 1, nc: 1,
+    };
+    assert_eq!(unsafe { gemm(&desc, Isa::Avx512) }, 1);
+    assert!(crate::custom_call::take_last_error().unwrap().contains("no precompiled GEMM tile 7x2"));
+}
