@@ -76,7 +76,8 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(rng_expander::RngExpander)
         .add(while_licm::WhileLicm)
         .add(layout_assignment::LayoutAssignment)
-        .add(fusion::Fusion);
+        .add(fusion::Fusion)
+        .add(channel_order::ChannelOrder);
     pipeline.verify |= options.verify_passes;
     pipeline
 }

@@ -18,6 +18,7 @@ pub mod npy;
 pub mod physical;
 pub mod shape;
 pub mod symbols;
+pub mod transfers;
 
 pub use block_cache::release_cached_memory;
 pub use buffer::AlignedBuffer;

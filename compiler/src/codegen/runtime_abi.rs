@@ -39,6 +39,7 @@ pub enum RuntimeFunction {
     PartitionId,
     CollectiveEnter,
     CollectiveLeave,
+    Transfer,
     PollInterrupt,
 }
 
@@ -46,7 +47,7 @@ pub enum RuntimeFunction {
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 17] = [
+    pub const ALL: [RuntimeFunction; 18] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
@@ -63,6 +64,7 @@ impl RuntimeFunction {
         RuntimeFunction::PartitionId,
         RuntimeFunction::CollectiveEnter,
         RuntimeFunction::CollectiveLeave,
+        RuntimeFunction::Transfer,
         RuntimeFunction::PollInterrupt,
     ];
 
@@ -85,6 +87,7 @@ impl RuntimeFunction {
             RuntimeFunction::PartitionId => "hlojit_rt_partition_id",
             RuntimeFunction::CollectiveEnter => "hlojit_rt_collective_enter",
             RuntimeFunction::CollectiveLeave => "hlojit_rt_collective_leave",
+            RuntimeFunction::Transfer => "hlojit_rt_transfer",
             RuntimeFunction::PollInterrupt => "hlojit_rt_poll_interrupt",
         }
     }
@@ -117,6 +120,8 @@ impl RuntimeFunction {
                 (Some(I32), &[I64, I64, Ptr, I64, I64, Ptr, Ptr, Ptr, Ptr])
             }
             RuntimeFunction::CollectiveLeave => (Some(I32), &[]),
+            // (kind, channel, peers, devices, table, table_len, leaves, buffers, name)
+            RuntimeFunction::Transfer => (Some(I32), &[I32, I64, Ptr, I64, Ptr, I64, I64, Ptr, Ptr]),
             RuntimeFunction::PollInterrupt => (Some(I32), &[]),
         }
     }
@@ -337,6 +342,10 @@ mod tests {
             RuntimeFunction::CollectiveLeave => def!(
                 collectives::hlojit_rt_collective_leave,
                 unsafe extern "C" fn() -> i32
+            ),
+            RuntimeFunction::Transfer => def!(
+                hlojit_runtime::transfers::entry_points::hlojit_rt_transfer,
+                unsafe extern "C" fn(i32, i64, *const i64, i64, *const i64, i64, i64, *const P, *const std::ffi::c_char) -> i32
             ),
             RuntimeFunction::PollInterrupt => def!(
                 executor::hlojit_rt_poll_interrupt,

@@ -118,3 +118,9 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_default();
     format!("panic: {text}")
 }
+
+/// The device this thread runs as and the rendezvous of its run; `None` outside
+/// [`run_on_devices`].
+pub(crate) fn current_rendezvous() -> Option<(DeviceId, Arc<Rendezvous>)> {
+    DEVICE.with(|d| d.borrow().as_ref().map(|c| (c.id, c.rendezvous.clone())))
+}

@@ -12,4 +12,5 @@ pub mod entry_points;
 mod rendezvous;
 
 pub use device::{current_device, run_on_devices, DeviceId};
+pub(crate) use device::current_rendezvous;
 pub use rendezvous::Rendezvous;
