@@ -11,6 +11,7 @@ use crate::hlo::{AliasKind, Module, Opcode};
 use crate::pipeline::{compile_objects, prepare, CompileOptions, CompileStats};
 use hlojit_runtime::custom_call::{resolve_target, CustomCallRegistry, Plugin};
 use hlojit_runtime::executor::{Alias, EntryFn, Executor, RunOptions, Signature};
+use hlojit_runtime::transfers::{self, Transfers};
 use hlojit_runtime::{ArrayShape, HostBuffer, Literal, Shape};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,6 +34,8 @@ pub struct Executable {
     compile_stats: CompileStats,
     /// Replicas × partitions the program runs on (see `run_devices`).
     pub(crate) grid: DeviceGrid,
+    /// Host queues of infeed, outfeed and host send/recv (see `feeds.rs`).
+    pub(crate) transfers: Arc<Transfers>,
 }
 
 impl std::fmt::Debug for Executable {
@@ -92,6 +95,7 @@ impl Executable {
             compile_time: start.elapsed(),
             compile_stats: stats,
             grid: DeviceGrid::of(module),
+            transfers: Arc::new(Transfers::new()),
         })
     }
 
@@ -183,6 +187,7 @@ impl Executable {
 
     /// `run` for the device this thread runs as (any device of a multi-device run).
     pub(crate) fn run_on_this_thread(&self, args: Vec<Argument<'_>>, options: &RunOptions) -> Result<Vec<HostBuffer>> {
+        let _queues = transfers::install(&self.transfers);
         Ok(self.executor.run(args, options)?)
     }
 
@@ -196,6 +201,7 @@ impl Executable {
 
     /// `run_literals` for the device this thread runs as.
     pub(crate) fn run_literals_on_this_thread(&self, args: &[Literal], options: &RunOptions) -> Result<Literal> {
+        let _queues = transfers::install(&self.transfers);
         Ok(self.executor.run_literals(args, options)?)
     }
 }

@@ -39,6 +39,15 @@ enum Command {
         /// check the deadline every iteration).
         #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
         timeout: Option<Duration>,
+        /// Queue a .npy file for the program's infeed ops (repeatable, in the order the program
+        /// reads them; an infeed of a tuple reads one file per leaf; stacked over the devices
+        /// for a multi-device program).
+        #[arg(long = "infeed", value_name = "F.npy")]
+        infeeds: Vec<PathBuf>,
+        /// Write what the program outfeeds as DIR/outfeed0.npy, outfeed1.npy, ... (tuples
+        /// flattened; DIR/device<d>/ for each device of a multi-device program).
+        #[arg(long, value_name = "DIR")]
+        outfeed_dir: Option<PathBuf>,
         #[command(flatten)]
         targets: TargetSources,
     },
@@ -192,13 +201,14 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { module, inputs, random_inputs, output_dir, donate, timeout, targets } => targets.load().and_then(|options| {
+        Command::Run { module, inputs, random_inputs, output_dir, donate, timeout, infeeds, outfeed_dir, targets } => targets.load().and_then(|options| {
             let run_options = timeout.map_or_else(RunOptions::default, |t| RunOptions::default().with_timeout(t));
             let inputs = match random_inputs {
                 Some(seed) => Inputs::Random(seed),
                 None => Inputs::Files(&inputs),
             };
-            run(&module, inputs, output_dir.as_deref(), &donate, &options, &run_options)
+            let feeds = Feeds { infeeds: &infeeds, outfeed_dir: outfeed_dir.as_deref() };
+            run(&module, inputs, output_dir.as_deref(), &donate, &feeds, &options, &run_options)
         }),
         Command::Compile { module, emit, output, header, name, target, cpu, features } => {
             let target = TargetOptions { triple: target, cpu, features };
@@ -289,11 +299,32 @@ enum Inputs<'a> {
     Random(u64),
 }
 
+/// `run`'s infeed files and outfeed directory.
+struct Feeds<'a> {
+    infeeds: &'a [PathBuf],
+    outfeed_dir: Option<&'a Path>,
+}
+
+impl Feeds<'_> {
+    fn write_outfeeds(&self, exe: &Executable) -> Result<(), String> {
+        let unread: usize = (0..exe.num_devices()).map(|d| exe.infeed_len(d)).sum();
+        if unread > 0 {
+            eprintln!("warning: the program left {unread} --infeed arrays unread");
+        }
+        if let Some(dir) = self.outfeed_dir {
+            let n = hlojit_tools::feeds::write_outfeeds(exe, dir)?;
+            println!("outfeed: {n} arrays written to {}", dir.display());
+        }
+        Ok(())
+    }
+}
+
 fn run(
     path: &Path,
     inputs: Inputs,
     output_dir: Option<&Path>,
     donate: &[usize],
+    feeds: &Feeds,
     options: &CompileOptions,
     run_options: &RunOptions,
 ) -> Result<ExitCode, String> {
@@ -315,8 +346,11 @@ fn run(
     };
     let exe = Executable::compile(&module, options).map_err(|e| e.to_string())?;
     println!("compiled {} in {:.1} ms ({})", module.name, exe.compile_time().as_secs_f64() * 1e3, exe.compile_stats());
+    hlojit_tools::feeds::queue_infeeds(&exe, feeds.infeeds)?;
     if exe.num_devices() > 1 {
-        return run_devices(&exe, arrays, output_dir, run_options);
+        let code = run_devices(&exe, arrays, output_dir, run_options)?;
+        feeds.write_outfeeds(&exe)?;
+        return Ok(code);
     }
     let leaves: Vec<hlojit::ArrayShape> = exe.argument_shapes().into_iter().cloned().collect();
     // Arguments in the entry layouts; donated parameters are passed by value.
@@ -344,6 +378,7 @@ fn run(
             npy::write(&dir.join(format!("out{i}.npy")), &literal).map_err(|e| e.to_string())?;
         }
     }
+    feeds.write_outfeeds(&exe)?;
     Ok(ExitCode::SUCCESS)
 }
 
