@@ -35,8 +35,8 @@ fn synchronous_form(op: Opcode, operand_leaves: usize, result_leaves: usize) -> 
     match op {
         // (operands, results): the results are the second half.
         Opcode::AllGatherStart => (Opcode::AllGather, operand_leaves, result_leaves - operand_leaves.min(result_leaves)),
-        // (operand, result, u32[], u32[]).
-        Opcode::CollectivePermuteStart => (Opcode::CollectivePermute, 1, 1),
+        // (operands, results, u32[], u32[]): one result per operand leaf.
+        Opcode::CollectivePermuteStart => (Opcode::CollectivePermute, operand_leaves, operand_leaves),
         Opcode::AllReduceStart => (Opcode::AllReduce, 0, result_leaves),
         op => (op, 0, result_leaves),
     }
@@ -72,7 +72,8 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                 // The start did the work (synchronously): hand over its results.
                 let start = fl.assignment.leaf_slots(inst.operands[0]).to_vec();
                 let first = match inst.opcode {
-                    Opcode::CollectivePermuteDone => 1,
+                    // After the operands' leaves, one per result.
+                    Opcode::CollectivePermuteDone => outputs.len(),
                     _ => start.len().saturating_sub(outputs.len()),
                 };
                 for (k, &out) in outputs.iter().enumerate() {
