@@ -5,6 +5,7 @@
 
 pub mod bench;
 pub mod conformance;
+pub mod distributed;
 pub mod feeds;
 pub mod filecheck;
 pub mod filetest;

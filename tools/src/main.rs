@@ -48,6 +48,11 @@ enum Command {
         /// flattened; DIR/device<d>/ for each device of a multi-device program).
         #[arg(long, value_name = "DIR")]
         outfeed_dir: Option<PathBuf>,
+        /// Run each device of a multi-device program in its own process:
+        /// `mpirun -n DEVICES hlojit run --distributed mpi ...` (rank = global device id; the
+        /// inputs and outputs are the same stacked files as without it, written by rank 0).
+        #[arg(long, value_enum)]
+        distributed: Option<Distributed>,
         #[command(flatten)]
         targets: TargetSources,
     },
@@ -201,13 +206,13 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { module, inputs, random_inputs, output_dir, donate, timeout, infeeds, outfeed_dir, targets } => targets.load().and_then(|options| {
+        Command::Run { module, inputs, random_inputs, output_dir, donate, timeout, infeeds, outfeed_dir, distributed, targets } => targets.load().and_then(|options| {
             let run_options = timeout.map_or_else(RunOptions::default, |t| RunOptions::default().with_timeout(t));
             let inputs = match random_inputs {
                 Some(seed) => Inputs::Random(seed),
                 None => Inputs::Files(&inputs),
             };
-            let feeds = Feeds { infeeds: &infeeds, outfeed_dir: outfeed_dir.as_deref() };
+            let feeds = Feeds { infeeds: &infeeds, outfeed_dir: outfeed_dir.as_deref(), distributed };
             run(&module, inputs, output_dir.as_deref(), &donate, &feeds, &options, &run_options)
         }),
         Command::Compile { module, emit, output, header, name, target, cpu, features } => {
@@ -303,6 +308,15 @@ enum Inputs<'a> {
 struct Feeds<'a> {
     infeeds: &'a [PathBuf],
     outfeed_dir: Option<&'a Path>,
+    /// Devices as processes (`--distributed`).
+    distributed: Option<Distributed>,
+}
+
+/// How the devices of a multi-device program run when not as threads of this process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Distributed {
+    /// One MPI process per device (`mpirun -n DEVICES hlojit run --distributed mpi ...`).
+    Mpi,
 }
 
 impl Feeds<'_> {
@@ -347,6 +361,21 @@ fn run(
     let exe = Executable::compile(&module, options).map_err(|e| e.to_string())?;
     println!("compiled {} in {:.1} ms ({})", module.name, exe.compile_time().as_secs_f64() * 1e3, exe.compile_stats());
     hlojit_tools::feeds::queue_infeeds(&exe, feeds.infeeds)?;
+    if feeds.distributed == Some(Distributed::Mpi) {
+        let start = Instant::now();
+        // Rank 0 gets the stacked results; the other ranks print and write nothing.
+        if let Some(outputs) = hlojit_tools::distributed::run_mpi(&exe, arrays, run_options)? {
+            println!("ran on {} processes in {:.3} ms", exe.num_devices(), start.elapsed().as_secs_f64() * 1e3);
+            for (i, literal) in outputs.iter().enumerate() {
+                println!("out{i}: {}", summarize(literal));
+                if let Some(dir) = output_dir {
+                    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                    npy::write(&dir.join(format!("out{i}.npy")), literal).map_err(|e| e.to_string())?;
+                }
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if exe.num_devices() > 1 {
         let code = run_devices(&exe, arrays, output_dir, run_options)?;
         feeds.write_outfeeds(&exe)?;

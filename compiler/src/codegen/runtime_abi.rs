@@ -115,9 +115,9 @@ impl RuntimeFunction {
             // (handler, descriptor, descriptor_len, args, rets)
             RuntimeFunction::FfiCall => (Some(I32), &[Ptr, Ptr, I64, Ptr, Ptr]),
             RuntimeFunction::ReplicaId | RuntimeFunction::PartitionId => (Some(I32), &[]),
-            // (op, devices, groups, stride, leaves, mine, peers, rank, size)
+            // (op, devices, groups, stride, leaves, mine, sizes, peers, rank, size)
             RuntimeFunction::CollectiveEnter => {
-                (Some(I32), &[I64, I64, Ptr, I64, I64, Ptr, Ptr, Ptr, Ptr])
+                (Some(I32), &[I64, I64, Ptr, I64, I64, Ptr, Ptr, Ptr, Ptr, Ptr])
             }
             RuntimeFunction::CollectiveLeave => (Some(I32), &[]),
             // (kind, channel, peers, devices, table, table_len, leaves, buffers, name)
@@ -222,6 +222,7 @@ mod tests {
     signature!(A, B, C, D, E, F);
     signature!(A, B, C, D, E, F, G);
     signature!(A, B, C, D, E, F, G, H, I);
+    signature!(A, B, C, D, E, F, G, H, I, J);
 
     fn of<S: Signature>(_: S) -> (Option<AbiType>, Vec<AbiType>) {
         S::signature()
@@ -334,6 +335,7 @@ mod tests {
                     i64,
                     i64,
                     *const C,
+                    *const i64,
                     *mut C,
                     *mut i64,
                     *mut i64,

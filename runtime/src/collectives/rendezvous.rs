@@ -6,6 +6,7 @@
 //! variable, never spinning, and end early when the run is aborted (a device failed) or when a
 //! member the others wait for has already finished the program without arriving.
 
+use super::communicator::{Communicator, Contribution};
 use crate::HostBuffer;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -82,7 +83,7 @@ impl Rendezvous {
 
     /// Publishes `pointers` as member `rank` of `members` and waits for the whole group;
     /// returns every member's pointers in group order.
-    pub fn arrive(&self, key: InstanceKey, members: &[usize], rank: usize, pointers: Vec<usize>) -> Result<Vec<Vec<usize>>, String> {
+    pub fn arrive_pointers(&self, key: InstanceKey, members: &[usize], rank: usize, pointers: Vec<usize>) -> Result<Vec<Vec<usize>>, String> {
         let mut state = self.lock();
         if let Some(f) = &state.failure {
             return Err(f.clone());
@@ -226,6 +227,37 @@ impl Rendezvous {
     }
 }
 
+/// Devices are threads of this process: members read each other's buffers where they are.
+impl Communicator for Rendezvous {
+    fn devices(&self) -> usize {
+        self.devices
+    }
+
+    fn arrive(&self, key: InstanceKey, members: &[usize], rank: usize, own: &[Contribution]) -> Result<Vec<Vec<usize>>, String> {
+        self.arrive_pointers(key, members, rank, own.iter().map(|c| c.address).collect())
+    }
+
+    fn depart(&self, key: InstanceKey) -> Result<(), String> {
+        Rendezvous::depart(self, key)
+    }
+
+    fn post(&self, channel: i64, from: usize, to: Option<usize>, leaves: Vec<HostBuffer>) -> Result<(), String> {
+        Rendezvous::post(self, channel, from, to, leaves)
+    }
+
+    fn take(&self, channel: i64, me: usize, from: Option<usize>) -> Result<Vec<HostBuffer>, String> {
+        Rendezvous::take(self, channel, me, from)
+    }
+
+    fn finish(&self, device: usize) {
+        Rendezvous::finish(self, device)
+    }
+
+    fn abort(&self, reason: String) {
+        Rendezvous::abort(self, reason)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,7 +271,7 @@ mod tests {
             .map(|d| {
                 let r = r.clone();
                 std::thread::spawn(move || {
-                    let got = r.arrive(key, &[0, 1, 2], d, vec![100 + d]).unwrap();
+                    let got = r.arrive_pointers(key, &[0, 1, 2], d, vec![100 + d]).unwrap();
                     r.depart(key).unwrap();
                     got
                 })
@@ -255,14 +287,14 @@ mod tests {
         let r = Arc::new(Rendezvous::new(2));
         let key = InstanceKey { op: 1, sequence: 0, leader: 0 };
         let r2 = r.clone();
-        let waiter = std::thread::spawn(move || r2.arrive(key, &[0, 1], 0, vec![1]));
+        let waiter = std::thread::spawn(move || r2.arrive_pointers(key, &[0, 1], 0, vec![1]));
         std::thread::sleep(std::time::Duration::from_millis(20));
         r.abort("device 1 failed".into());
         assert_eq!(waiter.join().unwrap().unwrap_err(), "device 1 failed");
 
         let r = Arc::new(Rendezvous::new(2));
         r.finish(1);
-        let err = r.arrive(key, &[0, 1], 0, vec![1]).unwrap_err();
+        let err = r.arrive_pointers(key, &[0, 1], 0, vec![1]).unwrap_err();
         assert!(err.contains("device 1 finished without joining"), "{err}");
     }
 }

@@ -1,7 +1,7 @@
 //! The one function generated code calls for infeed, outfeed, send and recv.
 
 use super::queues::current;
-use crate::collectives::current_rendezvous;
+use crate::collectives::current_communicator;
 use crate::custom_call::last_error::set_last_error;
 use crate::{ArrayShape, ElementType, HostBuffer, Shape};
 use std::ffi::{c_char, CStr};
@@ -146,7 +146,7 @@ fn transfer(kind: i32, channel: i64, peers: Option<&[i64]>, table: &[i64], buffe
             }
         }
         TransferKind::SendToDevice | TransferKind::RecvFromDevice => {
-            let (id, rendezvous) = current_rendezvous()
+            let (id, rendezvous) = current_communicator()
                 .ok_or_else(|| format!("{name}: send and recv between devices need a multi-device run (Executable::run_devices)"))?;
             let peer = match peers {
                 Some(p) => match p.get(id.global).copied() {
