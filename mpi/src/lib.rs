@@ -10,7 +10,7 @@
 mod wire;
 
 use hlojit_runtime::collectives::{Communicator, Contribution, InstanceKey};
-use hlojit_runtime::HostBuffer;
+use hlojit_runtime::{AlignedBuffer, HostBuffer};
 use mpi::point_to_point::{send_receive_into_with_tags, Destination, Source};
 use mpi::request::{Request, StaticScope};
 use mpi::topology::{Communicator as _, SimpleCommunicator};
@@ -36,7 +36,7 @@ struct PendingSend {
 #[derive(Default)]
 struct State {
     /// Copies of the other members' buffers of each collective this rank is in.
-    received: HashMap<InstanceKey, Vec<Vec<u8>>>,
+    received: HashMap<InstanceKey, Vec<Option<AlignedBuffer>>>,
     sends: Vec<PendingSend>,
 }
 
@@ -108,48 +108,52 @@ impl Communicator for MpiCommunicator {
     fn arrive(&self, key: InstanceKey, members: &[usize], rank: usize, own: &[Contribution]) -> Result<Vec<Vec<usize>>, String> {
         self.on_mpi_thread()?;
         let n = members.len();
-        let header = [key.op, key.sequence as i64];
-        let mut blob: Vec<u8> = header.iter().flat_map(|v| v.to_le_bytes()).collect();
+        // Generated code loads with the alignment of hlojit's buffers: every leaf of a copy
+        // starts at a multiple of it, after a header of that size.
+        let align = hlojit_runtime::block_cache::BUFFER_ALIGNMENT;
+        let padded = |b: usize| b.div_ceil(align) * align;
+        let mut offsets = Vec::with_capacity(own.len());
+        let mut total = align;
         for c in own {
-            // SAFETY: generated code passes live buffers of `bytes` bytes.
-            blob.extend_from_slice(unsafe { std::slice::from_raw_parts(c.address as *const u8, c.bytes) });
+            offsets.push(total);
+            total += padded(c.bytes);
         }
-        let mut copies: Vec<Vec<u8>> = vec![Vec::new(); n];
+        let header = [key.op, key.sequence as i64];
+        let mut blob = AlignedBuffer::try_zeroed(total).map_err(|e| format!("collective buffer of {total} bytes: {e}"))?;
+        for (i, v) in header.iter().enumerate() {
+            blob.as_mut_slice()[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        for (c, &at) in own.iter().zip(&offsets) {
+            // SAFETY: generated code passes live buffers of `bytes` bytes.
+            blob.as_mut_slice()[at..at + c.bytes].copy_from_slice(unsafe { std::slice::from_raw_parts(c.address as *const u8, c.bytes) });
+        }
+        let mut copies: Vec<Option<AlignedBuffer>> = (0..n).map(|_| None).collect();
         for k in 1..n {
             let to = members[(rank + k) % n];
             let from_rank = (rank + n - k) % n;
             let from = members[from_rank];
-            let mut buf = vec![0u8; blob.len()];
+            let mut buf = AlignedBuffer::try_zeroed(total).map_err(|e| format!("collective buffer of {total} bytes: {e}"))?;
             send_receive_into_with_tags(
-                &blob[..],
+                blob.as_slice(),
                 &self.world.process_at_rank(to as i32),
                 COLLECTIVE_TAG,
-                &mut buf[..],
+                buf.as_mut_slice(),
                 &self.world.process_at_rank(from as i32),
                 COLLECTIVE_TAG,
             );
-            let got = [0, 1].map(|i| i64::from_le_bytes(buf[i * 8..i * 8 + 8].try_into().unwrap_or_default()));
+            let got = [0, 1].map(|i| i64::from_le_bytes(buf.as_slice()[i * 8..i * 8 + 8].try_into().unwrap_or_default()));
             if got != header {
                 return Err(format!(
                     "device {from} reached another collective (op {:x}, instance {}) than device {} (op {:x}, instance {})",
                     got[0], got[1], members[rank], key.op, key.sequence
                 ));
             }
-            copies[from_rank] = buf;
+            copies[from_rank] = Some(buf);
         }
         let addresses = (0..n)
-            .map(|g| {
-                if g == rank {
-                    return own.iter().map(|c| c.address).collect();
-                }
-                let mut at = 16usize;
-                own.iter()
-                    .map(|c| {
-                        let a = copies[g].as_ptr() as usize + at;
-                        at += c.bytes;
-                        a
-                    })
-                    .collect()
+            .map(|g| match &copies[g] {
+                Some(copy) => offsets.iter().map(|&at| copy.as_ptr() as usize + at).collect(),
+                None => own.iter().map(|c| c.address).collect(),
             })
             .collect();
         self.lock().received.insert(key, copies);
