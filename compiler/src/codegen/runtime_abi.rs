@@ -48,7 +48,7 @@ pub enum RuntimeFunction {
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 18] = [
+    pub const ALL: [RuntimeFunction; 19] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
