@@ -13,6 +13,8 @@ mod bad_inputs;
 mod concurrency;
 #[path = "harness/collectives.rs"]
 mod collectives;
+#[path = "harness/transfers.rs"]
+mod transfers;
 #[path = "harness/transposes.rs"]
 mod transposes;
 #[path = "harness/custom_calls/mod.rs"]

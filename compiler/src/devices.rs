@@ -3,10 +3,10 @@
 
 use crate::error::{Error, Result};
 use crate::executable::{Argument, Executable};
-use hlojit_runtime::collectives::run_on_devices;
+use hlojit_runtime::collectives::{run_as_device, run_on_devices, Communicator, DeviceId};
 use hlojit_runtime::executor::RunOptions;
 use hlojit_runtime::{HostBuffer, Literal};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 impl Executable {
     /// Devices the program runs on: the module's `replica_count` × `num_partitions`.
@@ -107,5 +107,33 @@ impl Executable {
             self.run_literals_on_this_thread(&args[device.global], options).map_err(|e| e.to_string())
         })
         .map_err(Error::Execution)
+    }
+
+    /// Runs this process's part of a run whose devices are separate processes (or anything
+    /// else `communicator` connects): this thread is global device `device`, `args` its
+    /// logical arguments, and the collectives, send and recv of the program go through
+    /// `communicator` (the `hlojit-mpi` crate implements it on MPI). Every process runs the
+    /// same program; an error on this device aborts the run through the communicator.
+    pub fn run_literals_distributed(
+        &self,
+        communicator: Arc<dyn Communicator>,
+        device: usize,
+        args: &[Literal],
+        options: &RunOptions,
+    ) -> Result<Literal> {
+        let devices = self.num_devices();
+        if communicator.devices() != devices {
+            return Err(Error::InvalidArgument(format!(
+                "the program runs on {devices} devices, the communicator connects {}",
+                communicator.devices()
+            )));
+        }
+        if device >= devices {
+            return Err(Error::InvalidArgument(format!("device {device} does not exist: the program runs on {devices}")));
+        }
+        let partitions = self.grid.partitions;
+        let id = DeviceId { global: device, replica: device / partitions, partition: device % partitions, devices };
+        run_as_device(id, communicator, || self.run_literals_on_this_thread(args, options).map_err(|e| e.to_string()))
+            .map_err(Error::Execution)
     }
 }

@@ -13,6 +13,7 @@ use crate::cache::{self, DiskCache, Fingerprint, MemoryCache};
 use crate::pipeline::{compile_objects, prepare, CodeSource, CompileOptions, CompileStats};
 use hlojit_runtime::custom_call::{resolve_target, CustomCallRegistry, Plugin, Resolved as ResolvedTarget};
 use hlojit_runtime::executor::{Alias, EntryFn, Executor, RunOptions, Signature};
+use hlojit_runtime::transfers::{self, Transfers};
 use hlojit_runtime::{ArrayShape, HostBuffer, Literal, Shape};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,6 +33,8 @@ pub struct Executable {
     compile_stats: CompileStats,
     /// Replicas × partitions the program runs on (see `run_devices`).
     pub(crate) grid: DeviceGrid,
+    /// Host queues of infeed, outfeed and host send/recv (see `feeds.rs`).
+    pub(crate) transfers: Arc<Transfers>,
 }
 
 /// Loaded code and what runs it.
@@ -79,7 +82,7 @@ impl Executable {
             let still_valid = |l: &Loaded| l.targets.iter().all(|(t, a)| resolve(options, t).is_some_and(|r| r.address == *a));
             if let Some(loaded) = memory.get(key, still_valid) {
                 let compile_stats = CompileStats { source: CodeSource::MemoryCache, ..CompileStats::default() };
-                return Ok(Executable { loaded, compile_time: start.elapsed(), compile_stats, grid: DeviceGrid::of(module) });
+                return Ok(Executable { loaded, compile_time: start.elapsed(), compile_stats, grid: DeviceGrid::of(module), transfers: Arc::new(Transfers::new()) });
             }
         }
         let prepared = prepare(module, options)?;
@@ -139,7 +142,7 @@ impl Executable {
         if let (Some(memory), Some(key)) = (memory, key) {
             memory.insert(key, loaded.clone());
         }
-        Ok(Executable { loaded, compile_time: start.elapsed(), compile_stats: stats, grid: DeviceGrid::of(module) })
+        Ok(Executable { loaded, compile_time: start.elapsed(), compile_stats: stats, grid: DeviceGrid::of(module), transfers: Arc::new(Transfers::new()) })
     }
 
     /// The entry computation's parameter shapes, with the layouts arguments must have (those of
@@ -230,6 +233,7 @@ impl Executable {
 
     /// `run` for the device this thread runs as (any device of a multi-device run).
     pub(crate) fn run_on_this_thread(&self, args: Vec<Argument<'_>>, options: &RunOptions) -> Result<Vec<HostBuffer>> {
+        let _queues = transfers::install(&self.transfers);
         Ok(self.loaded.executor.run(args, options)?)
     }
 
@@ -243,6 +247,7 @@ impl Executable {
 
     /// `run_literals` for the device this thread runs as.
     pub(crate) fn run_literals_on_this_thread(&self, args: &[Literal], options: &RunOptions) -> Result<Literal> {
+        let _queues = transfers::install(&self.transfers);
         Ok(self.loaded.executor.run_literals(args, options)?)
     }
 }

@@ -4,6 +4,7 @@
 pub mod error;
 pub mod executable;
 mod devices;
+mod feeds;
 pub mod analysis;
 pub mod backend;
 pub mod cache;

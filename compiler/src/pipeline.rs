@@ -88,7 +88,8 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(while_licm::WhileLicm)
         .add(while_init_broadcasts::WhileInitBroadcasts)
         .add(layout_assignment::LayoutAssignment)
-        .add(fusion::Fusion);
+        .add(fusion::Fusion)
+        .add(channel_order::ChannelOrder);
     pipeline.verify |= options.verify_passes;
     pipeline.dump = options.dump.clone();
     pipeline

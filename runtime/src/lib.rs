@@ -19,6 +19,7 @@ pub mod physical;
 pub mod profile;
 pub mod shape;
 pub mod symbols;
+pub mod transfers;
 
 pub use block_cache::release_cached_memory;
 pub use buffer::AlignedBuffer;

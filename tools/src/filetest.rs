@@ -14,6 +14,11 @@
 //! - `// input: SHAPE LITERAL`: the next argument leaf (tuple parameters take their leaves in
 //!   depth-first order). Literals are HLO constant syntax, in logical order.
 //! - `// expect: SHAPE LITERAL`: the next result leaf.
+//! - `// infeed: SHAPE LITERAL`: the next array queued for the program's infeed (before the
+//!   run; an infeed of a tuple reads one per leaf).
+//! - `// outfeed: SHAPE LITERAL`: the next array the program must outfeed (tuples flattened);
+//!   the program must outfeed exactly these.
+//! - `// run-error: TEXT`: running must fail with a message containing TEXT.
 //! - `// tolerance: rtol=R atol=A`: compare floats within `atol + rtol * |expected|`
 //!   (default: exact, any NaN matching any NaN).
 //! - `// error: TEXT`: compiling (parsing, verifying or lowering) must fail with a message
@@ -30,6 +35,7 @@
 //! leading dimension (global device order), as in the conformance corpus.
 
 use crate::conformance::compare::compare;
+use crate::conformance::multi_device::{stack, unstack};
 use crate::filecheck::{run_checks, Check, CheckKind};
 use hlojit::{parse_module, CompileOptions, Executable};
 use hlojit_compiler::hlo::text::{parse_literal, parse_shape};
@@ -49,6 +55,12 @@ pub struct FileTest {
     pub atol: f64,
     /// True unless a `// tolerance:` directive is present: compare bitwise.
     pub exact: bool,
+    /// `// infeed:` directives: arrays queued for the infeed, in order.
+    pub infeed: Vec<ArrayLiteral>,
+    /// `// outfeed:` directives: the arrays the program must outfeed, in order.
+    pub outfeed: Vec<ArrayLiteral>,
+    /// `// run-error:`: text the run's error must contain.
+    pub run_error: Option<String>,
     /// `// error:`: text the compile error must contain; the test expects compilation to fail.
     pub error: Option<String>,
     /// `// check*:` lines, matched against the module after the HLO passes.
@@ -76,6 +88,9 @@ pub fn parse_directives(text: &str) -> Result<FileTest, String> {
         match key.trim() {
             "input" => test.inputs.push(literal(&value).map_err(|e| format!("line {}: {e}", n + 1))?),
             "expect" => test.expected.push(literal(&value).map_err(|e| format!("line {}: {e}", n + 1))?),
+            "infeed" => test.infeed.push(literal(&value).map_err(|e| format!("line {}: {e}", n + 1))?),
+            "outfeed" => test.outfeed.push(literal(&value).map_err(|e| format!("line {}: {e}", n + 1))?),
+            "run-error" => test.run_error = Some(value),
             "tolerance" => {
                 test.exact = false;
                 for part in value.split_whitespace() {
@@ -145,6 +160,29 @@ fn check_decisions(text: &str, test: &FileTest, options: &CompileOptions) -> Res
     Ok(())
 }
 
+/// Every array the run outfed, in order (stacked over the devices of a multi-device program,
+/// which must each outfeed as many).
+fn outfed(exe: &Executable) -> Result<Vec<ArrayLiteral>, String> {
+    let per_device: Vec<Vec<ArrayLiteral>> = (0..exe.num_devices())
+        .map(|d| {
+            let mut arrays = Vec::new();
+            while exe.outfeed_len(d) > 0 {
+                let leaves = exe.outfeed(d, std::time::Duration::ZERO).map_err(|e| e.to_string())?;
+                arrays.extend(leaves.iter().map(|b| b.to_literal()));
+            }
+            Ok(arrays)
+        })
+        .collect::<Result<_, String>>()?;
+    if per_device.len() == 1 {
+        return Ok(per_device.into_iter().next().unwrap_or_default());
+    }
+    let count = per_device[0].len();
+    if per_device.iter().any(|a| a.len() != count) {
+        return Err(format!("devices outfed different numbers of arrays: {:?}", per_device.iter().map(Vec::len).collect::<Vec<_>>()));
+    }
+    (0..count).map(|k| stack(&per_device.iter().map(|a| &a[k]).collect::<Vec<_>>())).collect()
+}
+
 /// Runs one file test; `Err` describes the failure.
 pub fn run_file(path: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -152,7 +190,7 @@ pub fn run_file(path: &Path) -> Result<(), String> {
     let options = CompileOptions { verify_passes: true, ..CompileOptions::default() };
     if !test.hlo_checks.is_empty() || !test.ir_checks.is_empty() {
         check_decisions(&text, &test, &options)?;
-        if test.expected.is_empty() && test.error.is_none() {
+        if test.expected.is_empty() && test.error.is_none() && test.run_error.is_none() && test.outfeed.is_empty() {
             return Ok(());
         }
     }
@@ -167,15 +205,39 @@ pub fn run_file(path: &Path) -> Result<(), String> {
         };
     }
     let exe = compiled?;
-    let (stacked, result);
-    let got: Vec<&ArrayLiteral> = if exe.num_devices() > 1 {
-        stacked = crate::conformance::run_stacked(&exe, exe.num_devices(), test.inputs, &hlojit::RunOptions::default())?;
-        stacked.iter().collect()
+    let devices = exe.num_devices();
+    for array in &test.infeed {
+        let parts = if devices > 1 { unstack(array, devices)? } else { vec![array.clone()] };
+        for (d, part) in parts.into_iter().enumerate() {
+            exe.infeed(d, &Literal::Array(part)).map_err(|e| e.to_string())?;
+        }
+    }
+    exe.set_transfer_wait_limit(std::time::Duration::ZERO);
+    // The results as leaves: stacked over the devices, or the one device's.
+    let run: Result<Vec<ArrayLiteral>, String> = if devices > 1 {
+        crate::conformance::run_stacked(&exe, devices, test.inputs, &hlojit::RunOptions::default())
     } else {
-        let args = Literal::group_leaves(exe.parameter_shapes(), test.inputs)?;
-        result = exe.run_literals(&args).map_err(|e| e.to_string())?;
-        result.leaves()
+        Literal::group_leaves(exe.parameter_shapes(), test.inputs)
+            .and_then(|args| exe.run_literals(&args).map_err(|e| e.to_string()))
+            .map(|r| r.leaves().into_iter().cloned().collect())
     };
+    if let Some(want) = &test.run_error {
+        return match run {
+            Ok(_) => Err(format!("ran, but an error containing '{want}' was expected")),
+            Err(e) if e.contains(want.as_str()) => Ok(()),
+            Err(e) => Err(format!("run error '{e}' does not contain '{want}'")),
+        };
+    }
+    let got = run?;
+    let outfed = outfed(&exe)?;
+    if outfed.len() != test.outfeed.len() {
+        return Err(format!("{} arrays outfed, {} expected", outfed.len(), test.outfeed.len()));
+    }
+    for (k, (g, w)) in outfed.iter().zip(&test.outfeed).enumerate() {
+        if let Some(diff) = compare(g, w, test.exact, test.rtol, test.atol) {
+            return Err(format!("outfeed {k}: {diff}"));
+        }
+    }
     if got.len() != test.expected.len() {
         return Err(format!("{} results, {} expected", got.len(), test.expected.len()));
     }

@@ -5,6 +5,8 @@
 
 pub mod bench;
 pub mod conformance;
+pub mod distributed;
+pub mod feeds;
 pub mod filecheck;
 pub mod filetest;
 pub mod fuzz_diff;

@@ -40,6 +40,20 @@ enum Command {
         /// check the deadline every iteration).
         #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
         timeout: Option<Duration>,
+        /// Queue a .npy file for the program's infeed ops (repeatable, in the order the program
+        /// reads them; an infeed of a tuple reads one file per leaf; stacked over the devices
+        /// for a multi-device program).
+        #[arg(long = "infeed", value_name = "F.npy")]
+        infeeds: Vec<PathBuf>,
+        /// Write what the program outfeeds as DIR/outfeed0.npy, outfeed1.npy, ... (tuples
+        /// flattened; DIR/device<d>/ for each device of a multi-device program).
+        #[arg(long, value_name = "DIR")]
+        outfeed_dir: Option<PathBuf>,
+        /// Run each device of a multi-device program in its own process:
+        /// `mpirun -n DEVICES hlojit run --distributed mpi ...` (rank = global device id; the
+        /// inputs and outputs are the same stacked files as without it, written by rank 0).
+        #[arg(long, value_enum)]
+        distributed: Option<Distributed>,
         #[command(flatten)]
         targets: TargetSources,
         #[command(flatten)]
@@ -257,14 +271,15 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { module, inputs, random_inputs, output_dir, donate, timeout, targets, dump } => targets.load().and_then(|options| {
+        Command::Run { module, inputs, random_inputs, output_dir, donate, timeout, infeeds, outfeed_dir, distributed, targets, dump } => targets.load().and_then(|options| {
             let options = CompileOptions { dump: dump.options(), ..options };
             let run_options = timeout.map_or_else(RunOptions::default, |t| RunOptions::default().with_timeout(t));
             let inputs = match random_inputs {
                 Some(seed) => Inputs::Random(seed),
                 None => Inputs::Files(&inputs),
             };
-            run(&module, inputs, output_dir.as_deref(), &donate, &options, &run_options)
+            let feeds = Feeds { infeeds: &infeeds, outfeed_dir: outfeed_dir.as_deref(), distributed };
+            run(&module, inputs, output_dir.as_deref(), &donate, &feeds, &options, &run_options)
         }),
         Command::Compile { module, emit, output, header, name, target, cpu, features, dump } => {
             let options = CompileOptions { target: TargetOptions { triple: target, cpu, features }, dump: dump.options(), ..CompileOptions::default() };
@@ -387,11 +402,41 @@ enum Inputs<'a> {
     Random(u64),
 }
 
+/// `run`'s infeed files and outfeed directory.
+struct Feeds<'a> {
+    infeeds: &'a [PathBuf],
+    outfeed_dir: Option<&'a Path>,
+    /// Devices as processes (`--distributed`).
+    distributed: Option<Distributed>,
+}
+
+/// How the devices of a multi-device program run when not as threads of this process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Distributed {
+    /// One MPI process per device (`mpirun -n DEVICES hlojit run --distributed mpi ...`).
+    Mpi,
+}
+
+impl Feeds<'_> {
+    fn write_outfeeds(&self, exe: &Executable) -> Result<(), String> {
+        let unread: usize = (0..exe.num_devices()).map(|d| exe.infeed_len(d)).sum();
+        if unread > 0 {
+            eprintln!("warning: the program left {unread} --infeed arrays unread");
+        }
+        if let Some(dir) = self.outfeed_dir {
+            let n = hlojit_tools::feeds::write_outfeeds(exe, dir)?;
+            println!("outfeed: {n} arrays written to {}", dir.display());
+        }
+        Ok(())
+    }
+}
+
 fn run(
     path: &Path,
     inputs: Inputs,
     output_dir: Option<&Path>,
     donate: &[usize],
+    feeds: &Feeds,
     options: &CompileOptions,
     run_options: &RunOptions,
 ) -> Result<ExitCode, String> {
@@ -401,8 +446,26 @@ fn run(
     let exe = Executable::compile(&module, options).map_err(|e| e.to_string())?;
     drop(spinner);
     println!("compiled {} in {:.1} ms ({})", module.name, exe.compile_time().as_secs_f64() * 1e3, exe.compile_stats());
+    hlojit_tools::feeds::queue_infeeds(&exe, feeds.infeeds)?;
+    if feeds.distributed == Some(Distributed::Mpi) {
+        let start = Instant::now();
+        // Rank 0 gets the stacked results; the other ranks print and write nothing.
+        if let Some(outputs) = hlojit_tools::distributed::run_mpi(&exe, arrays, run_options)? {
+            println!("ran on {} processes in {:.3} ms", exe.num_devices(), start.elapsed().as_secs_f64() * 1e3);
+            for (i, literal) in outputs.iter().enumerate() {
+                println!("out{i}: {}", summarize(literal));
+                if let Some(dir) = output_dir {
+                    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                    npy::write(&dir.join(format!("out{i}.npy")), literal).map_err(|e| e.to_string())?;
+                }
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if exe.num_devices() > 1 {
-        return run_devices(&exe, arrays, output_dir, run_options);
+        let code = run_devices(&exe, arrays, output_dir, run_options)?;
+        feeds.write_outfeeds(&exe)?;
+        return Ok(code);
     }
     let leaves: Vec<hlojit::ArrayShape> = exe.argument_shapes().into_iter().cloned().collect();
     // Arguments in the entry layouts; donated parameters are passed by value.
@@ -430,6 +493,7 @@ fn run(
             npy::write(&dir.join(format!("out{i}.npy")), &literal).map_err(|e| e.to_string())?;
         }
     }
+    feeds.write_outfeeds(&exe)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -6,6 +6,9 @@ use std::process::{Command, ExitCode};
 
 const LLVM_PREFIX: &str = "/usr/lib/llvm-19";
 const DEBIAN_PACKAGES: &[&str] = &["llvm-19-dev", "libpolly-19-dev", "libzstd-dev"];
+/// `hlojit run --distributed mpi` (the tools' default `mpi` feature): OpenMPI, and libclang for
+/// the bindings the `mpi` crate generates at build time.
+const MPI_PACKAGES: &[&str] = &["libopenmpi-dev", "openmpi-bin", "libclang-19-dev"];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -55,6 +58,10 @@ fn cargo() -> Command {
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     c.current_dir(root());
     c.env("LLVM_SYS_191_PREFIX", llvm_prefix());
+    // bindgen (the `mpi` crate's build) finds Debian's libclang here.
+    if std::env::var_os("LIBCLANG_PATH").is_none() {
+        c.env("LIBCLANG_PATH", Path::new(&llvm_prefix()).join("lib"));
+    }
     with_venv(&mut c);
     c
 }
@@ -63,12 +70,22 @@ fn llvm_prefix() -> String {
     std::env::var("LLVM_SYS_191_PREFIX").unwrap_or_else(|_| LLVM_PREFIX.to_string())
 }
 
-/// Installs LLVM 19 if missing and refreshes the in-repository copy of the corpus.
+/// Installs LLVM 19 and OpenMPI if missing and refreshes the in-repository copy of the corpus.
 fn setup() -> Result<(), String> {
     let llvm_config = Path::new(&llvm_prefix()).join("bin/llvm-config");
     let have_llvm = llvm_config.exists() && Path::new(&llvm_prefix()).join("lib/libLLVM.so").exists();
+    let have_mpi = Path::new("/usr/bin/mpirun").exists()
+        && Path::new("/usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h").exists()
+        && Path::new(&llvm_prefix()).join("lib/libclang.so").exists();
+    let mut packages: Vec<&str> = Vec::new();
     if !have_llvm {
-        eprintln!("xtask: installing LLVM 19 ({})", DEBIAN_PACKAGES.join(" "));
+        packages.extend_from_slice(DEBIAN_PACKAGES);
+    }
+    if !have_mpi {
+        packages.extend_from_slice(MPI_PACKAGES);
+    }
+    if !packages.is_empty() {
+        eprintln!("xtask: installing {}", packages.join(" "));
         let sudo = !is_root();
         let apt = |args: &[&str]| -> Result<(), String> {
             let mut c = if sudo { Command::new("sudo") } else { Command::new("apt-get") };
@@ -80,7 +97,7 @@ fn setup() -> Result<(), String> {
         };
         apt(&["update", "-qq"])?;
         let mut install = vec!["install", "-y", "-qq", "--no-install-recommends"];
-        install.extend_from_slice(DEBIAN_PACKAGES);
+        install.extend_from_slice(&packages);
         apt(&install)?;
     }
     graphviz()?;

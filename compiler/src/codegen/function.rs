@@ -270,6 +270,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             Step::Call => self.lower_call(comp, id, fl),
             Step::CustomCall => self.lower_custom_call(comp, id, fl),
             Step::Collective => self.lower_collective(comp, id, fl),
+            Step::Transfer => self.lower_transfer(comp, id, fl),
             Step::Kernel => {
                 let job = fp.kernels.get(&id).ok_or_else(|| Error::Internal(format!("no kernel for {}", comp.get(id).name)))?;
                 if !self.cg.profile {

@@ -6,6 +6,7 @@ pub mod constants;
 pub mod context;
 pub mod collectives;
 pub mod custom_call;
+pub mod transfers;
 pub mod elemental;
 pub mod index;
 pub mod loops;

@@ -25,6 +25,8 @@ pub enum Step {
     CustomCall,
     /// A collective (or device id) that runs on the device's own thread.
     Collective,
+    /// infeed, outfeed, send, recv: data to or from the host queues or another device.
+    Transfer,
 }
 
 pub fn step_of(comp: &Computation, id: InstrId) -> Step {
@@ -38,6 +40,7 @@ pub fn step_of(comp: &Computation, id: InstrId) -> Step {
         Call => Step::Call,
         CustomCall if !super::emitters::is_builtin_custom_call(inst) => Step::CustomCall,
         op if super::collectives::is_collective_step(op) => Step::Collective,
+        op if super::transfers::is_transfer_step(op) => Step::Transfer,
         _ => Step::Kernel,
     }
 }

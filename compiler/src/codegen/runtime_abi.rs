@@ -40,6 +40,7 @@ pub enum RuntimeFunction {
     PartitionId,
     CollectiveEnter,
     CollectiveLeave,
+    Transfer,
     PollInterrupt,
     /// Profiling builds: the clock before a kernel, and recording its time after it.
     ProfileNow,
@@ -52,7 +53,7 @@ pub enum RuntimeFunction {
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 22] = [
+    pub const ALL: [RuntimeFunction; 23] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
@@ -70,6 +71,7 @@ impl RuntimeFunction {
         RuntimeFunction::PartitionId,
         RuntimeFunction::CollectiveEnter,
         RuntimeFunction::CollectiveLeave,
+        RuntimeFunction::Transfer,
         RuntimeFunction::PollInterrupt,
         RuntimeFunction::ProfileNow,
         RuntimeFunction::ProfileRecord,
@@ -97,6 +99,7 @@ impl RuntimeFunction {
             RuntimeFunction::PartitionId => "hlojit_rt_partition_id",
             RuntimeFunction::CollectiveEnter => "hlojit_rt_collective_enter",
             RuntimeFunction::CollectiveLeave => "hlojit_rt_collective_leave",
+            RuntimeFunction::Transfer => "hlojit_rt_transfer",
             RuntimeFunction::PollInterrupt => "hlojit_rt_poll_interrupt",
             RuntimeFunction::ProfileNow => "hlojit_rt_profile_now",
             RuntimeFunction::ProfileRecord => "hlojit_rt_profile_record",
@@ -129,11 +132,13 @@ impl RuntimeFunction {
             // (handler, descriptor, descriptor_len, args, rets)
             RuntimeFunction::FfiCall => (Some(I32), &[Ptr, Ptr, I64, Ptr, Ptr]),
             RuntimeFunction::ReplicaId | RuntimeFunction::PartitionId => (Some(I32), &[]),
-            // (op, devices, groups, stride, leaves, mine, peers, rank, size)
+            // (op, devices, groups, stride, leaves, mine, sizes, peers, rank, size)
             RuntimeFunction::CollectiveEnter => {
-                (Some(I32), &[I64, I64, Ptr, I64, I64, Ptr, Ptr, Ptr, Ptr])
+                (Some(I32), &[I64, I64, Ptr, I64, I64, Ptr, Ptr, Ptr, Ptr, Ptr])
             }
             RuntimeFunction::CollectiveLeave => (Some(I32), &[]),
+            // (kind, channel, peers, devices, table, table_len, leaves, buffers, name)
+            RuntimeFunction::Transfer => (Some(I32), &[I32, I64, Ptr, I64, Ptr, I64, I64, Ptr, Ptr]),
             RuntimeFunction::PollInterrupt => (Some(I32), &[]),
             RuntimeFunction::ProfileNow => (Some(I64), &[]),
             RuntimeFunction::ProfileRecord => (None, &[I64, I64]),
@@ -238,6 +243,7 @@ mod tests {
     signature!(A, B, C, D, E, F);
     signature!(A, B, C, D, E, F, G);
     signature!(A, B, C, D, E, F, G, H, I);
+    signature!(A, B, C, D, E, F, G, H, I, J);
 
     fn of<S: Signature>(_: S) -> (Option<AbiType>, Vec<AbiType>) {
         S::signature()
@@ -351,6 +357,7 @@ mod tests {
                     i64,
                     i64,
                     *const C,
+                    *const i64,
                     *mut C,
                     *mut i64,
                     *mut i64,
@@ -359,6 +366,10 @@ mod tests {
             RuntimeFunction::CollectiveLeave => def!(
                 collectives::hlojit_rt_collective_leave,
                 unsafe extern "C" fn() -> i32
+            ),
+            RuntimeFunction::Transfer => def!(
+                hlojit_runtime::transfers::entry_points::hlojit_rt_transfer,
+                unsafe extern "C" fn(i32, i64, *const i64, i64, *const i64, i64, i64, *const P, *const std::ffi::c_char) -> i32
             ),
             RuntimeFunction::PollInterrupt => def!(
                 executor::hlojit_rt_poll_interrupt,

@@ -2,6 +2,7 @@
 
 pub mod batch_norm_expander;
 pub mod buffer_assignment;
+pub mod channel_order;
 pub mod dynamic_padder;
 pub mod expand_util;
 pub mod fusion;

@@ -1,5 +1,6 @@
 //! The device a thread runs as, and running one program on several devices at once.
 
+use super::communicator::Communicator;
 use super::rendezvous::{InstanceKey, Rendezvous};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -21,7 +22,7 @@ pub struct DeviceId {
 
 pub(crate) struct DeviceContext {
     pub(crate) id: DeviceId,
-    pub(crate) rendezvous: Arc<Rendezvous>,
+    pub(crate) communicator: Arc<dyn Communicator>,
     /// How often each collective op ran on this device.
     pub(crate) sequence: HashMap<i64, u64>,
     /// The instance this device arrived at and has not departed yet.
@@ -77,7 +78,7 @@ pub fn run_on_devices<T: Send>(
                         DEVICE.with(|d| {
                             *d.borrow_mut() = Some(DeviceContext {
                                 id,
-                                rendezvous: rendezvous.clone(),
+                                communicator: rendezvous.clone(),
                                 sequence: HashMap::new(),
                                 pending: None,
                             })
@@ -117,4 +118,27 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
         .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_default();
     format!("panic: {text}")
+}
+
+/// The device this thread runs as and how it reaches the others; `None` outside a
+/// multi-device run.
+pub(crate) fn current_communicator() -> Option<(DeviceId, Arc<dyn Communicator>)> {
+    DEVICE.with(|d| d.borrow().as_ref().map(|c| (c.id, c.communicator.clone())))
+}
+
+/// Runs `work` on this thread as device `id` of a run whose devices reach each other through
+/// `communicator` (one process per device, say): collectives, send and recv in the programs
+/// `work` runs go through it. Tells the communicator when the device finished, or aborts the
+/// run with the error.
+pub fn run_as_device<T>(id: DeviceId, communicator: Arc<dyn Communicator>, work: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    DEVICE.with(|d| {
+        *d.borrow_mut() = Some(DeviceContext { id, communicator: communicator.clone(), sequence: HashMap::new(), pending: None })
+    });
+    let _installed = Installed;
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|p| Err(panic_message(p)));
+    match &result {
+        Ok(_) => communicator.finish(id.global),
+        Err(e) => communicator.abort(format!("device {}: {e}", id.global)),
+    }
+    result
 }

@@ -10,6 +10,7 @@
 //! order the op's results use.
 
 use super::device::DEVICE;
+use super::communicator::Contribution;
 use super::rendezvous::InstanceKey;
 use crate::custom_call::last_error::set_last_error;
 
@@ -26,7 +27,7 @@ pub extern "C" fn hlojit_rt_partition_id() -> u32 {
 }
 
 /// Joins collective op `op` with the group `groups` gives this device. Writes member `g`'s
-/// pointer for leaf `l` to `peers[g * leaves + l]`, this device's position in the group to
+/// pointer for leaf `l` (`sizes[l]` bytes) to `peers[g * leaves + l]`, this device's position in the group to
 /// `rank` and the group's size to `size`. Returns 0, or 1 with the thread's last error set.
 ///
 /// # Safety
@@ -40,14 +41,17 @@ pub unsafe extern "C" fn hlojit_rt_collective_enter(
     stride: i64,
     leaves: i64,
     mine: *const *const u8,
+    sizes: *const i64,
     peers: *mut *const u8,
     rank: *mut i64,
     size: *mut i64,
 ) -> i32 {
     let leaves = leaves.max(0) as usize;
     let stride = stride.max(1) as usize;
-    // SAFETY: the caller passes `leaves` operand pointers.
-    let own: Vec<usize> = (0..leaves).map(|l| unsafe { *mine.add(l) } as usize).collect();
+    // SAFETY: the caller passes `leaves` operand pointers and sizes.
+    let own: Vec<Contribution> = (0..leaves)
+        .map(|l| unsafe { Contribution { address: *mine.add(l) as usize, bytes: (*sizes.add(l)).max(0) as usize } })
+        .collect();
     let group_of = |device: usize| -> Vec<usize> {
         // SAFETY: the table has a row for every device the program was compiled for.
         let row = unsafe { std::slice::from_raw_parts(groups.add(device * stride), stride) };
@@ -64,10 +68,10 @@ pub unsafe extern "C" fn hlojit_rt_collective_enter(
                     "collective op {op} needs {devices} devices; run the program with Executable::run_devices"
                 ));
             }
-            return Ok((0, vec![own.clone()]));
+            return Ok((0, vec![own.iter().map(|c| c.address).collect()]));
         };
-        if devices as usize != ctx.rendezvous.devices() {
-            return Err(format!("the program was compiled for {devices} devices, the run has {}", ctx.rendezvous.devices()));
+        if devices as usize != ctx.communicator.devices() {
+            return Err(format!("the program was compiled for {devices} devices, the run has {}", ctx.communicator.devices()));
         }
         let members = group_of(ctx.id.global);
         let me = members
@@ -77,10 +81,10 @@ pub unsafe extern "C" fn hlojit_rt_collective_enter(
         let counter = ctx.sequence.entry(op).or_insert(0);
         let key = InstanceKey { op, sequence: *counter, leader: members[0] };
         *counter += 1;
-        let rendezvous = ctx.rendezvous.clone();
+        let rendezvous = ctx.communicator.clone();
         ctx.pending = Some(key);
         drop(d);
-        let published = rendezvous.arrive(key, &members, me, own.clone())?;
+        let published = rendezvous.arrive(key, &members, me, &own)?;
         Ok((me, published))
     });
     match outcome {
@@ -109,7 +113,7 @@ pub unsafe extern "C" fn hlojit_rt_collective_enter(
 /// Returns 0, or 1 with the thread's last error set.
 #[no_mangle]
 pub extern "C" fn hlojit_rt_collective_leave() -> i32 {
-    let pending = DEVICE.with(|d| d.borrow_mut().as_mut().and_then(|c| c.pending.take().map(|k| (k, c.rendezvous.clone()))));
+    let pending = DEVICE.with(|d| d.borrow_mut().as_mut().and_then(|c| c.pending.take().map(|k| (k, c.communicator.clone()))));
     let Some((key, rendezvous)) = pending else { return 0 };
     match rendezvous.depart(key) {
         Ok(()) => 0,

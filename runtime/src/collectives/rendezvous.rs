@@ -6,8 +6,11 @@
 //! variable, never spinning, and end early when the run is aborted (a device failed) or when a
 //! member the others wait for has already finished the program without arriving.
 
-use std::collections::HashMap;
+use super::communicator::{Communicator, Contribution};
+use crate::HostBuffer;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 /// One collective op instance: the op, how often this op ran before on the device (so an op
 /// in a loop meets its own iteration), and the group (its first member).
@@ -29,6 +32,26 @@ struct State {
     failure: Option<String>,
     finished: Vec<bool>,
     instances: HashMap<InstanceKey, Instance>,
+    /// Values sent between devices and not received yet, by (channel, receiver when the
+    /// send named one): (sender, the value's leaves).
+    messages: HashMap<(i64, Option<usize>), VecDeque<(usize, Vec<HostBuffer>)>>,
+    /// Devices waiting in [`Rendezvous::take`]: what each waits for (channel, from).
+    receiving: HashMap<usize, (i64, Option<usize>)>,
+}
+
+impl State {
+    fn has_message(&self, channel: i64, me: usize, from: Option<usize>) -> bool {
+        self.messages
+            .get(&(channel, from.map(|_| me)))
+            .is_some_and(|q| q.iter().any(|(s, _)| from.is_none_or(|f| f == *s)))
+    }
+
+    /// Every device still running waits in a receive nothing can satisfy: nobody is left to send.
+    fn receives_deadlocked(&self) -> bool {
+        self.finished.iter().enumerate().all(|(d, &done)| {
+            done || self.receiving.get(&d).is_some_and(|&(channel, from)| !self.has_message(channel, d, from))
+        })
+    }
 }
 
 /// The meeting point of the devices of one run.
@@ -43,7 +66,7 @@ impl Rendezvous {
     pub fn new(devices: usize) -> Rendezvous {
         Rendezvous {
             devices,
-            state: Mutex::new(State { failure: None, finished: vec![false; devices], instances: HashMap::new() }),
+            state: Mutex::new(State { failure: None, finished: vec![false; devices], instances: HashMap::new(), messages: HashMap::new(), receiving: HashMap::new() }),
             changed: Condvar::new(),
         }
     }
@@ -60,7 +83,7 @@ impl Rendezvous {
 
     /// Publishes `pointers` as member `rank` of `members` and waits for the whole group;
     /// returns every member's pointers in group order.
-    pub fn arrive(&self, key: InstanceKey, members: &[usize], rank: usize, pointers: Vec<usize>) -> Result<Vec<Vec<usize>>, String> {
+    pub fn arrive_pointers(&self, key: InstanceKey, members: &[usize], rank: usize, pointers: Vec<usize>) -> Result<Vec<Vec<usize>>, String> {
         let mut state = self.lock();
         if let Some(f) = &state.failure {
             return Err(f.clone());
@@ -126,6 +149,59 @@ impl Rendezvous {
         }
     }
 
+    /// Leaves a value sent on `channel` by device `from` for device `to` (`None`: for
+    /// whichever device receives on the channel first). Never waits.
+    pub fn post(&self, channel: i64, from: usize, to: Option<usize>, leaves: Vec<HostBuffer>) -> Result<(), String> {
+        let mut state = self.lock();
+        if let Some(f) = &state.failure {
+            return Err(f.clone());
+        }
+        state.messages.entry((channel, to)).or_default().push_back((from, leaves));
+        self.changed.notify_all();
+        Ok(())
+    }
+
+    /// Waits for the next value device `me` receives on `channel` from device `from`
+    /// (`None`: from any device, sent to no device in particular). Fails when the run is
+    /// aborted or interrupted, or when no device that could still send is running.
+    pub fn take(&self, channel: i64, me: usize, from: Option<usize>) -> Result<Vec<HostBuffer>, String> {
+        let key = (channel, from.map(|_| me));
+        let mut state = self.lock();
+        let outcome = loop {
+            if let Some(f) = &state.failure {
+                break Err(f.clone());
+            }
+            if let Some(q) = state.messages.get_mut(&key) {
+                if let Some(i) = q.iter().position(|(s, _)| from.is_none_or(|f| f == *s)) {
+                    if let Some((_, leaves)) = q.remove(i) {
+                        break Ok(leaves);
+                    }
+                }
+            }
+            let who = from.map_or("any device".to_string(), |s| format!("device {s}"));
+            let senders_done = match from {
+                Some(s) => state.finished.get(s).copied().unwrap_or(true),
+                None => state.finished.iter().enumerate().all(|(d, &f)| f || d == me),
+            };
+            if senders_done {
+                break Err(format!("device {me} waits on channel {channel} for a value {who} never sent"));
+            }
+            state.receiving.insert(me, (channel, from));
+            if state.receives_deadlocked() {
+                let message = format!("deadlock: device {me} waits on channel {channel} for a value from {who}, and every running device waits to receive");
+                state.failure.get_or_insert(message.clone());
+                self.changed.notify_all();
+                break Err(message);
+            }
+            if crate::executor::hlojit_rt_poll_interrupt() != 0 {
+                break Err("the run was interrupted".into());
+            }
+            state = self.changed.wait_timeout(state, Duration::from_millis(50)).unwrap_or_else(|e| e.into_inner()).0;
+        };
+        state.receiving.remove(&me);
+        outcome
+    }
+
     /// Marks `device` as done with the program: nobody may wait for it any more.
     pub fn finish(&self, device: usize) {
         let mut state = self.lock();
@@ -151,6 +227,37 @@ impl Rendezvous {
     }
 }
 
+/// Devices are threads of this process: members read each other's buffers where they are.
+impl Communicator for Rendezvous {
+    fn devices(&self) -> usize {
+        self.devices
+    }
+
+    fn arrive(&self, key: InstanceKey, members: &[usize], rank: usize, own: &[Contribution]) -> Result<Vec<Vec<usize>>, String> {
+        self.arrive_pointers(key, members, rank, own.iter().map(|c| c.address).collect())
+    }
+
+    fn depart(&self, key: InstanceKey) -> Result<(), String> {
+        Rendezvous::depart(self, key)
+    }
+
+    fn post(&self, channel: i64, from: usize, to: Option<usize>, leaves: Vec<HostBuffer>) -> Result<(), String> {
+        Rendezvous::post(self, channel, from, to, leaves)
+    }
+
+    fn take(&self, channel: i64, me: usize, from: Option<usize>) -> Result<Vec<HostBuffer>, String> {
+        Rendezvous::take(self, channel, me, from)
+    }
+
+    fn finish(&self, device: usize) {
+        Rendezvous::finish(self, device)
+    }
+
+    fn abort(&self, reason: String) {
+        Rendezvous::abort(self, reason)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,7 +271,7 @@ mod tests {
             .map(|d| {
                 let r = r.clone();
                 std::thread::spawn(move || {
-                    let got = r.arrive(key, &[0, 1, 2], d, vec![100 + d]).unwrap();
+                    let got = r.arrive_pointers(key, &[0, 1, 2], d, vec![100 + d]).unwrap();
                     r.depart(key).unwrap();
                     got
                 })
@@ -180,14 +287,14 @@ mod tests {
         let r = Arc::new(Rendezvous::new(2));
         let key = InstanceKey { op: 1, sequence: 0, leader: 0 };
         let r2 = r.clone();
-        let waiter = std::thread::spawn(move || r2.arrive(key, &[0, 1], 0, vec![1]));
+        let waiter = std::thread::spawn(move || r2.arrive_pointers(key, &[0, 1], 0, vec![1]));
         std::thread::sleep(std::time::Duration::from_millis(20));
         r.abort("device 1 failed".into());
         assert_eq!(waiter.join().unwrap().unwrap_err(), "device 1 failed");
 
         let r = Arc::new(Rendezvous::new(2));
         r.finish(1);
-        let err = r.arrive(key, &[0, 1], 0, vec![1]).unwrap_err();
+        let err = r.arrive_pointers(key, &[0, 1], 0, vec![1]).unwrap_err();
         assert!(err.contains("device 1 finished without joining"), "{err}");
     }
 }

@@ -35,8 +35,8 @@ fn synchronous_form(op: Opcode, operand_leaves: usize, result_leaves: usize) -> 
     match op {
         // (operands, results): the results are the second half.
         Opcode::AllGatherStart => (Opcode::AllGather, operand_leaves, result_leaves - operand_leaves.min(result_leaves)),
-        // (operand, result, u32[], u32[]).
-        Opcode::CollectivePermuteStart => (Opcode::CollectivePermute, 1, 1),
+        // (operands, results, u32[], u32[]): one result per operand leaf.
+        Opcode::CollectivePermuteStart => (Opcode::CollectivePermute, operand_leaves, operand_leaves),
         Opcode::AllReduceStart => (Opcode::AllReduce, 0, result_leaves),
         op => (op, 0, result_leaves),
     }
@@ -72,7 +72,8 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                 // The start did the work (synchronously): hand over its results.
                 let start = fl.assignment.leaf_slots(inst.operands[0]).to_vec();
                 let first = match inst.opcode {
-                    Opcode::CollectivePermuteDone => 1,
+                    // After the operands' leaves, one per result.
+                    Opcode::CollectivePermuteDone => outputs.len(),
                     _ => start.len().saturating_sub(outputs.len()),
                 };
                 for (k, &out) in outputs.iter().enumerate() {
@@ -134,6 +135,13 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let leaves = operand_slots.len();
         let mine: Vec<PointerValue> = operand_slots.iter().map(|&s| fl.slot_ptrs[s]).collect();
         let mine = pointer_array(cg, &mine, "collective.mine")?;
+        // Byte sizes, for implementations that copy buffers between processes.
+        let sizes = cg.entry_alloca(cg.i64().array_type(leaves.max(1) as u32).into(), "collective.sizes")?;
+        for (l, &s) in operand_slots.iter().enumerate() {
+            let bytes = IrArray::new(fl.slot_ptrs[s], &fl.assignment.slots[s].shape)?.byte_size();
+            let at = cg.gep(cg.i64().into(), sizes, cg.const_i64(l as i64))?;
+            cg.b.build_store(at, cg.const_i64(bytes))?;
+        }
         let peers = cg.entry_alloca(cg.ptr().array_type((max_group * leaves).max(1) as u32).into(), "collective.peers")?;
         let rank = cg.entry_alloca(cg.i64().into(), "collective.rank")?;
         let size = cg.entry_alloca(cg.i64().into(), "collective.size")?;
@@ -145,6 +153,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             cg.const_i64(stride as i64).into(),
             cg.const_i64(leaves as i64).into(),
             mine.into(),
+            sizes.into(),
             peers.into(),
             rank.into(),
             size.into(),

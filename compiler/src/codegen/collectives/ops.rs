@@ -81,7 +81,13 @@ pub(crate) fn emit<'ctx>(cg: &Codegen<'ctx>, fl: &FunctionLowering<'_, 'ctx>, c:
             Ok(())
         }
         Opcode::AllToAll => all_to_all_tuple(cg, fl, c),
-        Opcode::CollectivePermute => permute(cg, c, &leaf(0, 0)?),
+        Opcode::CollectivePermute => {
+            if inst.attrs.raw("slice_sizes").is_some() || c.operand_slots.len() != c.outputs.len() {
+                return Err(Error::Unsupported("collective-permute into slices of an output buffer (slice_sizes)".into()));
+            }
+            let leaves = (0..c.operand_slots.len()).map(|l| leaf(l, l)).collect::<Result<Vec<_>>>()?;
+            permute(cg, c, &leaves)
+        }
         op => Err(Error::Internal(format!("{} is not a collective", op.name()))),
     }
 }
@@ -208,11 +214,9 @@ fn all_to_all_tuple<'ctx>(cg: &Codegen<'ctx>, fl: &FunctionLowering<'_, 'ctx>, c
 }
 
 /// The device's source (a table by global device id, which is its rank in the all-device
-/// group) sends its operand; a device no pair targets gets zeros.
-fn permute<'ctx>(cg: &Codegen<'ctx>, c: &OpContext<'_, 'ctx>, leaf: &Leaf<'ctx>) -> Result<()> {
-    if c.operand_slots.len() != 1 || c.outputs.len() != 1 {
-        return Err(Error::Unsupported("collective-permute of more than one array".into()));
-    }
+/// group) sends its operands (one or several arrays, leaf `l` to result `l`); a device no pair
+/// targets gets zeros.
+fn permute<'ctx>(cg: &Codegen<'ctx>, c: &OpContext<'_, 'ctx>, leaves: &[Leaf<'ctx>]) -> Result<()> {
     let sources = permute_sources(c.inst, c.grid).map_err(Error::Unsupported)?;
     let table: Vec<IntValue> = sources.iter().map(|s| cg.i64().const_int(s.map_or(-1i64, |v| v as i64) as u64, true)).collect();
     let init = cg.i64().const_array(&table);
@@ -226,13 +230,18 @@ fn permute<'ctx>(cg: &Codegen<'ctx>, c: &OpContext<'_, 'ctx>, leaf: &Leaf<'ctx>)
     let receives = cg.b.build_int_compare(IntPredicate::SGE, source, cg.const_i64(0), "")?;
     let nothing = cg.b.build_not(receives, "")?;
     cg.if_then("permute.receive", receives, || {
-        let src = IrArray::new(peer(cg, ex, source, cg.const_i64(0))?, &leaf.input)?;
-        copy_array(cg, &src, &leaf.out)
+        for (l, leaf) in leaves.iter().enumerate() {
+            let src = IrArray::new(peer(cg, ex, source, cg.const_i64(l as i64))?, &leaf.input)?;
+            copy_array(cg, &src, &leaf.out)?;
+        }
+        Ok(())
     })?;
     cg.if_then("permute.zero", nothing, || {
-        let bytes = leaf.out.byte_size();
-        if bytes > 0 {
-            cg.b.build_memset(leaf.out.ptr, 1, cg.i8().const_zero(), cg.const_i64(bytes)).map_err(|e| Error::Llvm(e.to_string()))?;
+        for leaf in leaves {
+            let bytes = leaf.out.byte_size();
+            if bytes > 0 {
+                cg.b.build_memset(leaf.out.ptr, 1, cg.i8().const_zero(), cg.const_i64(bytes)).map_err(|e| Error::Llvm(e.to_string()))?;
+            }
         }
         Ok(())
     })

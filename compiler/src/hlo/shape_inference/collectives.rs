@@ -180,30 +180,52 @@ pub fn check_source_target_pairs(op: Opcode, pairs: &[(i64, i64)]) -> Result<(),
     Ok(())
 }
 
-/// `collective-permute(x)`: the shape of `x`. (The in-place form with four operands returns the
-/// output buffer, operand 1.)
-pub fn infer_collective_permute(operands: &[&Shape]) -> Result<Shape, String> {
+/// Whether collective-permute operands are the in-place form (input, output buffer, input and
+/// output start indices) rather than several arrays permuted together: the indices are tuples
+/// or `slice_sizes` is given.
+pub fn is_in_place_permute(operands: &[&Shape], has_slice_sizes: bool) -> bool {
+    operands.len() == 4 && (has_slice_sizes || operands[2].is_tuple())
+}
+
+/// `collective-permute(x)`: the shape of `x`; `collective-permute(x, y, ...)`: the tuple of
+/// their shapes (XLA's combined permute). The in-place form returns the output buffer,
+/// operand 1.
+pub fn infer_collective_permute(operands: &[&Shape], in_place: bool) -> Result<Shape, String> {
     let op = Opcode::CollectivePermute;
     match operands {
+        [_, output, _, _] if in_place => Ok(output.without_layouts()),
         [x] => {
             array(op, x, "the operand")?;
             Ok(x.without_layouts())
         }
-        [_, output, _, _] => Ok(output.without_layouts()),
-        _ => fail!(op, "expected 1 or 4 operands, got {}", operands.len()),
+        [] => fail!(op, "expected at least one operand"),
+        xs => {
+            for (i, x) in xs.iter().enumerate() {
+                array(op, x, &format!("operand {i}"))?;
+            }
+            Ok(Shape::Tuple(xs.iter().map(|x| x.without_layouts()).collect()))
+        }
     }
 }
 
-/// `collective-permute-start(x)`: `(x, result, u32[], u32[])`, further context as declared.
-pub fn infer_collective_permute_start(operands: &[&Shape], declared: Option<&Shape>) -> Result<Shape, String> {
+/// `collective-permute-start(x)`: `(x, result, u32[], u32[])`, further context as declared;
+/// with several operands `x` and `result` are tuples of them.
+pub fn infer_collective_permute_start(operands: &[&Shape], declared: Option<&Shape>, in_place: bool) -> Result<Shape, String> {
     let op = Opcode::CollectivePermuteStart;
     let (input, output) = match operands {
+        [i, o, _, _] if in_place => (i.without_layouts(), o.without_layouts()),
         [x] => {
             array(op, x, "the operand")?;
             (x.without_layouts(), x.without_layouts())
         }
-        [i, o, _, _] => (i.without_layouts(), o.without_layouts()),
-        _ => fail!(op, "expected 1 or 4 operands, got {}", operands.len()),
+        [] => fail!(op, "expected at least one operand"),
+        xs => {
+            for (i, x) in xs.iter().enumerate() {
+                array(op, x, &format!("operand {i}"))?;
+            }
+            let t = Shape::Tuple(xs.iter().map(|x| x.without_layouts()).collect());
+            (t.clone(), t)
+        }
     };
     let u32_scalar = Shape::scalar(ElementType::U32);
     let mut elements = vec![input, output];

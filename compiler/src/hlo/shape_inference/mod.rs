@@ -397,10 +397,11 @@ pub fn infer_shape(
         }
         CollectivePermute | CollectivePermuteStart => {
             check_source_target_pairs(op, required(op, attrs.source_target_pairs.as_ref(), "source_target_pairs")?)?;
+            let in_place = is_in_place_permute(operands, attrs.raw("slice_sizes").is_some());
             if op == CollectivePermute {
-                infer_collective_permute(operands)
+                infer_collective_permute(operands, in_place)
             } else {
-                infer_collective_permute_start(operands, declared)
+                infer_collective_permute_start(operands, declared, in_place)
             }
         }
         CollectiveBroadcast => {

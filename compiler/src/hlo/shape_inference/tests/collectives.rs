@@ -51,9 +51,14 @@ fn replica_groups_and_pairs() {
 
 #[test]
 fn permutes_and_ids() {
-    assert_shape(infer_collective_permute(&[&arr(F32, &[3])]), "f32[3]");
-    assert_shape(infer_collective_permute_start(&[&arr(F32, &[3])], None), "(f32[3], f32[3], u32[], u32[])");
-    let start = infer_collective_permute_start(&[&arr(F32, &[3])], None).unwrap();
+    assert_shape(infer_collective_permute(&[&arr(F32, &[3])], false), "f32[3]");
+    assert_shape(infer_collective_permute(&[&arr(F32, &[3]), &arr(S32, &[2])], false), "(f32[3], s32[2])");
+    assert_shape(infer_collective_permute_start(&[&arr(F32, &[3])], None, false), "(f32[3], f32[3], u32[], u32[])");
+    assert_shape(
+        infer_collective_permute_start(&[&arr(F32, &[3]), &arr(S32, &[2])], None, false),
+        "((f32[3], s32[2]), (f32[3], s32[2]), u32[], u32[])",
+    );
+    let start = infer_collective_permute_start(&[&arr(F32, &[3])], None, false).unwrap();
     assert_shape(infer_collective_done(Opcode::CollectivePermuteDone, &start), "f32[3]");
     assert_eq!(infer_device_id().to_string(), "u32[]");
     assert_eq!(shard_count_from_shapes(&arr(F32, &[1, 3]), &arr(F32, &[4, 3]), 0), Some(4));

@@ -1,0 +1,43 @@
+//! The one interface collectives, send and recv between devices go through. Generated code
+//! calls the same runtime functions whatever implements it: the in-process [`Rendezvous`]
+//! (devices are threads of this process, buffers are read in place) or a message-passing one
+//! across processes (the `hlojit-mpi` crate: each process is one device, buffers are copied).
+//!
+//! [`Rendezvous`]: super::Rendezvous
+
+use super::rendezvous::InstanceKey;
+use crate::HostBuffer;
+
+/// One leaf a device contributes to a collective: its address and its size in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Contribution {
+    pub address: usize,
+    pub bytes: usize,
+}
+
+/// How the devices of one run reach each other.
+pub trait Communicator: Send + Sync {
+    /// Devices taking part in the run.
+    fn devices(&self) -> usize;
+
+    /// Contributes `own` as member `rank` of `members` (global device ids) to collective
+    /// instance `key` and waits for the group; returns the address of every member's leaves,
+    /// in group order, valid until [`Communicator::depart`].
+    fn arrive(&self, key: InstanceKey, members: &[usize], rank: usize, own: &[Contribution]) -> Result<Vec<Vec<usize>>, String>;
+
+    /// Ends instance `key` for this device once no member reads its buffers any more.
+    fn depart(&self, key: InstanceKey) -> Result<(), String>;
+
+    /// Sends `leaves` on `channel` from device `from` to device `to` (`None`: whichever
+    /// device receives on the channel). Does not wait for the receiver.
+    fn post(&self, channel: i64, from: usize, to: Option<usize>, leaves: Vec<HostBuffer>) -> Result<(), String>;
+
+    /// Receives the next value device `me` gets on `channel` from `from` (`None`: any).
+    fn take(&self, channel: i64, me: usize, from: Option<usize>) -> Result<Vec<HostBuffer>, String>;
+
+    /// `device` finished the program.
+    fn finish(&self, device: usize);
+
+    /// Ends the run on every device with `reason`.
+    fn abort(&self, reason: String);
+}
