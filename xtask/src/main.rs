@@ -6,6 +6,9 @@ use std::process::{Command, ExitCode};
 
 const LLVM_PREFIX: &str = "/usr/lib/llvm-19";
 const DEBIAN_PACKAGES: &[&str] = &["llvm-19-dev", "libpolly-19-dev", "libzstd-dev"];
+/// The system LAPACK and BLAS the runtime's `system-lapack` feature (on by default) links:
+/// Debian's alternatives then point liblapack.so / libblas.so at OpenBLAS.
+const LAPACK_PACKAGES: &[&str] = &["liblapack-dev", "libblas-dev", "libopenblas-dev"];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -65,8 +68,17 @@ fn llvm_prefix() -> String {
 fn setup() -> Result<(), String> {
     let llvm_config = Path::new(&llvm_prefix()).join("bin/llvm-config");
     let have_llvm = llvm_config.exists() && Path::new(&llvm_prefix()).join("lib/libLLVM.so").exists();
+    let mut missing: Vec<&str> = Vec::new();
     if !have_llvm {
         eprintln!("xtask: installing LLVM 19 ({})", DEBIAN_PACKAGES.join(" "));
+        missing.extend_from_slice(DEBIAN_PACKAGES);
+    }
+    let have_lapack = Command::new("dpkg").arg("-s").args(LAPACK_PACKAGES).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status().is_ok_and(|s| s.success());
+    if !have_lapack {
+        eprintln!("xtask: installing LAPACK ({})", LAPACK_PACKAGES.join(" "));
+        missing.extend_from_slice(LAPACK_PACKAGES);
+    }
+    if !missing.is_empty() {
         let sudo = !is_root();
         let apt = |args: &[&str]| -> Result<(), String> {
             let mut c = if sudo { Command::new("sudo") } else { Command::new("apt-get") };
@@ -78,7 +90,7 @@ fn setup() -> Result<(), String> {
         };
         apt(&["update", "-qq"])?;
         let mut install = vec!["install", "-y", "-qq", "--no-install-recommends"];
-        install.extend_from_slice(DEBIAN_PACKAGES);
+        install.extend_from_slice(&missing);
         apt(&install)?;
     }
     python_packages()?;
