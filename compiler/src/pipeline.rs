@@ -74,6 +74,7 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(dynamic_padder::DynamicPadder)
         .add(batch_norm_expander::BatchNormExpander)
         .add(rng_expander::RngExpander)
+        .add(while_dead_state::WhileDeadState)
         .add(while_licm::WhileLicm)
         .add(layout_assignment::LayoutAssignment)
         .add(fusion::Fusion);

@@ -4,6 +4,7 @@
 use crate::block_cache::{self, BUFFER_ALIGNMENT};
 use crate::float_env::FlushDenormals;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 /// A kernel task: runs iterations `[begin, end)` of a kernel over the buffer table.
 pub type KernelTask = unsafe extern "C" fn(table: *const *mut u8, begin: i64, end: i64);
@@ -41,8 +42,12 @@ pub unsafe extern "C" fn hlojit_rt_free(ptr: *mut u8, size: i64) {
     }
 }
 
-/// Runs `task` over `[0, extent)` split into chunks on the thread pool, and returns when all
-/// are done. Chunks hold at least `min_chunk` iterations.
+/// Runs `task` over `[0, extent)` split into chunks (of at least `min_chunk` iterations), and
+/// returns when all are done. The calling thread works through the chunks itself, joined by
+/// as many pool threads as there are other cores, each taking the next chunk until none is
+/// left: one wake-up per helper and none for the caller, which a kernel of a few microseconds
+/// (a step of a recurrent loop) cannot afford more of; a helper that wakes late finds no
+/// chunk and costs nothing.
 ///
 /// # Safety
 /// `task` must be safe to run concurrently on disjoint ranges with this `table`.
@@ -56,16 +61,23 @@ pub unsafe extern "C" fn hlojit_rt_parallel_for(task: KernelTask, table: *const 
         return;
     }
     let table = table as usize;
-    rayon::scope(|s| {
-        for c in 0..chunks {
-            let begin = extent * c / chunks;
-            let end = extent * (c + 1) / chunks;
-            s.spawn(move |_| {
+    let next = AtomicI64::new(0);
+    let work_through_chunks = || loop {
+        let c = next.fetch_add(1, Ordering::Relaxed);
+        if c >= chunks {
+            break;
+        }
+        // SAFETY: the caller guarantees disjoint ranges may run concurrently.
+        unsafe { task(table as *const *mut u8, extent * c / chunks, extent * (c + 1) / chunks) };
+    };
+    rayon::in_place_scope(|s| {
+        for _ in 1..threads.min(chunks) {
+            s.spawn(|_| {
                 let _env = FlushDenormals::new();
-                // SAFETY: the caller guarantees disjoint ranges may run concurrently.
-                unsafe { task(table as *const *mut u8, begin, end) };
+                work_through_chunks();
             });
         }
+        work_through_chunks();
     });
 }
 

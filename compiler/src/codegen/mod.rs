@@ -13,6 +13,7 @@ pub mod transpose_tiling;
 pub mod plan;
 pub mod reducer;
 pub mod types;
+pub mod vectors;
 pub mod function;
 pub mod runtime_abi;
 pub mod kernel;

@@ -368,6 +368,10 @@ pub struct Attributes {
     pub api_version: Option<CustomCallApiVersion>,
     /// `backend_config=` of custom-call (other opcodes' backend configs are kept in `other`).
     pub backend_config: Option<BackendConfig>,
+    /// The typed-FFI attributes of a custom call with `api_version=API_VERSION_TYPED_FFI`,
+    /// decoded from its `backend_config` when the instruction is parsed or built (see
+    /// [`Attributes::decode_ffi_attributes`]), sorted by name as XLA passes them.
+    pub ffi_attributes: Vec<(String, hlojit_runtime::custom_call::AttrValue)>,
     /// `custom_call_has_side_effect=true`: the call must run even if its result is unused.
     pub custom_call_has_side_effect: bool,
     /// `operand_layout_constraints={...}` of custom-call: the layouts the target expects its
@@ -403,7 +407,62 @@ pub struct Attributes {
     pub other: Vec<RawAttribute>,
 }
 
+/// A dot without dimension numbers: no batch and no contracting dimensions (an outer product).
+static NO_DOT_DIMS: DotDimensionNumbers =
+    DotDimensionNumbers { lhs_batch: Vec::new(), rhs_batch: Vec::new(), lhs_contracting: Vec::new(), rhs_contracting: Vec::new() };
+
+/// What an absent attribute means, as XLA's parser defines it: the one place passes and codegen
+/// learn it from (the verifier has already refused instructions that lack an attribute XLA
+/// requires, so for those the empty value is never seen).
 impl Attributes {
+    /// `dimensions=`; none when absent.
+    pub fn dims(&self) -> &[i64] {
+        self.dimensions.as_deref().unwrap_or(&[])
+    }
+
+    /// `window=`; absent means no window dimensions (a rank-0 reduce-window, a convolution
+    /// without spatial dimensions).
+    pub fn window_dims(&self) -> &[WindowDim] {
+        self.window.as_deref().unwrap_or(&[])
+    }
+
+    /// The dot's dimension numbers; absent ones are empty.
+    pub fn dot_dimension_numbers(&self) -> &DotDimensionNumbers {
+        self.dot_dims.as_ref().unwrap_or(&NO_DOT_DIMS)
+    }
+
+    /// `slice=` of slice (required).
+    pub fn slice_dims(&self) -> &[SliceDim] {
+        self.slice.as_deref().unwrap_or(&[])
+    }
+
+    /// `padding=` of pad (required).
+    pub fn pad_dims(&self) -> &[PadDim] {
+        self.padding.as_deref().unwrap_or(&[])
+    }
+
+    /// `slice_sizes=` of gather / `dynamic_slice_sizes=` of dynamic-slice (required).
+    pub fn sizes_of_slices(&self) -> &[i64] {
+        self.slice_sizes.as_deref().unwrap_or(&[])
+    }
+
+    /// Decodes a typed-FFI custom call's `backend_config` into [`Attributes::ffi_attributes`]
+    /// (other API versions pass their config as opaque bytes and keep nothing here). Called by
+    /// the parser and the builder, so a malformed dictionary is an error where it is written,
+    /// not when the call is compiled.
+    pub fn decode_ffi_attributes(&mut self) -> Result<(), String> {
+        self.ffi_attributes = match (&self.api_version, &self.backend_config) {
+            (Some(CustomCallApiVersion::TypedFfi), Some(BackendConfig::Braced(text))) => {
+                super::ffi_attributes::parse_ffi_attributes(text)?
+            }
+            (Some(CustomCallApiVersion::TypedFfi), Some(BackendConfig::Quoted(text))) if !text.trim().is_empty() => {
+                super::ffi_attributes::parse_ffi_attributes(text)?
+            }
+            _ => Vec::new(),
+        };
+        Ok(())
+    }
+
     /// The verbatim value of a kept attribute.
     pub fn raw(&self, key: &str) -> Option<&str> {
         self.other.iter().find(|a| a.key == key).map(|a| a.value.as_str())

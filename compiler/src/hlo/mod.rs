@@ -4,6 +4,7 @@ pub mod attribute_schema;
 pub mod attributes;
 pub mod builder;
 pub mod computation;
+pub mod ffi_attributes;
 pub mod instruction;
 pub mod module;
 pub mod opcode;

@@ -91,7 +91,7 @@ fn expand_one(module: &mut Module, c: CompId, id: InstrId) -> Result<InstrId> {
             let scaled = b.binary(Multiply, normalized, scale_x)?;
             let offset_x = per_feature(&mut b, offset)?;
             let y = b.binary(Add, scaled, offset_x)?;
-            Ok(b.tuple(vec![y, mean, var]))
+            b.tuple(vec![y, mean, var])
         }
         BatchNormInference => {
             let (scale, offset, mean, var) = (inst.operands[1], inst.operands[2], inst.operands[3], inst.operands[4]);
@@ -136,7 +136,7 @@ fn expand_one(module: &mut Module, c: CompId, id: InstrId) -> Result<InstrId> {
             let i12 = b.binary(Subtract, i1, i2)?;
             let i6 = b.binary(Subtract, i12, i5)?;
             let grad_x = b.binary(Multiply, factor, i6)?;
-            Ok(b.tuple(vec![grad_x, grad_scale, grad_offset]))
+            b.tuple(vec![grad_x, grad_scale, grad_offset])
         }
         _ => Err(fail("is not a batch-norm op")),
     }

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::hlo::{Computation, InstrId, Module, Opcode};
 use hlojit_runtime::buffer::BUFFER_ALIGNMENT;
 use hlojit_runtime::{ArrayShape, Shape};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Where one buffer lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,6 +119,103 @@ pub fn assign_buffers(
     result_shape: &Shape,
     aliases: &[(usize, usize)],
 ) -> Result<BufferAssignment> {
+    let first = assign_with(module, comp, schedule, result_shape, aliases, &HashSet::new())?;
+    let shared = while_state_in_init(module, comp, schedule, &first);
+    if shared.is_empty() {
+        return Ok(first);
+    }
+    assign_with(module, comp, schedule, result_shape, aliases, &shared)
+}
+
+/// The (while, state leaf) pairs whose state can live in the buffer of its initial value, so
+/// the loop starts without copying it: an initial value that is a temporary of this
+/// computation and dead once the loop starts, or one the loop never writes (a state element
+/// the body passes through unchanged: the loop's inputs, weights) held in a parameter or
+/// constant. Decided on a first assignment's slots and liveness (`first`).
+fn while_state_in_init(module: &Module, comp: &Computation, schedule: &[InstrId], first: &BufferAssignment) -> HashSet<(InstrId, usize)> {
+    let mut shared = HashSet::new();
+    let position: HashMap<InstrId, usize> = schedule.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+    let last_use = liveness(comp, schedule, &first.leaves, &first.slots);
+    for &id in schedule {
+        let inst = comp.get(id);
+        if inst.opcode != Opcode::While {
+            continue;
+        }
+        let Some(init) = first.leaves.get(&inst.operands[0]) else { continue };
+        let state = first.leaf_slots(id);
+        let passed_through = inst.while_body().map(|b| passed_through_leaves(module.computation(b))).unwrap_or_default();
+        for (i, &s) in init.iter().enumerate() {
+            let unique = init.iter().filter(|&&t| t == s).count() == 1;
+            let same_layout = state.get(i).is_some_and(|&t| first.slots[t].shape == first.slots[s].shape);
+            let fits = match first.slots[s].allocation {
+                Allocation::Temp { .. } => last_use.get(&s) == Some(&position[&id]),
+                Allocation::Parameter(_) | Allocation::Constant(_) => passed_through.contains(&i),
+                _ => false,
+            };
+            if unique && same_layout && fits {
+                shared.insert((id, i));
+            }
+        }
+    }
+    shared
+}
+
+/// The state leaves a while body returns unchanged (its root's element is the parameter's).
+fn passed_through_leaves(body: &Computation) -> HashSet<usize> {
+    let root = body.root_instruction();
+    let Some(&param) = body.parameters().first() else { return HashSet::new() };
+    if root.opcode != Opcode::Tuple {
+        return HashSet::new();
+    }
+    let mut out = HashSet::new();
+    let mut leaf = 0;
+    for (i, &o) in root.operands.iter().enumerate() {
+        let element = body.get(o);
+        let n = element.shape.array_leaves().len();
+        let same = element.opcode == Opcode::GetTupleElement
+            && element.operands[0] == param
+            && element.attrs.tuple_index == Some(i as i64)
+            && element.shape.is_array();
+        if same {
+            out.insert(leaf);
+        }
+        leaf += n;
+    }
+    out
+}
+
+/// Last schedule position each owner slot is read at (tuples and get-tuple-elements only pass
+/// buffers on; results live to the end).
+fn liveness(comp: &Computation, schedule: &[InstrId], leaves: &HashMap<InstrId, Vec<usize>>, slots: &[Slot]) -> HashMap<usize, usize> {
+    let mut last_use: HashMap<usize, usize> = HashMap::new();
+    for (pos, &id) in schedule.iter().enumerate() {
+        // Counting tuples and get-tuple-elements as uses kept every leaf of a loop state alive
+        // until its last get-tuple-element, so no state array was updated in place.
+        if matches!(comp.get(id).opcode, Opcode::Tuple | Opcode::GetTupleElement) {
+            continue;
+        }
+        for op in &comp.get(id).operands {
+            for &s in leaves.get(op).map(Vec::as_slice).unwrap_or(&[]) {
+                let s = owner(slots, s);
+                let e = last_use.entry(s).or_insert(pos);
+                *e = (*e).max(pos);
+            }
+        }
+    }
+    for &s in leaves.get(&comp.root).map(Vec::as_slice).unwrap_or(&[]) {
+        last_use.insert(owner(slots, s), schedule.len());
+    }
+    last_use
+}
+
+fn assign_with(
+    module: &Module,
+    comp: &Computation,
+    schedule: &[InstrId],
+    result_shape: &Shape,
+    aliases: &[(usize, usize)],
+    while_state_in_init: &HashSet<(InstrId, usize)>,
+) -> Result<BufferAssignment> {
     let users = comp.users();
     let mut slots: Vec<Slot> = Vec::new();
     let mut leaves: HashMap<InstrId, Vec<usize>> = HashMap::new();
@@ -163,6 +260,22 @@ pub fn assign_buffers(
                 }
             }
             op if aliases_operands(op) => leaves.get(&inst.operands.first().copied().unwrap_or(id)).cloned().unwrap_or_default(),
+            Opcode::While if !while_state_in_init.is_empty() => {
+                let init = leaves.get(&inst.operands[0]).cloned().unwrap_or_default();
+                inst.shape
+                    .array_leaves()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, a)| match init.get(i) {
+                        Some(&s) if while_state_in_init.contains(&(id, i)) => s,
+                        _ => {
+                            let s = push(&mut slots, Allocation::Temp { offset: -1, size: 0 }, a);
+                            defined_temps.push((s, pos));
+                            s
+                        }
+                    })
+                    .collect()
+            }
             _ if can_update_in_place(module, comp, id, &users, &leaves, &slots) => {
                 // The operand's buffer is dead after this instruction: update it in place.
                 let operand = leaves[&inst.operands[0]][0];
@@ -184,27 +297,8 @@ pub fn assign_buffers(
 
     // Liveness: from definition to last use (by any alias of the slot); results live to the end.
     let position: HashMap<InstrId, usize> = schedule.iter().enumerate().map(|(i, &id)| (id, i)).collect();
-    let mut last_use: HashMap<usize, usize> = HashMap::new();
-    for &id in schedule {
-        let pos = position[&id];
-        // Tuples and get-tuple-elements only pass buffers on; the instructions that read
-        // through them count as the uses. (Counting them kept every leaf of a loop state alive
-        // until its last get-tuple-element, so no state array was updated in place.)
-        if matches!(comp.get(id).opcode, Opcode::Tuple | Opcode::GetTupleElement) {
-            continue;
-        }
-        for op in &comp.get(id).operands {
-            for &s in leaves.get(op).map(Vec::as_slice).unwrap_or(&[]) {
-                let s = owner(&slots, s);
-                let e = last_use.entry(s).or_insert(pos);
-                *e = (*e).max(pos);
-            }
-        }
-    }
+    let last_use = liveness(comp, schedule, &leaves, &slots);
     let result_leaves = leaves.get(&comp.root).cloned().unwrap_or_default();
-    for &s in &result_leaves {
-        last_use.insert(owner(&slots, s), schedule.len());
-    }
 
     // Results: computed in place when the value is a temp of this computation used once as a
     // result and laid out as the caller wants; copied otherwise. A result aliased with a

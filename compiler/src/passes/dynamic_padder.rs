@@ -123,7 +123,7 @@ fn mask_reduce(
     id: InstrId,
     sizes: &HashMap<(InstrId, i64), InstrId>,
 ) -> Result<()> {
-    let reduced = inst.attrs.dimensions.clone().unwrap_or_default();
+    let reduced = inst.attrs.dims().to_vec();
     let half = inst.operands.len() / 2;
     let mut new_operands = inst.operands.clone();
     for (k, slot) in new_operands.iter_mut().enumerate().take(half) {
@@ -139,15 +139,15 @@ fn mask_reduce(
         for (d, n) in dynamic {
             let mut iota = Instruction::new("", Opcode::Iota, Shape::array(ElementType::S32, dims.clone()), Vec::new());
             iota.attrs.iota_dimension = Some(d);
-            let iota = b.add(iota);
+            let iota = b.add(iota)?;
             let bound = b.broadcast(n, &dims, vec![])?;
             let mut lt =
                 Instruction::new("", Opcode::Compare, Shape::array(ElementType::Pred, dims.clone()), vec![iota, bound]);
             lt.attrs.direction = Some(ComparisonDirection::Lt);
-            let inside = b.add(lt);
+            let inside = b.add(lt)?;
             let fill = b.broadcast(init, &dims, vec![])?;
             let t = b.element_type(x)?;
-            masked = b.op(Opcode::Select, Shape::array(t, dims.clone()), vec![inside, masked, fill]);
+            masked = b.op(Opcode::Select, Shape::array(t, dims.clone()), vec![inside, masked, fill])?;
         }
         *slot = masked;
     }

@@ -13,4 +13,5 @@ pub mod sharding_markers;
 pub mod topk_sorts;
 pub mod trivial_reductions;
 pub mod unfuse;
+pub mod while_dead_state;
 pub mod while_licm;

@@ -93,15 +93,15 @@ impl Gen {
     fn bits(&self, b: &mut Builder, u: ElementType, dims: &[i64]) -> Result<InstrId> {
         let elements: i64 = dims.iter().product();
         let words = elements * (u.bit_width() as i64 / 32);
-        let key = b.constant(ArrayLiteral::from_slice(&[1], &[self.key]).map_err(|e| Error::Internal(e.to_string()))?);
+        let key = b.constant(ArrayLiteral::from_slice(&[1], &[self.key]).map_err(|e| Error::Internal(e.to_string()))?)?;
         let state_shape = Shape::array(ElementType::U64, vec![2]);
         let mut get = Instruction::new("", Opcode::RngGetAndUpdateState, state_shape, Vec::new());
         get.attrs.rng_delta = Some(words);
-        let counter = b.add(get);
+        let counter = b.add(get)?;
         let mut concat =
             Instruction::new("", Opcode::Concatenate, Shape::array(ElementType::U64, vec![3]), vec![key, counter]);
         concat.attrs.dimensions = Some(vec![0]);
-        let state = b.add(concat);
+        let state = b.add(concat)?;
         let data = Shape::array(u, dims.to_vec());
         let mut rbg = Instruction::new(
             "",
@@ -110,10 +110,10 @@ impl Gen {
             vec![state],
         );
         rbg.attrs.rng_algorithm = Some(RngAlgorithm::Philox);
-        let rbg = b.add(rbg);
+        let rbg = b.add(rbg)?;
         let mut gte = Instruction::new("", Opcode::GetTupleElement, data, vec![rbg]);
         gte.attrs.tuple_index = Some(1);
-        Ok(b.add(gte))
+        b.add(gte)
     }
 
     /// Uniform [0, 1) floats of type `t` (f32 or f64) from the top mantissa bits of words.
@@ -169,7 +169,7 @@ impl Gen {
         let mut half_dims = half.clone();
         half_dims.insert(split + 1, 1);
         let u = self.unit(b, t, &pairs)?;
-        let pick = |b: &mut Builder, k: i64| -> InstrId {
+        let pick = |b: &mut Builder, k: i64| -> Result<InstrId> {
             let slice: Vec<SliceDim> = pairs
                 .iter()
                 .enumerate()
@@ -185,8 +185,8 @@ impl Gen {
             s.attrs.slice = Some(slice);
             b.add(s)
         };
-        let x0 = pick(b, 0);
-        let x1 = pick(b, 1);
+        let x0 = pick(b, 0)?;
+        let x1 = pick(b, 1)?;
         let tiny = b.scalar(t, 1.0e-7f32 as f64)?;
         let tiny = b.broadcast(tiny, &half_dims, vec![])?;
         let u1 = b.binary(Opcode::Maximum, x0, tiny)?;
@@ -203,29 +203,29 @@ impl Gen {
         let z0 = b.binary(Opcode::Multiply, sin, radius)?;
         let z1 = b.binary(Opcode::Multiply, cos, radius)?;
         if dims.is_empty() {
-            return Ok(b.op(Opcode::Reshape, Shape::scalar(t), vec![z0]));
+            return b.op(Opcode::Reshape, Shape::scalar(t), vec![z0]);
         }
         let mut concat = Instruction::new("", Opcode::Concatenate, Shape::array(t, pairs.clone()), vec![z0, z1]);
         concat.attrs.dimensions = Some(vec![split as i64 + 1]);
-        let both = b.add(concat);
+        let both = b.add(concat)?;
         let mut even = dims.to_vec();
         even[split] = half[split] * 2;
-        let flat = b.op(Opcode::Reshape, Shape::array(t, even.clone()), vec![both]);
+        let flat = b.op(Opcode::Reshape, Shape::array(t, even.clone()), vec![both])?;
         if even[split] == dims[split] {
             return Ok(flat);
         }
         let slice = dims.iter().map(|&n| SliceDim { start: 0, limit: n, stride: 1 }).collect();
         let mut s = Instruction::new("", Opcode::Slice, Shape::array(t, dims.to_vec()), vec![flat]);
         s.attrs.slice = Some(slice);
-        Ok(b.add(s))
+        b.add(s)
     }
 
     fn uniform_int(&self, b: &mut Builder, lo: InstrId, hi: InstrId, t: ElementType, dims: &[i64]) -> Result<InstrId> {
         let u = if t.bit_width() == 64 { ElementType::U64 } else { ElementType::U32 };
         let bits = self.bits(b, u, dims)?;
         let as_unsigned = |b: &mut Builder, v: InstrId| b.op(Opcode::BitcastConvert, Shape::scalar(u), vec![v]);
-        let hi_u = as_unsigned(b, hi);
-        let lo_u = as_unsigned(b, lo);
+        let hi_u = as_unsigned(b, hi)?;
+        let lo_u = as_unsigned(b, lo)?;
         let range = b.binary(Opcode::Subtract, hi_u, lo_u)?;
         let range = b.broadcast(range, dims, vec![])?;
         let dist = b.binary(Opcode::Remainder, bits, range)?;
@@ -233,8 +233,8 @@ impl Gen {
         let one = b.broadcast(one, dims, vec![])?;
         let half = b.binary(Opcode::ShiftRightLogical, dist, one)?;
         let rest = b.binary(Opcode::Subtract, dist, half)?;
-        let half_t = b.op(Opcode::BitcastConvert, Shape::array(t, dims.to_vec()), vec![half]);
-        let rest_t = b.op(Opcode::BitcastConvert, Shape::array(t, dims.to_vec()), vec![rest]);
+        let half_t = b.op(Opcode::BitcastConvert, Shape::array(t, dims.to_vec()), vec![half])?;
+        let rest_t = b.op(Opcode::BitcastConvert, Shape::array(t, dims.to_vec()), vec![rest])?;
         let lo_x = b.broadcast(lo, dims, vec![])?;
         let s = b.binary(Opcode::Add, lo_x, half_t)?;
         b.binary(Opcode::Add, s, rest_t)

@@ -30,7 +30,7 @@ pub fn run(module: &mut Module) -> Result<bool> {
                     let input = &comp.get(inst.operands[i]).shape;
                     input.is_array() && results.get(i).is_some_and(|r| r.as_array().map(|a| a.element_count()) == input.as_array().map(|a| a.element_count()))
                 }),
-                Opcode::ReduceWindow => inst.attrs.window.as_ref().is_none_or(Vec::is_empty) && results.iter().all(|r| r.dims().is_empty()),
+                Opcode::ReduceWindow => inst.attrs.window_dims().is_empty() && results.iter().all(|r| r.dims().is_empty()),
                 _ => false,
             };
             if !trivial || inputs == 0 || results.len() != inputs {

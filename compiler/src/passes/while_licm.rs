@@ -67,7 +67,7 @@ fn never_hoisted(inst: &Instruction) -> bool {
             Parameter | AfterAll | AddDependency | OptimizationBarrier | CustomCall | While | Conditional | Call | Rng | RngBitGenerator
                 | RngGetAndUpdateState | ReplicaId | PartitionId | GetDimensionSize | SetDimensionSize
         )
-        || super::super::codegen::collectives::is_collective_step(inst.opcode)
+        || inst.opcode.is_collective()
 }
 
 /// XLA's `NotWorthHoistingIndividually`: moving these alone saves no work.

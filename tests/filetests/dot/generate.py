@@ -319,6 +319,18 @@ ENTRY main {
     conv_case("bf16_f32_gemm", "bf16 input and kernel with an f32 result, through the GEMM lowering.",
               "bf16", "f32", ints((1, 8, 8, 16), -3, 3, "bf16"), ints((3, 3, 16, 16), -3, 3, "bf16"),
               ("b01f", "01io", "b01f"), [W(3, lo=1, hi=1)] * 2)
+    # Few-row dots (appended last, so the cases above keep their random inputs).
+    dot_case("strips_column_major_lhs_tail",
+             "Few result rows (dot_strips.rs): 5 rows against strips of B's columns, the last strip\n"
+             "partial (70 columns), A column-major. Small integers, so the sums are exact.",
+             "f32", "f32", "f32", ints((5, 40), -4, 4, "f32"), ints((40, 70), -4, 4, "f32"), [], [1], [], [0],
+             layouts=("{0,1}", None, None))
+    dot_case("strips_batched_f64",
+             "Few result rows, batched, f64: every strip partial (20 columns, 8-lane vectors).",
+             "f64", "f64", "f64", ints((3, 2, 40), -9, 9, "f64"), ints((3, 40, 20), -9, 9, "f64"), [0], [2], [0], [1])
+    dot_case("strips_row_vector",
+             "One row times a matrix (a batch-1 layer): one register-blocked strip after another.",
+             "f32", "f32", "f32", ints((1, 64), -4, 4, "f32"), ints((64, 300), -4, 4, "f32"), [], [1], [], [0])
 
 
 if __name__ == "__main__":

@@ -9,8 +9,6 @@
 //! FFI) return a status; a failure leaves the function through its failure exit, and the
 //! runtime keeps the target's message as the thread's last error.
 
-pub mod attrs;
-
 use super::array::{buffer_bytes, IrArray};
 use super::context::Codegen;
 use super::function::{copy_array, pointer_array, sanitize, FunctionLowering, ModuleLowering};
@@ -18,7 +16,7 @@ use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::error::{Error, Result};
 use crate::hlo::attributes::{BackendConfig, CustomCallApiVersion};
 use crate::hlo::{Computation, InstrId, Instruction, Module, Opcode};
-use hlojit_runtime::custom_call::{ffi_dtype, AttrValue, BufferSpec, CallDescriptor};
+use hlojit_runtime::custom_call::{ffi_dtype, BufferSpec, CallDescriptor};
 use hlojit_runtime::{ArrayShape, Shape};
 use inkwell::module::Linkage;
 use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
@@ -39,16 +37,6 @@ pub fn custom_call_targets(module: &Module) -> Vec<String> {
         }
     }
     out
-}
-
-/// The typed-FFI attributes of a custom call, from its `backend_config`.
-pub fn ffi_attributes(inst: &Instruction) -> std::result::Result<Vec<(String, AttrValue)>, String> {
-    match &inst.attrs.backend_config {
-        None => Ok(Vec::new()),
-        Some(BackendConfig::Braced(text)) => attrs::parse_ffi_attributes(text),
-        Some(BackendConfig::Quoted(text)) if text.trim().is_empty() => Ok(Vec::new()),
-        Some(BackendConfig::Quoted(text)) => attrs::parse_ffi_attributes(text),
-    }
 }
 
 /// Leaves `[start, start + count)` of `shape`'s flattened array leaves are the subshape at
@@ -245,7 +233,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                     target: target.clone(),
                     args: operand_shapes.iter().flatten().map(spec).collect(),
                     rets: result_shapes.iter().map(spec).collect(),
-                    attrs: ffi_attributes(inst).map_err(verr)?,
+                    attrs: inst.attrs.ffi_attributes.clone(),
                 };
                 let bytes = descriptor.encode();
                 let base = format!("cc.{}.{}", sanitize(&comp.name), sanitize(&inst.name));

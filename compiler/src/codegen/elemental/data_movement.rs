@@ -14,7 +14,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
     pub(super) fn gen_broadcast(&mut self, id: InstrId, index: &Index<'ctx>) -> Result<Val<'ctx>> {
         let inst = self.comp.get(id);
         let operand = inst.operands[0];
-        let dims = inst.attrs.dimensions.clone().unwrap_or_default();
+        let dims = inst.attrs.dims().to_vec();
         let mut operand_index = Index::new(dims.iter().map(|&d| index.dims[d as usize]).collect());
         // Broadcasting a scalar or adding only major dimensions keeps linear order intact.
         if dims.is_empty() {
@@ -98,7 +98,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
     pub(super) fn gen_transpose(&mut self, id: InstrId, index: &Index<'ctx>) -> Result<Val<'ctx>> {
         let inst = self.comp.get(id);
         let operand = inst.operands[0];
-        let perm = inst.attrs.dimensions.clone().unwrap_or_default();
+        let perm = inst.attrs.dims().to_vec();
         let mut dims = vec![self.cg.const_i64(0); perm.len()];
         for (i, &p) in perm.iter().enumerate() {
             dims[p as usize] = index.dims[i];
@@ -110,7 +110,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let cg = self.cg;
         let inst = self.comp.get(id);
         let operand = inst.operands[0];
-        let slice = inst.attrs.slice.clone().unwrap_or_default();
+        let slice = inst.attrs.slice_dims().to_vec();
         let mut dims = Vec::with_capacity(slice.len());
         for (d, s) in slice.iter().enumerate() {
             let mut v = index.dims[d];
@@ -131,7 +131,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let operand = inst.operands[0];
         let sizes = inst.shape.dims().to_vec();
         let mut dims = index.dims.clone();
-        for &d in inst.attrs.dimensions.clone().unwrap_or_default().iter() {
+        for &d in inst.attrs.dims().iter() {
             let d = d as usize;
             dims[d] = cg.b.build_int_nsw_sub(cg.const_i64(sizes[d] - 1), dims[d], "")?;
         }
@@ -202,7 +202,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let cg = self.cg;
         let inst = self.comp.get(id);
         let (operand, pad_value) = (inst.operands[0], inst.operands[1]);
-        let padding = inst.attrs.padding.clone().unwrap_or_default();
+        let padding = inst.attrs.pad_dims().to_vec();
         let in_dims = self.dims(operand).to_vec();
         let mut in_bounds = cg.const_bool(true);
         let mut operand_dims = Vec::with_capacity(padding.len());

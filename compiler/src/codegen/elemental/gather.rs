@@ -96,7 +96,7 @@ impl GatherPlan {
                 .zip(&dn.start_indices_batching_dims)
                 .map(|(&o, &i)| (o as usize, i as usize))
                 .collect(),
-            slice_sizes: inst.attrs.slice_sizes.clone().unwrap_or_default(),
+            slice_sizes: inst.attrs.sizes_of_slices().to_vec(),
             index_vector_dim: dn.index_vector_dim as usize,
             indices_rank,
         })

@@ -50,7 +50,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let reducer_comp =
             inst.to_apply().ok_or_else(|| Error::Internal(format!("{}: reduce without to_apply", inst.name)))?;
         let reduced: Vec<usize> =
-            inst.attrs.dimensions.clone().unwrap_or_default().iter().map(|&d| d as usize).collect();
+            inst.attrs.dims().iter().map(|&d| d as usize).collect();
         let dims = self.dims(v.inputs[0]).to_vec();
         let layout = self.layout_of(v.inputs[0]);
 
@@ -90,7 +90,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let v = Variadic::of(inst)?;
         let reducer_comp =
             inst.to_apply().ok_or_else(|| Error::Internal(format!("{}: reduce-window without to_apply", inst.name)))?;
-        let window = inst.attrs.window.clone().unwrap_or_default();
+        let window = inst.attrs.window_dims().to_vec();
         let dims = self.dims(v.inputs[0]).to_vec();
         let out_dims = inst.shape.array_leaves().first().map(|a| a.dims.clone()).unwrap_or_default();
         if window.len() != dims.len() {

@@ -24,7 +24,7 @@ pub fn emit_convolution(kc: &KernelContext) -> Result<i64> {
         _ => return Err(Error::Internal(format!("{}: convolution takes two operands", conv.name))),
     };
     let dn = conv.attrs.conv_dims.clone().ok_or_else(|| Error::Internal(format!("{}: no dim_labels", conv.name)))?;
-    let window = conv.attrs.window.clone().unwrap_or_default();
+    let window = conv.attrs.window_dims().to_vec();
     let dims = ConvDims::new(
         &dn,
         &window,

@@ -24,11 +24,14 @@ pub fn emit_dot(kc: &KernelContext) -> Result<i64> {
         [l, r] => (l, r),
         _ => return Err(Error::Internal(format!("{}: dot takes two operands", dot.name))),
     };
-    let dn = dot.attrs.dot_dims.clone().unwrap_or_default();
+    let dn = dot.attrs.dot_dimension_numbers().clone();
     let dims = DotDims::new(&dn, kc.comp.get(lhs).shape.dims(), kc.comp.get(rhs).shape.dims())
         .map_err(|e| Error::Unsupported(format!("{}: {e}", dot.name)))?;
     if dims.out_dims() != kc.outputs[0].shape.dims {
         return Err(Error::Internal(format!("{}: result dimensions do not match the dimension numbers", dot.name)));
+    }
+    if let Some(extent) = super::dot_strips::try_emit(kc, lhs, rhs, &dims)? {
+        return Ok(extent);
     }
     if let Some(extent) = super::gemm::dot::try_emit(kc, lhs, rhs, &dims)? {
         return Ok(extent);

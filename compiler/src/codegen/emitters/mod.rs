@@ -5,6 +5,7 @@
 
 mod conv;
 mod dot;
+mod dot_strips;
 mod gemm;
 mod dynamic_update_slice;
 mod fft;

@@ -77,7 +77,7 @@ fn plan(kc: &KernelContext, e: &Elemental, values: &[InstrId]) -> Result<Option<
             let var = Variadic::of(inst)?;
             let dims = e.dims(var.inputs[0]).to_vec();
             let mut reduced: Vec<usize> =
-                inst.attrs.dimensions.clone().unwrap_or_default().iter().map(|&d| d as usize).collect();
+                inst.attrs.dims().iter().map(|&d| d as usize).collect();
             reduced.sort_unstable();
             let m2m = e.layout_of(var.inputs[0]).minor_to_major;
             let this = (dims, reduced, m2m);

@@ -82,7 +82,7 @@ fn work(kc: &KernelContext, v: InstrId) -> i64 {
     let inst = kc.comp.get(v);
     let outputs: i64 = inst.shape.array_leaves().first().map(|a| a.element_count()).unwrap_or(0);
     match inst.opcode {
-        Opcode::ReduceWindow => outputs * inst.attrs.window.iter().flatten().map(|w| w.size.max(1)).product::<i64>(),
+        Opcode::ReduceWindow => outputs * inst.attrs.window_dims().iter().map(|w| w.size.max(1)).product::<i64>(),
         Opcode::Reduce => {
             inst.operands.first().map(|&o| kc.comp.get(o).shape.dims().iter().product::<i64>()).unwrap_or(outputs)
         }

@@ -29,7 +29,7 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
     let (operand, source, init) = (inst.operands[0], inst.operands[1], inst.operands[2]);
     let select = inst.select_computation().ok_or_else(|| unsupported("no select computation"))?;
     let scatter = inst.scatter_computation().ok_or_else(|| unsupported("no scatter computation"))?;
-    let window = inst.attrs.window.clone().unwrap_or_default();
+    let window = inst.attrs.window_dims().to_vec();
     let out = kc.outputs.first().ok_or_else(|| Error::Internal(format!("{}: no output buffer", inst.name)))?;
     let mut e = kc.elemental();
     let dims = e.dims(operand).to_vec();

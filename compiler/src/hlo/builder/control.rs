@@ -293,7 +293,7 @@ impl Builder {
         if target.is_empty() {
             return Err(build_error(at, "custom-call: the target name is empty"));
         }
-        let attrs = Attributes {
+        let mut attrs = Attributes {
             custom_call_target: Some(target.to_string()),
             backend_config: options.backend_config.clone(),
             custom_call_has_side_effect: options.has_side_effect,
@@ -301,6 +301,9 @@ impl Builder {
             operand_layout_constraints: options.operand_layouts.clone(),
             ..Attributes::default()
         };
+        attrs
+            .decode_ffi_attributes()
+            .map_err(|m| build_error(at, &format!("custom-call {target}: backend_config: {m}")))?;
         self.emit(at, Opcode::CustomCall, operands, attrs, &[], Some(&result_shape))
     }
 

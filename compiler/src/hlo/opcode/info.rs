@@ -98,6 +98,9 @@ pub struct OpInfo {
     /// (the compile scheduler balances kernels by it): 0 for ops that generate no code, more
     /// for the ops whose emitters generate large loop nests.
     pub weight: usize,
+    /// The attributes the opcode takes beyond [`crate::hlo::attribute_schema::COMMON`]; the
+    /// parser rejects any other.
+    pub attributes: &'static [&'static str],
 }
 
 impl Opcode {

@@ -553,6 +553,7 @@ impl<'a> Parser<'a> {
         }
 
         let mut seen: Vec<&str> = Vec::new();
+        let mut backend_config_pos = None;
         while self.c.eat(b',') {
             let Some((key_pos, key)) = self.c.ident() else {
                 return Err(self.c.expected("an attribute name"));
@@ -571,11 +572,20 @@ impl<'a> Parser<'a> {
                 ));
             }
             seen.push(key);
+            if key == "backend_config" {
+                backend_config_pos = Some(key_pos);
+            }
             self.c
                 .expect(b'=', &format!("after attribute name {key}"))?;
             parse_attribute(&mut self.c, key, opcode, &mut parsed)?;
         }
 
+        if opcode == Opcode::CustomCall {
+            if let Err(message) = parsed.attrs.decode_ffi_attributes() {
+                let at = backend_config_pos.unwrap_or(opcode_pos);
+                return Err(self.c.error_at(at, format!("custom-call: {message}")));
+            }
+        }
         let refs = called_in_role_order(opcode, parsed.called)
             .map_err(|m| self.c.error_at(opcode_pos, m))?;
         if !refs.is_empty() {

@@ -8,15 +8,13 @@ use super::conv::{begin_task, Image, Out, Plan};
 use super::microkernel::vector_type;
 use super::operand::Captures;
 use crate::codegen::runtime_abi::RuntimeFunction;
-use crate::codegen::context::Codegen;
+use crate::codegen::vectors::{lane_mask, masked_load};
 use crate::codegen::index::delinearize;
 use crate::codegen::kernel::KernelContext;
 use super::loops::scalar_loop;
 use crate::codegen::loops::for_loop;
 use crate::error::{Error, Result};
-use inkwell::types::VectorType;
-use inkwell::values::{FunctionValue, IntValue, PointerValue, VectorValue};
-use inkwell::IntPredicate;
+use inkwell::values::{FunctionValue, PointerValue};
 
 /// Output pixels computed together (accumulators in registers).
 const PIXELS: i64 = 8;
@@ -138,26 +136,4 @@ pub(super) fn emit_task<'ctx>(
         cg.b.position_at_end(bb);
     }
     Ok(f)
-}
-
-/// Lanes `0 .. min(valid, lanes)` set.
-fn lane_mask<'ctx>(cg: &Codegen<'ctx>, lanes: i64, valid: IntValue<'ctx>) -> Result<VectorValue<'ctx>> {
-    let iota: Vec<IntValue> = (0..lanes).map(|l| cg.const_i64(l)).collect();
-    let iota = VectorType::const_vector(&iota);
-    let vt = cg.i64().vec_type(lanes as u32);
-    let one = cg.b.build_insert_element(vt.get_undef(), valid, cg.const_i32(0), "")?;
-    let splat = cg.b.build_shuffle_vector(one, vt.get_undef(), cg.i32().vec_type(lanes as u32).const_zero(), "")?;
-    Ok(cg.b.build_int_compare(IntPredicate::SLT, iota, splat, "mask")?)
-}
-
-fn masked_load<'ctx>(
-    cg: &Codegen<'ctx>,
-    vt: VectorType<'ctx>,
-    ptr: PointerValue<'ctx>,
-    align: IntValue<'ctx>,
-    mask: VectorValue<'ctx>,
-) -> Result<VectorValue<'ctx>> {
-    Ok(cg
-        .call_intrinsic("llvm.masked.load", &[vt.into(), cg.ptr().into()], &[ptr.into(), align.into(), mask.into(), vt.const_zero().into()])?
-        .into_vector_value())
 }

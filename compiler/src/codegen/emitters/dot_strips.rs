@@ -1,0 +1,190 @@
+//! Dots with few result rows (a recurrent step of a batch of 16 sequences times its weight
+//! matrix, a batch-1 layer): every row of A against one strip of B's columns at once, with the
+//! strip's sums of all rows in registers while the contracting dimension streams by. B is
+//! read where it lies, once per dot, never packed. For these shapes the packed GEMM spends
+//! more time packing B than multiplying (B is as large as the whole problem's reuse allows),
+//! and inside a loop it would pack the same weights on every iteration.
+//!
+//! Applies when the result and B have the columns contiguous, A is any strided matrix, and
+//! all three are in memory in the compute type (f32 or f64). Each result element sums its
+//! products in contracting order from zero with fused multiply-adds, like the GEMM's
+//! micro-kernel.
+
+use super::gemm::dims::{group_stride, logical_strides, DotDims};
+use super::gemm::loops::scalar_loop;
+use super::gemm::microkernel::vector_type;
+use crate::codegen::elemental::Input;
+use crate::codegen::kernel::KernelContext;
+use crate::codegen::vectors::{lane_mask, masked_load, splat};
+use crate::error::Result;
+use crate::hlo::InstrId;
+use hlojit_runtime::ElementType;
+use inkwell::values::{IntValue, PointerValue, VectorValue};
+
+/// Accumulator registers a strip may use: half the vector registers of AVX-512 (32) or all but
+/// a few of AVX2's (16), leaving room for B's vectors and A's broadcasts.
+fn accumulator_budget(simd_bytes: u32) -> i64 {
+    if simd_bytes >= 64 {
+        16
+    } else {
+        8
+    }
+}
+
+/// Dots with fewer multiply-adds run the plain loop nest (see `dot.rs`).
+const MIN_MACS: i64 = 4 * 1024;
+
+/// Where a matrix lives: its buffer and element strides of its (batch, row, column) groups.
+struct Strided<'ctx> {
+    ptr: PointerValue<'ctx>,
+    batch: i64,
+    row: i64,
+    col: i64,
+}
+
+/// A matrix view of operand or result `array` over dimension groups, if its layout allows.
+fn strided<'ctx>(ptr: PointerValue<'ctx>, shape: &hlojit_runtime::ArrayShape, groups: [&[usize]; 3]) -> Option<Strided<'ctx>> {
+    let strides = logical_strides(shape)?;
+    let s = |g: &[usize]| group_stride(&strides, &shape.dims, g);
+    Some(Strided { ptr, batch: s(groups[0])?, row: s(groups[1])?, col: s(groups[2])? })
+}
+
+fn bound_array<'a, 'ctx>(kc: &'a KernelContext<'_, 'ctx>, id: InstrId) -> Option<&'a crate::codegen::array::IrArray<'ctx>> {
+    match kc.bindings.get(&id) {
+        Some(Input::Array(a)) => Some(a),
+        _ => None,
+    }
+}
+
+/// Emits the dot as row strips when it has the shape and layouts for them; `None` otherwise.
+pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, d: &DotDims) -> Result<Option<i64>> {
+    let cg = kc.cg;
+    let out = &kc.outputs[0];
+    let ty = out.element_type();
+    if !matches!(ty, ElementType::F32 | ElementType::F64) {
+        return Ok(None);
+    }
+    let lanes = (cg.simd_bytes as i64 / ty.byte_size() as i64).max(1);
+    let budget = accumulator_budget(cg.simd_bytes);
+    let macs = d.b.saturating_mul(d.m).saturating_mul(d.n).saturating_mul(d.k);
+    if d.m > budget || d.n < lanes || d.k == 0 || macs < MIN_MACS {
+        return Ok(None);
+    }
+    let (Some(la), Some(ra)) = (bound_array(kc, lhs), bound_array(kc, rhs)) else { return Ok(None) };
+    if la.element_type() != ty || ra.element_type() != ty {
+        return Ok(None);
+    }
+    let (gb, gm, gn) = d.out_groups();
+    let a = strided(la.ptr, &la.shape, [&d.lhs_batch, &d.lhs_free, &d.lhs_contracting]);
+    let b = strided(ra.ptr, &ra.shape, [&d.rhs_batch, &d.rhs_contracting, &d.rhs_free]);
+    let c = strided(out.ptr, &out.shape, [&gb, &gm, &gn]);
+    let (Some(a), Some(b), Some(c)) = (a, b, c) else { return Ok(None) };
+    if b.col != 1 || c.col != 1 {
+        return Ok(None);
+    }
+
+    // Vectors per strip: as many as keep every row's sums in the accumulator budget.
+    let vectors = (budget / d.m).clamp(1, 8);
+    let width = vectors * lanes;
+    let full = d.n / width;
+    let tail = d.n % width;
+    let strips = full + i64::from(tail > 0);
+    let units = d.b * strips;
+    kc.work_elements.set(Some(macs / 8));
+
+    let elem = cg.value_type(ty);
+    let vt = vector_type(elem, lanes as u32)?;
+    let align = cg.i32().const_int(ty.byte_size() as u64, false);
+    let accs: Vec<PointerValue> =
+        (0..d.m * vectors).map(|_| cg.entry_alloca(vt.into(), "dot.strip.acc")).collect::<Result<_>>()?;
+    let mul = |x: IntValue<'ctx>, s: i64| cg.b.build_int_nsw_mul(x, cg.const_i64(s), "");
+    let add = |x: IntValue<'ctx>, y: IntValue<'ctx>| cg.b.build_int_nsw_add(x, y, "");
+
+    // One strip of `width` columns from column `j0`; `masks` limit the last, partial strip.
+    let strip = |batch: IntValue<'ctx>, j0: IntValue<'ctx>, masks: Option<&[VectorValue<'ctx>]>| -> Result<()> {
+        let a_base = cg.gep(elem, a.ptr, mul(batch, a.batch)?)?;
+        let b_base = cg.gep(elem, b.ptr, add(mul(batch, b.batch)?, j0)?)?;
+        let c_base = cg.gep(elem, c.ptr, add(mul(batch, c.batch)?, j0)?)?;
+        for acc in &accs {
+            cg.b.build_store(*acc, vt.const_zero())?;
+        }
+        scalar_loop(cg, "dot.strip.k", cg.const_i64(0), cg.const_i64(d.k), |k| {
+            let b_row = cg.gep(elem, b_base, mul(k, b.row)?)?;
+            let bv: Vec<VectorValue> = (0..vectors)
+                .map(|v| {
+                    let at = cg.gep(elem, b_row, cg.const_i64(v * lanes))?;
+                    match masks {
+                        Some(m) => masked_load(cg, vt, at, align, m[v as usize]),
+                        None => {
+                            let load = cg.b.build_load(vt, at, "")?;
+                            set_alignment(load, ty.byte_size() as u32);
+                            Ok(load.into_vector_value())
+                        }
+                    }
+                })
+                .collect::<Result<_>>()?;
+            let a_col = cg.gep(elem, a_base, mul(k, a.col)?)?;
+            for i in 0..d.m {
+                let x = cg.b.build_load(elem, cg.gep(elem, a_col, cg.const_i64(i * a.row))?, "")?;
+                let x = splat(cg, vt, x)?;
+                for (v, bv) in bv.iter().enumerate() {
+                    let slot = accs[(i * vectors) as usize + v];
+                    let acc = cg.b.build_load(vt, slot, "")?;
+                    let next = cg.call_intrinsic("llvm.fmuladd", &[vt.into()], &[x.into(), (*bv).into(), acc.into()])?;
+                    cg.b.build_store(slot, next)?;
+                }
+            }
+            Ok(())
+        })?;
+        let store = cg.intrinsic("llvm.masked.store", &[vt.into(), cg.ptr().into()])?;
+        for i in 0..d.m {
+            for v in 0..vectors {
+                let acc = cg.b.build_load(vt, accs[(i * vectors + v) as usize], "")?;
+                let at = cg.gep(elem, c_base, cg.const_i64(i * c.row + v * lanes))?;
+                match masks {
+                    Some(m) => {
+                        cg.call_void(store, &[acc.into(), at.into(), align.into(), m[v as usize].into()])?;
+                    }
+                    None => {
+                        let st = cg.b.build_store(at, acc)?;
+                        st.set_alignment(ty.byte_size() as u32).map_err(|e| crate::error::Error::Internal(e.to_string()))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    };
+
+    scalar_loop(cg, "dot.strip", kc.begin, kc.end, |unit| {
+        let batch = cg.b.build_int_signed_div(unit, cg.const_i64(strips), "")?;
+        let s = cg.b.build_int_signed_rem(unit, cg.const_i64(strips), "")?;
+        let j0 = mul(s, width)?;
+        if tail == 0 {
+            return strip(batch, j0, None);
+        }
+        let f = cg.function();
+        let full_bb = cg.llvm.append_basic_block(f, "dot.strip.full");
+        let tail_bb = cg.llvm.append_basic_block(f, "dot.strip.tail");
+        let done_bb = cg.llvm.append_basic_block(f, "dot.strip.done");
+        let is_full = cg.b.build_int_compare(inkwell::IntPredicate::SLT, s, cg.const_i64(full), "")?;
+        cg.b.build_conditional_branch(is_full, full_bb, tail_bb)?;
+        cg.b.position_at_end(full_bb);
+        strip(batch, j0, None)?;
+        cg.b.build_unconditional_branch(done_bb)?;
+        cg.b.position_at_end(tail_bb);
+        let masks: Vec<VectorValue> =
+            (0..vectors).map(|v| lane_mask(cg, lanes, cg.const_i64(tail - v * lanes))).collect::<Result<_>>()?;
+        strip(batch, j0, Some(&masks))?;
+        cg.b.build_unconditional_branch(done_bb)?;
+        cg.b.position_at_end(done_bb);
+        Ok(())
+    })?;
+    Ok(Some(units))
+}
+
+fn set_alignment(v: inkwell::values::BasicValueEnum<'_>, align: u32) {
+    use inkwell::values::BasicValue;
+    if let Some(i) = v.as_instruction_value() {
+        let _ = i.set_alignment(align);
+    }
+}
