@@ -152,3 +152,23 @@ for t in (np.float32, np.float64):
     write(f"eigh_tridiagonal_{s}", lambda d, e: jsl.eigh_tridiagonal(d, e, eigvals_only=False), (d, e),
           "jax.scipy.linalg.eigh_tridiagonal with eigenvectors (tridiagonal_solve_perturbed_ffi)",
           lambda d, e, w, v: close(full @ v, v * w, t))
+
+# jaxlib's perturbed tridiagonal solver directly, in all four types, on numerically singular
+# systems (T - λI for an eigenvalue λ of T, as inverse iteration calls it): the perturbation
+# of tiny pivots is jaxlib's own rule, so only XLA's outputs can check it.
+for t in (np.float32, np.complex64, np.float64, np.complex128):
+    s = NAMES[np.dtype(t).name]
+    n = 5
+    dl, du = mat((n,), t), mat((n,), t)
+    dl[0], du[-1] = 0, 0
+    d = mat((n,), t)
+    full = np.diag(d) + np.diag(dl[1:], -1) + np.diag(du[:-1], 1)
+    lam = np.linalg.eigvals(full.astype(np.complex128))[0]
+    d = (d - (lam.real if np.dtype(t).kind == "f" else lam)).astype(t)
+    b = mat((n, 2), t)
+
+    def perturbed(dl, d, du, b):
+        return jax.ffi.ffi_call("tridiagonal_solve_perturbed_ffi", jax.ShapeDtypeStruct(b.shape, b.dtype))(dl, d, du, b)
+
+    write(f"tridiagonal_solve_perturbed_{s}", perturbed, (dl, d, du, b),
+          "tridiagonal_solve_perturbed_ffi called directly on a numerically singular system (T - λI)")

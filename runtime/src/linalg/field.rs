@@ -20,6 +20,10 @@ pub trait Tri:
     fn add_re(self, r: Self::R) -> Self;
     /// Multiplies by a real number.
     fn scale(self, r: Self::R) -> Self;
+    /// Division as jaxlib's compiled C++ does it: for complex numbers libgcc's `__divdc3`
+    /// (Smith's algorithm), whose rounding differs from the textbook formula `num_complex` uses;
+    /// near-singular systems amplify that difference.
+    fn div_c(self, other: Self) -> Self;
     fn r(v: f64) -> Self::R;
     fn rabs(r: Self::R) -> Self::R;
     fn rmax(a: Self::R, b: Self::R) -> Self::R;
@@ -83,6 +87,9 @@ macro_rules! real {
             fn scale(self, r: $r) -> Self {
                 self * r
             }
+            fn div_c(self, other: Self) -> Self {
+                self / other
+            }
             real_ops!($r);
         }
     };
@@ -110,6 +117,20 @@ macro_rules! complex {
             }
             fn scale(self, r: $r) -> Self {
                 Complex::new(self.re * r, self.im * r)
+            }
+            fn div_c(self, other: Self) -> Self {
+                let (a, b, c, d) = (self.re, self.im, other.re, other.im);
+                if c.abs() < d.abs() {
+                    let ratio = c / d;
+                    let denom = c * ratio + d;
+                    Complex::new((a * ratio + b) / denom, (b * ratio - a) / denom)
+                } else if c == 0.0 && d == 0.0 {
+                    self / other
+                } else {
+                    let ratio = d / c;
+                    let denom = d * ratio + c;
+                    Complex::new((b * ratio + a) / denom, (b - a * ratio) / denom)
+                }
             }
             real_ops!($r);
         }

@@ -119,7 +119,7 @@ fn solve<T: Tri>(n: usize, k: usize, sub: &[T], diag: &[T], sup: &[T], rhs: &[T]
         }
         maybe_perturb(perturb, &mut p, row);
         for j in 0..k {
-            x[at(0, j)] = row[j] / p;
+            x[at(0, j)] = row[j].div_c(p);
         }
         return;
     }
@@ -151,7 +151,7 @@ fn solve<T: Tri>(n: usize, k: usize, sub: &[T], diag: &[T], sup: &[T], rhs: &[T]
             let piv2 = sub[kk + 1].abs() / scale2;
             if piv2 <= piv1 {
                 scale1 = scale2;
-                let factor = sub[kk + 1] / u[ui(kk, 0)];
+                let factor = sub[kk + 1].div_c(u[ui(kk, 0)]);
                 u[ui(kk + 1, 0)] = u[ui(kk + 1, 0)] - factor * u[ui(kk, 1)];
                 u[ui(kk + 1, 1)] = sup[kk + 1];
                 u[ui(kk, 2)] = zero;
@@ -159,7 +159,7 @@ fn solve<T: Tri>(n: usize, k: usize, sub: &[T], diag: &[T], sup: &[T], rhs: &[T]
                     x[at(kk + 1, j)] = rhs[at(kk + 1, j)] - factor * x[at(kk, j)];
                 }
             } else {
-                let factor = u[ui(kk, 0)] / sub[kk + 1];
+                let factor = u[ui(kk, 0)].div_c(sub[kk + 1]);
                 let utmp = u[ui(kk, 1)];
                 u[ui(kk, 0)] = sub[kk + 1];
                 u[ui(kk + 1, 0)] = utmp - factor * diag[kk + 1];
@@ -190,7 +190,7 @@ fn solve<T: Tri>(n: usize, k: usize, sub: &[T], diag: &[T], sup: &[T], rhs: &[T]
         row[j] = x[at(n - 1, j)];
     }
     maybe_perturb(perturb, &mut p, row);
-    let inv = one / p;
+    let inv = one.div_c(p);
     for j in 0..k {
         x[at(n - 1, j)] = row[j] * inv;
     }
@@ -199,7 +199,7 @@ fn solve<T: Tri>(n: usize, k: usize, sub: &[T], diag: &[T], sup: &[T], rhs: &[T]
         row[j] = x[at(n - 2, j)] - u[ui(n - 2, 1)] * x[at(n - 1, j)];
     }
     maybe_perturb(T::copysign(perturb, p.re()), &mut p, row);
-    let inv = one / p;
+    let inv = one.div_c(p);
     for j in 0..k {
         x[at(n - 2, j)] = row[j] * inv;
     }
@@ -209,7 +209,7 @@ fn solve<T: Tri>(n: usize, k: usize, sub: &[T], diag: &[T], sup: &[T], rhs: &[T]
             row[j] = x[at(kk, j)] - u[ui(kk, 1)] * x[at(kk + 1, j)] - u[ui(kk, 2)] * x[at(kk + 2, j)];
         }
         maybe_perturb(T::copysign(perturb, p.re()), &mut p, row);
-        let inv = one / p;
+        let inv = one.div_c(p);
         for j in 0..k {
             x[at(kk, j)] = row[j] * inv;
         }
