@@ -4,7 +4,9 @@
 use crate::block_cache::{self, BUFFER_ALIGNMENT};
 use crate::float_env::FlushDenormals;
 use std::ptr::NonNull;
+use crate::custom_call::last_error;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Mutex;
 
 /// A kernel task: runs iterations `[begin, end)` of a kernel over the buffer table.
 pub type KernelTask = unsafe extern "C" fn(table: *const *mut u8, begin: i64, end: i64);
@@ -23,7 +25,7 @@ pub extern "C" fn hlojit_rt_alloc(size: i64) -> *mut u8 {
     block_cache::allocate(size as usize).map_or_else(
         || {
             let bytes = crate::limits::describe_bytes(size as u128);
-            crate::custom_call::last_error::set_last_error(format!("{ALLOCATION_FAILURE} {bytes} of temporary memory"));
+            crate::custom_call::last_error::set_failure(format!("{ALLOCATION_FAILURE} {bytes} of temporary memory"));
             std::ptr::null_mut()
         },
         NonNull::as_ptr,
@@ -70,15 +72,32 @@ pub unsafe extern "C" fn hlojit_rt_parallel_for(task: KernelTask, table: *const 
         // SAFETY: the caller guarantees disjoint ranges may run concurrently.
         unsafe { task(table as *const *mut u8, extent * c / chunks, extent * (c + 1) / chunks) };
     };
+    // A helper's failure (a kernel's allocation) is handed to the calling thread, which the
+    // generated code asks.
+    let helper_failure: Mutex<Option<String>> = Mutex::new(None);
     rayon::in_place_scope(|s| {
         for _ in 1..threads.min(chunks) {
             s.spawn(|_| {
                 let _env = FlushDenormals::new();
                 work_through_chunks();
+                if last_error::take_failure() {
+                    let message = last_error::take_last_error().unwrap_or_default();
+                    *helper_failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
+                }
             });
         }
         work_through_chunks();
     });
+    if let Some(message) = helper_failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        last_error::set_failure(message);
+    }
+}
+
+/// 1 if something on this thread failed without a status to return it in (an allocation in a
+/// kernel) since the last call, 0 otherwise; the message is the thread's last error.
+#[no_mangle]
+pub extern "C" fn hlojit_rt_take_failure() -> i32 {
+    i32::from(last_error::take_failure())
 }
 
 /// Threads [`hlojit_rt_parallel_for`] spreads work over; kernels that split work themselves
@@ -95,6 +114,7 @@ pub fn runtime_symbols() -> Vec<(&'static str, usize)> {
         ("hlojit_rt_free", hlojit_rt_free as *const () as usize),
         ("hlojit_rt_parallel_for", hlojit_rt_parallel_for as *const () as usize),
         ("hlojit_rt_num_threads", hlojit_rt_num_threads as *const () as usize),
+        ("hlojit_rt_take_failure", hlojit_rt_take_failure as *const () as usize),
         ("hlojit_rt_sort_packed_keys", crate::kernels::sort::hlojit_rt_sort_packed_keys as *const () as usize),
         ("hlojit_rt_sort_wide_keys", crate::kernels::sort::hlojit_rt_sort_wide_keys as *const () as usize),
         ("hlojit_rt_sort_by_comparator", crate::kernels::sort::hlojit_rt_sort_by_comparator as *const () as usize),
@@ -114,4 +134,28 @@ pub fn runtime_symbols() -> Vec<(&'static str, usize)> {
         ("hlojit_rt_poll_interrupt", crate::executor::hlojit_rt_poll_interrupt as *const () as usize),
         ("hlojit_rt_interrupt_requested", &crate::executor::hlojit_rt_interrupt_requested as *const _ as usize),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel task whose last chunk cannot get its scratch: it returns early, as generated
+    /// kernels do, and the runtime recorded why.
+    unsafe extern "C" fn last_chunk_allocates_too_much(_table: *const *mut u8, _begin: i64, end: i64) {
+        if end == 64 {
+            assert!(hlojit_rt_alloc(i64::MAX / 2).is_null());
+        }
+    }
+
+    #[test]
+    fn a_failure_on_any_thread_of_a_parallel_kernel_reaches_the_caller() {
+        last_error::clear_last_error();
+        // SAFETY: the task touches no memory of the table.
+        unsafe { hlojit_rt_parallel_for(last_chunk_allocates_too_much, std::ptr::null(), 64, 1) };
+        assert_eq!(hlojit_rt_take_failure(), 1);
+        let message = last_error::take_last_error().unwrap_or_default();
+        assert!(message.starts_with(ALLOCATION_FAILURE), "{message}");
+        assert_eq!(hlojit_rt_take_failure(), 0, "taken once");
+    }
 }

@@ -30,11 +30,21 @@ pub struct Codegen<'ctx> {
     pub simd_bytes: u32,
     /// Whether the target has AVX512_BF16 (dot products of bf16 pairs into f32).
     pub avx512_bf16: bool,
+    /// Scratch the kernels being generated hold (see `scratch.rs`).
+    pub scratch: std::cell::RefCell<super::scratch::ScratchState<'ctx>>,
 }
 
 impl<'ctx> Codegen<'ctx> {
     pub fn new(llvm: &'ctx Context, name: &str, x86: bool) -> Codegen<'ctx> {
-        Codegen { llvm, module: llvm.create_module(name), b: llvm.create_builder(), x86, simd_bytes: 16, avx512_bf16: false }
+        Codegen {
+            llvm,
+            module: llvm.create_module(name),
+            b: llvm.create_builder(),
+            x86,
+            simd_bytes: 16,
+            avx512_bf16: false,
+            scratch: Default::default(),
+        }
     }
 
     pub fn i1(&self) -> IntType<'ctx> {

@@ -41,6 +41,8 @@ pub struct KernelInfo {
     pub extent: i64,
     /// Elements of work, to decide whether splitting is worth it.
     pub elements: i64,
+    /// Whether it allocates scratch, so that the caller must ask whether that failed.
+    pub may_fail: bool,
 }
 
 /// Lowers the sequenced functions of a plan whose kernels are already generated (in this
@@ -256,14 +258,15 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             Step::Collective => self.lower_collective(comp, id, fl),
             Step::Kernel => {
                 let job = fp.kernels.get(&id).ok_or_else(|| Error::Internal(format!("no kernel for {}", comp.get(id).name)))?;
-                self.run_kernel(&self.kernels[*job], fl.table)
+                self.run_kernel(&self.kernels[*job], fl)
             }
         }
     }
 
     /// Calls a kernel over its whole range, on the thread pool when it is big enough.
-    fn run_kernel(&self, kernel: &KernelInfo, table: PointerValue<'ctx>) -> Result<()> {
+    fn run_kernel(&self, kernel: &KernelInfo, fl: &mut FunctionLowering<'_, 'ctx>) -> Result<()> {
         let cg = self.cg;
+        let table = fl.table;
         let function = cg.external(&kernel.name, kernel_fn_type(cg))?;
         let extent = cg.const_i64(kernel.extent);
         if kernel.extent > 1 && kernel.elements >= PARALLEL_MIN_ELEMENTS {
@@ -271,10 +274,16 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             let min_chunk = (PARALLEL_GRAIN_ELEMENTS / per_iteration).max(1);
             let pf = cg.runtime(RuntimeFunction::ParallelFor)?;
             let f = function.as_global_value().as_pointer_value();
-            cg.call_void(pf, &[f.into(), table.into(), extent.into(), cg.const_i64(min_chunk).into()])
+            cg.call_void(pf, &[f.into(), table.into(), extent.into(), cg.const_i64(min_chunk).into()])?;
         } else {
-            cg.call_void(function, &[table.into(), cg.const_i64(0).into(), extent.into()])
+            cg.call_void(function, &[table.into(), cg.const_i64(0).into(), extent.into()])?;
         }
+        if kernel.may_fail {
+            let take = cg.runtime(RuntimeFunction::TakeFailure)?;
+            let status = cg.call(take, &[])?.into_int_value();
+            fl.check(cg, status)?;
+        }
+        Ok(())
     }
 
     /// Runs `f(params, results)` and leaves through the failure exit if it fails.

@@ -66,9 +66,11 @@ pub fn emit_kernels(cg: &Codegen, module: &Module, plan: &LoweringPlan, jobs: &[
         let job = &plan.kernels[j];
         let fp = &plan.functions[job.function];
         let comp = module.computation(fp.comp);
+        cg.take_kernel_may_fail();
         let kernel = emit_kernel(cg, module, comp, job.inst, &fp.assignment, &job.name, exported)
             .map_err(|e| e.in_instruction(&comp.name, &comp.get(job.inst).name))?;
-        out.push((j, KernelInfo { name: job.name.clone(), extent: kernel.extent, elements: kernel.elements }));
+        let may_fail = cg.take_kernel_may_fail();
+        out.push((j, KernelInfo { name: job.name.clone(), extent: kernel.extent, elements: kernel.elements, may_fail }));
     }
     Ok(out)
 }

@@ -16,5 +16,6 @@ pub mod types;
 pub mod vectors;
 pub mod function;
 pub mod runtime_abi;
+pub mod scratch;
 pub mod kernel;
 pub mod emitters;

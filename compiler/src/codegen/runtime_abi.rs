@@ -27,6 +27,7 @@ pub enum RuntimeFunction {
     Free,
     ParallelFor,
     NumThreads,
+    TakeFailure,
     SortPackedKeys,
     SortWideKeys,
     SortByComparator,
@@ -46,11 +47,12 @@ pub enum RuntimeFunction {
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 17] = [
+    pub const ALL: [RuntimeFunction; 18] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
         RuntimeFunction::NumThreads,
+        RuntimeFunction::TakeFailure,
         RuntimeFunction::SortPackedKeys,
         RuntimeFunction::SortWideKeys,
         RuntimeFunction::SortByComparator,
@@ -73,6 +75,7 @@ impl RuntimeFunction {
             RuntimeFunction::Free => "hlojit_rt_free",
             RuntimeFunction::ParallelFor => "hlojit_rt_parallel_for",
             RuntimeFunction::NumThreads => "hlojit_rt_num_threads",
+            RuntimeFunction::TakeFailure => "hlojit_rt_take_failure",
             RuntimeFunction::SortPackedKeys => "hlojit_rt_sort_packed_keys",
             RuntimeFunction::SortWideKeys => "hlojit_rt_sort_wide_keys",
             RuntimeFunction::SortByComparator => "hlojit_rt_sort_by_comparator",
@@ -98,6 +101,7 @@ impl RuntimeFunction {
             // (task, table, extent, min_chunk)
             RuntimeFunction::ParallelFor => (None, &[Ptr, Ptr, I64, I64]),
             RuntimeFunction::NumThreads => (Some(I64), &[]),
+            RuntimeFunction::TakeFailure => (Some(I32), &[]),
             // (keys, tmp or perm, n, k)
             RuntimeFunction::SortPackedKeys | RuntimeFunction::SortWideKeys => {
                 (None, &[Ptr, Ptr, I64, I64])
@@ -248,6 +252,7 @@ mod tests {
                 symbols::hlojit_rt_num_threads,
                 unsafe extern "C" fn() -> i64
             ),
+            RuntimeFunction::TakeFailure => def!(symbols::hlojit_rt_take_failure, unsafe extern "C" fn() -> i32),
             RuntimeFunction::SortPackedKeys => {
                 def!(
                     sort::hlojit_rt_sort_packed_keys,

@@ -3,11 +3,26 @@
 //! (`Executable::run`, or a C program through `hlojit_last_error`) reads it back. Custom calls
 //! run on the thread that runs the computation, so a thread-local carries the message.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, CString};
 
 thread_local! {
     static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
+    /// Set when something that cannot return a status (an allocation inside a kernel) failed;
+    /// generated code asks with `hlojit_rt_take_failure`.
+    static FAILED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Records `message` as this thread's last error and marks the thread as failed, for code
+/// that learns of failures only by asking ([`take_failure`]).
+pub fn set_failure(message: impl Into<String>) {
+    set_last_error(message);
+    FAILED.with(|f| f.set(true));
+}
+
+/// Whether this thread failed since the last call (the message stays the last error).
+pub fn take_failure() -> bool {
+    FAILED.with(|f| f.replace(false))
 }
 
 /// Records `message` as this thread's last error.
@@ -22,9 +37,10 @@ pub fn take_last_error() -> Option<String> {
     LAST_ERROR.with(|e| e.borrow_mut().take()).map(|c| c.to_string_lossy().into_owned())
 }
 
-/// Forgets this thread's last error.
+/// Forgets this thread's last error and failure.
 pub fn clear_last_error() {
     LAST_ERROR.with(|e| *e.borrow_mut() = None);
+    FAILED.with(|f| f.set(false));
 }
 
 /// C access for AOT programs: this thread's last error message, or null. The pointer stays

@@ -8,7 +8,6 @@
 
 use super::in_place::{output_is_operand, reads_only_at_written_index};
 use super::ranges::{box_loop, major_to_minor, smax, smin, Bounds};
-use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::codegen::array::IrArray;
 use crate::codegen::index::Index;
 use crate::codegen::kernel::{emit_elemental_loop, KernelContext};
@@ -75,14 +74,12 @@ fn emit_in_place<'ctx>(kc: &KernelContext<'_, 'ctx>, direct: bool) -> Result<i64
     let t = kc.comp.get(update).shape.element_type().unwrap_or(out.element_type());
     let scratch_shape = ArrayShape::new(t, update_dims.clone());
     let bytes = crate::codegen::array::buffer_bytes(&scratch_shape)?;
-    let alloc = cg.runtime(RuntimeFunction::Alloc)?;
-    let free = cg.runtime(RuntimeFunction::Free)?;
-    let ptr = cg.call(alloc, &[cg.const_i64(bytes).into()])?.into_pointer_value();
+    let ptr = cg.scratch_alloc(bytes, "scratch")?;
     let scratch = IrArray::new(ptr, &scratch_shape)?;
     let all: Vec<Bounds> = update_dims.iter().map(|&n| Bounds::full(cg, n)).collect();
     box_loop(cg, "dus.stage", &all, &order, |u| e.scoped(|e| scratch.store(cg, u, e.gen_scalar(update, u)?)))?;
     box_loop(cg, "dus.write", &all, &order, |u| out.store(cg, &Index::new(shifted(u)?), scratch.load(cg, u)?))?;
-    cg.call_void(free, &[ptr.into(), cg.const_i64(bytes).into()])?;
+    cg.scratch_free(ptr, bytes)?;
     Ok(1)
 }
 

@@ -12,7 +12,6 @@
 
 use super::in_place::output_is_operand;
 use super::ranges::{box_loop, major_to_minor, Bounds};
-use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::codegen::elemental::gather::{index_to_i64, start_vector_index};
 use crate::codegen::array::IrArray;
 use crate::codegen::elemental::{Elemental, Input, Val};
@@ -114,8 +113,7 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
         })
     })?;
     if let Some((copy, bytes)) = staged {
-        let free = cg.runtime(RuntimeFunction::Free)?;
-        cg.call_void(free, &[copy.ptr.into(), cg.const_i64(bytes).into()])?;
+        cg.scratch_free(copy.ptr, bytes)?;
     }
     Ok(split.map(|d| operand_dims[d]).unwrap_or(1).max(1))
 }
@@ -126,8 +124,7 @@ fn stage_operand<'ctx>(kc: &KernelContext<'_, 'ctx>) -> Result<(IrArray<'ctx>, i
     let cg = kc.cg;
     let out = &kc.outputs[0];
     let bytes = out.byte_size();
-    let alloc = cg.runtime(RuntimeFunction::Alloc)?;
-    let ptr = cg.call(alloc, &[cg.const_i64(bytes).into()])?.into_pointer_value();
+    let ptr = cg.scratch_alloc(bytes, "scratch")?;
     if bytes > 0 {
         cg.b.build_memcpy(ptr, 16, out.ptr, 16, cg.const_i64(bytes)).map_err(|e| Error::Llvm(e.to_string()))?;
     }

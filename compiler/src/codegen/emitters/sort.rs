@@ -112,9 +112,7 @@ pub(super) fn emit_sort<'ctx>(kc: &KernelContext<'_, 'ctx>, job: &SortJob) -> Re
         Order::Comparator(_) => types.iter().map(|t| reserve(n * t.byte_size() as i64)).collect(),
         Order::Key { .. } => Vec::new(),
     };
-    let alloc = cg.runtime(RuntimeFunction::Alloc)?;
-    let free = cg.runtime(RuntimeFunction::Free)?;
-    let scratch = cg.call(alloc, &[cg.const_i64(bytes).into()])?.into_pointer_value();
+    let scratch = cg.scratch_alloc(bytes, "scratch")?;
     let keys = cg.byte_offset(scratch, keys_at)?;
     let perm = cg.byte_offset(scratch, perm_at)?;
     let bufs: Vec<PointerValue> = buf_at.iter().map(|&o| cg.byte_offset(scratch, o)).collect::<Result<_>>()?;
@@ -196,7 +194,7 @@ pub(super) fn emit_sort<'ctx>(kc: &KernelContext<'_, 'ctx>, job: &SortJob) -> Re
             }
         })
     })?;
-    cg.call_void(free, &[scratch.into(), cg.const_i64(bytes).into()])?;
+    cg.scratch_free(scratch, bytes)?;
     Ok(rows.max(1))
 }
 

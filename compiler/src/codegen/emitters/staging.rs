@@ -3,7 +3,6 @@
 //! otherwise it is generated (fused producers included) into a temporary; an output is
 //! written in place when its buffer is row-major, otherwise through a temporary copied out.
 
-use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::codegen::array::IrArray;
 use crate::codegen::elemental::Input;
 use crate::codegen::kernel::KernelContext;
@@ -63,8 +62,7 @@ pub fn finish_output<'ctx>(kc: &KernelContext<'_, 'ctx>, staged: Staged<'ctx>, k
 pub fn release<'ctx>(kc: &KernelContext<'_, 'ctx>, staged: Staged<'ctx>) -> Result<()> {
     if let Some((ptr, bytes)) = staged.temp {
         let cg = kc.cg;
-        let free = cg.runtime(RuntimeFunction::Free)?;
-        cg.call_void(free, &[ptr.into(), cg.const_i64(bytes).into()])?;
+        cg.scratch_free(ptr, bytes)?;
     }
     Ok(())
 }
@@ -76,7 +74,6 @@ fn row_major(shape: &ArrayShape) -> ArrayShape {
 fn temporary<'ctx>(kc: &KernelContext<'_, 'ctx>, shape: &ArrayShape) -> Result<Staged<'ctx>> {
     let cg = kc.cg;
     let bytes = crate::codegen::array::buffer_bytes(shape)?.max(1);
-    let alloc = cg.runtime(RuntimeFunction::Alloc)?;
-    let ptr = cg.call(alloc, &[cg.const_i64(bytes).into()])?.into_pointer_value();
+    let ptr = cg.scratch_alloc(bytes, "scratch")?;
     Ok(Staged { array: IrArray::new(ptr, shape)?, temp: Some((ptr, bytes)) })
 }

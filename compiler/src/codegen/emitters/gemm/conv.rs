@@ -225,8 +225,6 @@ fn emit<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, p: &Plan) -> 
     let al = ALayout { row: p.d.window[p.d.spatial_rank() - 1].stride * p.pitches.spatial[p.d.spatial_rank() - 1], depth: 1, taps: true, pairs: false };
     let table = tap_table(cg, &format!("{base}.taps"), &p.tap_offsets);
     let es = p.conv.compute.byte_size() as i64;
-    let alloc = cg.runtime(RuntimeFunction::Alloc)?;
-    let free = cg.runtime(RuntimeFunction::Free)?;
     let pf = cg.runtime(RuntimeFunction::ParallelFor)?;
     // The canonical image, if it is a copy.
     let image_bytes = match &p.image {
@@ -234,7 +232,7 @@ fn emit<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, p: &Plan) -> 
         Image::InPlace { .. } => 0,
     };
     let image = if image_bytes > 0 {
-        cg.call(alloc, &[cg.const_i64(image_bytes).into()])?.into_pointer_value()
+        cg.scratch_alloc(image_bytes, "scratch")?
     } else {
         cg.ptr().const_null()
     };
@@ -264,7 +262,7 @@ fn emit<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, p: &Plan) -> 
         cg.call_void(pf, &[f.into(), ctx.into(), cg.const_i64(units).into(), cg.const_i64(1).into()])?;
     }
     if image_bytes > 0 {
-        cg.call_void(free, &[image.into(), cg.const_i64(image_bytes).into()])?;
+        cg.scratch_free(image, image_bytes)?;
     }
     Ok(1)
 }
@@ -401,13 +399,11 @@ fn emit_task<'ctx>(
         Image::InPlace { slot } => env.ptrs[slot],
         Image::Copy { .. } => scratch_image,
     };
-    let alloc = cg.runtime(RuntimeFunction::Alloc)?;
-    let free = cg.runtime(RuntimeFunction::Free)?;
     let bp_bytes = n_strips * nr * depth * es;
-    let bp = cg.call(alloc, &[cg.const_i64(bp_bytes).into()])?.into_pointer_value();
+    let bp = cg.scratch_alloc(bp_bytes, "scratch")?;
     let line_bytes = p.width * p.group_out * es;
     let line_scratch = match p.out {
-        Out::Staged => Some(cg.call(alloc, &[cg.const_i64(line_bytes).into()])?.into_pointer_value()),
+        Out::Staged => Some(cg.scratch_alloc(line_bytes, "scratch")?),
         Out::Direct { .. } => None,
     };
     let out_ptr = env.ptrs[caps.out_slot];
@@ -514,9 +510,9 @@ fn emit_task<'ctx>(
         }
         Ok(())
     })?;
-    cg.call_void(free, &[bp.into(), cg.const_i64(bp_bytes).into()])?;
+    cg.scratch_free(bp, bp_bytes)?;
     if let Some(ls) = line_scratch {
-        cg.call_void(free, &[ls.into(), cg.const_i64(line_bytes).into()])?;
+        cg.scratch_free(ls, line_bytes)?;
     }
     cg.b.build_return(None)?;
     if let Some(bb) = saved {

@@ -7,7 +7,6 @@
 use super::conv::{begin_task, Image, Out, Plan};
 use super::microkernel::vector_type;
 use super::operand::Captures;
-use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::codegen::vectors::{lane_mask, masked_load};
 use crate::codegen::index::delinearize;
 use crate::codegen::kernel::KernelContext;
@@ -49,10 +48,8 @@ pub(super) fn emit_task<'ctx>(
     let out_ptr = env.ptrs[caps.out_slot];
 
     // The weights as [tap][feature] in the compute type.
-    let alloc = cg.runtime(RuntimeFunction::Alloc)?;
-    let free = cg.runtime(RuntimeFunction::Free)?;
     let w_bytes = p.taps * features * es;
-    let wp = cg.call(alloc, &[cg.const_i64(w_bytes).into()])?.into_pointer_value();
+    let wp = cg.scratch_alloc(w_bytes, "scratch")?;
     scalar_loop(cg, "pack.t", cg.const_i64(0), cg.const_i64(p.taps), |t| {
         for_loop(cg, "pack.f", cg.const_i64(0), cg.const_i64(features), |fe| {
             env.e.scoped(|e| {
@@ -130,7 +127,7 @@ pub(super) fn emit_task<'ctx>(
             })
         })
     })?;
-    cg.call_void(free, &[wp.into(), cg.const_i64(w_bytes).into()])?;
+    cg.scratch_free(wp, w_bytes)?;
     cg.b.build_return(None)?;
     if let Some(bb) = saved {
         cg.b.position_at_end(bb);

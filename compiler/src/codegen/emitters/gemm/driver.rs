@@ -96,10 +96,8 @@ pub fn emit_gemm<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, g: &
     let geo = Geometry::new(g);
     let pack = emit_pack_task(kc, caps, g, &geo, &format!("{base}.pack"))?;
     let task = emit_task(kc, caps, g, &geo, uk, &format!("{base}.task"))?;
-    let alloc = cg.runtime(RuntimeFunction::Alloc)?;
-    let free = cg.runtime(RuntimeFunction::Free)?;
     let b_bytes = geo.b_bytes(g);
-    let bp = cg.call(alloc, &[cg.const_i64(b_bytes).into()])?.into_pointer_value();
+    let bp = cg.scratch_alloc(b_bytes, "scratch")?;
     let bp_int = cg.b.build_ptr_to_int(bp, cg.i64(), "")?;
     let pack_units = cg.const_i64(g.batch * geo.k_blocks * geo.panels);
     let flops = 2.0 * g.batch as f64 * g.m as f64 * g.n as f64 * g.k as f64;
@@ -121,7 +119,7 @@ pub fn emit_gemm<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, g: &
         let task_fn = task.as_global_value().as_pointer_value();
         cg.call_void(pf, &[task_fn.into(), ctx.into(), units.into(), cg.const_i64(1).into()])?;
     }
-    cg.call_void(free, &[bp.into(), cg.const_i64(b_bytes).into()])?;
+    cg.scratch_free(bp, b_bytes)?;
     Ok(1)
 }
 
@@ -205,10 +203,8 @@ fn emit_task<'ctx>(
         OutputMode::Staged { .. } => geo.strips * bl.mr * g.n * es,
         OutputMode::Direct { .. } => 0,
     };
-    let alloc = cg.runtime(RuntimeFunction::Alloc)?;
-    let free = cg.runtime(RuntimeFunction::Free)?;
-    let ap = cg.call(alloc, &[cg.const_i64(ap_bytes).into()])?.into_pointer_value();
-    let cs = if cs_bytes > 0 { Some(cg.call(alloc, &[cg.const_i64(cs_bytes).into()])?.into_pointer_value()) } else { None };
+    let ap = cg.scratch_alloc(ap_bytes, "scratch")?;
+    let cs = if cs_bytes > 0 { Some(cg.scratch_alloc(cs_bytes, "scratch")?) } else { None };
 
     scalar_loop(cg, "unit", u0, u1, |u| {
         let b = cg.b.build_int_signed_div(u, parts, "b")?;
@@ -221,9 +217,9 @@ fn emit_task<'ctx>(
         emit_unit(kc, caps, &mut env, g, geo, uk, &unit, Scratch { ap, bp, cs })
     })?;
 
-    cg.call_void(free, &[ap.into(), cg.const_i64(ap_bytes).into()])?;
+    cg.scratch_free(ap, ap_bytes)?;
     if let Some(cs) = cs {
-        cg.call_void(free, &[cs.into(), cg.const_i64(cs_bytes).into()])?;
+        cg.scratch_free(cs, cs_bytes)?;
     }
     cg.b.build_return(None)?;
     if let Some(bb) = saved {
