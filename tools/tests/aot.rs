@@ -131,13 +131,14 @@ fn c_program_links_the_object_and_matches_the_jit() {
         "#define MODEL_ARG0_BYTES 128",
         "#define MODEL_ARG1_BYTES 32",
         "/* Result 1: f32[4,8]{1,0} */",
-        "-lhlojit_runtime -lpthread -ldl -lm",
+        "-lhlojit_runtime -llapack -lblas -lpthread -ldl -lm",
     ] {
         assert!(header.contains(want), "header lacks {want:?}:\n{header}");
     }
     runtime_library(d);
     let program = d.join("aot_example");
-    // The link line the header gives: the object, the runtime library, pthread, dl, libm.
+    // The link line the header gives: the object, the runtime library, the system LAPACK and
+    // BLAS, pthread, dl, libm.
     run(Command::new("cc")
         .args(["-O2", "-Wall", "-Werror", "-I"])
         .arg(d)
@@ -148,7 +149,7 @@ fn c_program_links_the_object_and_matches_the_jit() {
         .arg(d.join("model.o"))
         .arg("-L")
         .arg(d)
-        .args(["-lhlojit_runtime", "-lpthread", "-ldl", "-lm", "-o"])
+        .args(["-lhlojit_runtime", "-llapack", "-lblas", "-lpthread", "-ldl", "-lm", "-o"])
         .arg(&program));
     let plugin = target_plugin(d);
     let (x, b) = inputs(1.0);

@@ -9,6 +9,9 @@ const DEBIAN_PACKAGES: &[&str] = &["llvm-19-dev", "libpolly-19-dev", "libzstd-de
 /// `hlojit run --distributed mpi` (the tools' default `mpi` feature): OpenMPI, and libclang for
 /// the bindings the `mpi` crate generates at build time.
 const MPI_PACKAGES: &[&str] = &["libopenmpi-dev", "openmpi-bin", "libclang-19-dev"];
+/// The system LAPACK and BLAS the runtime's `system-lapack` feature (on by default) links:
+/// Debian's alternatives then point liblapack.so / libblas.so at OpenBLAS.
+const LAPACK_PACKAGES: &[&str] = &["liblapack-dev", "libblas-dev", "libopenblas-dev"];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -77,12 +80,16 @@ fn setup() -> Result<(), String> {
     let have_mpi = Path::new("/usr/bin/mpirun").exists()
         && Path::new("/usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h").exists()
         && Path::new(&llvm_prefix()).join("lib/libclang.so").exists();
+    let have_lapack = Command::new("dpkg").arg("-s").args(LAPACK_PACKAGES).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status().is_ok_and(|s| s.success());
     let mut packages: Vec<&str> = Vec::new();
     if !have_llvm {
         packages.extend_from_slice(DEBIAN_PACKAGES);
     }
     if !have_mpi {
         packages.extend_from_slice(MPI_PACKAGES);
+    }
+    if !have_lapack {
+        packages.extend_from_slice(LAPACK_PACKAGES);
     }
     if !packages.is_empty() {
         eprintln!("xtask: installing {}", packages.join(" "));

@@ -1,6 +1,8 @@
-//! The built-in LAPACK targets by name, as C-ABI typed-FFI handlers.
+//! The built-in LAPACK targets by name, as C-ABI typed-FFI handlers: the system LAPACK's
+//! (feature `system-lapack`, every target jaxlib registers) first, then the pure-Rust
+//! fallbacks, and jaxlib's own `tridiagonal_solve_perturbed_ffi` in any build.
 
-use super::{cholesky, eigh, lu, qr, trsm};
+use super::{cholesky, eigh, lu, qr, trsm, tridiagonal};
 use hlojit_ffi::handler::{dispatch, Call, Error, HandlerResult};
 use hlojit_ffi::xla::{XLA_FFI_CallFrame, XLA_FFI_Error, XLA_FFI_Error_Code_UNIMPLEMENTED, XLA_FFI_Handler};
 
@@ -31,6 +33,7 @@ handlers! {
     strsm => trsm::handler::<f32>;
     dtrsm => trsm::handler::<f64>;
     complex => complex_unsupported;
+    tridiagonal_perturbed => tridiagonal::handler;
 }
 
 /// The complex variants' stand-in: a clear error instead of "target not found", since the
@@ -43,7 +46,7 @@ fn complex_unsupported(_: Call<'_>) -> HandlerResult {
     ))
 }
 
-/// Every built-in target name and its handler.
+/// The pure-Rust targets (the fallback without the system LAPACK) and their handlers.
 const TABLE: &[(&str, XLA_FFI_Handler)] = &[
     ("lapack_sgetrf_ffi", sgetrf),
     ("lapack_dgetrf_ffi", dgetrf),
@@ -71,18 +74,36 @@ const TABLE: &[(&str, XLA_FFI_Handler)] = &[
     ("lapack_ztrsm_ffi", complex),
 ];
 
-/// The names of all built-in targets.
-pub const BUILTIN_TARGETS: [&str; TABLE.len()] = {
-    let mut names = [""; TABLE.len()];
-    let mut i = 0;
-    while i < TABLE.len() {
-        names[i] = TABLE[i].0;
-        i += 1;
-    }
-    names
-};
+/// jaxlib's solver, which is not a LAPACK routine and is built in either way.
+const TRIDIAGONAL_PERTURBED: (&str, XLA_FFI_Handler) = ("tridiagonal_solve_perturbed_ffi", tridiagonal_perturbed);
 
-/// The built-in handler for target `name`, if there is one.
+/// The names of all built-in targets.
+pub fn builtin_targets() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = TABLE.iter().map(|(n, _)| *n).collect();
+    #[cfg(feature = "system-lapack")]
+    for (n, _) in super::lapack::TABLE.iter().flatten() {
+        if !names.contains(n) {
+            names.push(n);
+        }
+    }
+    names.push(TRIDIAGONAL_PERTURBED.0);
+    names
+}
+
+/// The built-in handler for target `name`, if there is one: the system LAPACK's when the
+/// build has it, else the pure-Rust one.
 pub fn builtin_handler(name: &str) -> Option<XLA_FFI_Handler> {
+    #[cfg(feature = "system-lapack")]
+    if let Some(h) = super::lapack::handler(name) {
+        return Some(h);
+    }
+    fallback_handler(name)
+}
+
+/// The pure-Rust handler for target `name` (what a build without the system LAPACK runs).
+pub fn fallback_handler(name: &str) -> Option<XLA_FFI_Handler> {
+    if name == TRIDIAGONAL_PERTURBED.0 {
+        return Some(TRIDIAGONAL_PERTURBED.1);
+    }
     TABLE.iter().find(|(n, _)| *n == name).map(|(_, h)| *h)
 }

@@ -96,14 +96,14 @@ ENTRY main {{
 g = rng.standard_normal((4, 4))
 A = g + g.T
 G = A.copy(); G[np.tril_indices(4, -1)] = 50.0
-w, V = np.linalg.eigh(A)
-# hlojit's sign convention (LAPACK leaves it open): each vector's largest component positive.
-for j in range(4):
-    if V[np.argmax(np.abs(V[:, j])), j] < 0: V[:, j] = -V[:, j]
+# LAPACK's own signs: dsyevd on the upper triangle, as the target calls it. (hlojit's pure-Rust
+# fallback makes each vector's largest component positive; for this matrix the two agree.)
+w, V = sl.eigh(G, lower=False, driver="evd")
 open("syevd_f64_upper_vectors.hlo", "w").write(f"""// lapack_dsyevd_ffi with mode = 'V' (86) and uplo = 'U' (85): ascending eigenvalues and unit
-// eigenvectors (columns), of which LAPACK fixes no sign: hlojit makes each vector's largest
-// component positive. The strictly lower triangle (50) must not be read.
-// Expected values: numpy.linalg.eigh of the symmetric matrix, signs normalized; see generate.py.
+// eigenvectors (columns) with the signs LAPACK's algorithm gives them (hlojit's pure-Rust
+// fallback makes each vector's largest component positive, which agrees here). The strictly
+// lower triangle (50) must not be read.
+// Expected values: scipy.linalg.eigh(lower=False, driver="evd"), i.e. LAPACK dsyevd; see generate.py.
 // input: f64[4,4] {lit(G)}
 // expect: f64[4,4] {lit(V)}
 // expect: f64[4] {lit(w)}
