@@ -440,16 +440,13 @@ ENTRY e {
 
 #[test]
 fn bad_typed_ffi_attributes_are_parse_errors() {
-    let r = CustomCallRegistry::new();
-    r.register_ffi_handler("rust_scale", rust_scale_handler);
-    let err = compile(
+    // Decoded when the module is parsed: the error points at the attribute.
+    let err = parse_module(
         "HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n  ROOT a = f32[3] custom-call(x), custom_call_target=\"rust_scale\", api_version=API_VERSION_TYPED_FFI, backend_config={factor = 300 : ui8}\n}",
-        &r,
     )
     .unwrap_err()
     .to_string();
-    // Decoded when the module is parsed: the error points at the attribute.
-    assert!(err.contains("4:103") && err.contains("does not fit"), "{err}");
+    assert!(err.contains("4:103") && err.contains("300 does not fit"), "{err}");
 }
 
 /// The C plugin example under `examples/c-plugin`, built and run as its README says.
