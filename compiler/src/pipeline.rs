@@ -86,7 +86,6 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(rng_expander::RngExpander)
         .add(while_dead_state::WhileDeadState)
         .add(while_licm::WhileLicm)
-        .add(while_init_broadcasts::WhileInitBroadcasts)
         .add(layout_assignment::LayoutAssignment)
         .add(fusion::Fusion)
         .add(channel_order::ChannelOrder);

@@ -15,5 +15,4 @@ pub mod topk_sorts;
 pub mod trivial_reductions;
 pub mod unfuse;
 pub mod while_dead_state;
-pub mod while_init_broadcasts;
 pub mod while_licm;
