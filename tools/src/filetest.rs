@@ -27,6 +27,9 @@
 //!   HLO passes, printed as HLO text, must match (see [`crate::filecheck`]); these pin what
 //!   the compiler decided. `// check-ir:`, `// check-ir-next:`, `// check-ir-not:` match the
 //!   optimized LLVM IR instead. A test with checks and no `// expect:` is not run.
+//! - `// cpu: NAME FEATURES`: the checks compile for that CPU and LLVM feature string
+//!   (`znver4 +avx512f,+avx512vl,...`) instead of the host's, for decisions that depend on the
+//!   instruction set (the features the compiler tests are the ones written).
 //!
 //! A directive may continue on the following comment lines while its braces are open.
 //!
@@ -67,6 +70,10 @@ pub struct FileTest {
     pub hlo_checks: Vec<Check>,
     /// `// check-ir*:` lines, matched against the optimized LLVM IR.
     pub ir_checks: Vec<Check>,
+    /// `// cpu:`: the CPU and feature string the checks compile for (the host's when absent),
+    /// so that decisions that depend on the instruction set are pinned whatever machine runs
+    /// the test.
+    pub cpu: Option<(String, String)>,
 }
 
 /// Reads the directives of a file test.
@@ -91,6 +98,10 @@ pub fn parse_directives(text: &str) -> Result<FileTest, String> {
             "infeed" => test.infeed.push(literal(&value).map_err(|e| format!("line {}: {e}", n + 1))?),
             "outfeed" => test.outfeed.push(literal(&value).map_err(|e| format!("line {}: {e}", n + 1))?),
             "run-error" => test.run_error = Some(value),
+            "cpu" => {
+                let (cpu, features) = value.split_once(' ').unwrap_or((value.as_str(), ""));
+                test.cpu = Some((cpu.to_string(), features.trim().to_string()));
+            }
             "tolerance" => {
                 test.exact = false;
                 for part in value.split_whitespace() {
@@ -189,6 +200,11 @@ pub fn run_file(path: &Path) -> Result<(), String> {
     let test = parse_directives(&text)?;
     let options = CompileOptions { verify_passes: true, ..CompileOptions::default() };
     if !test.hlo_checks.is_empty() || !test.ir_checks.is_empty() {
+        let mut options = options.clone();
+        if let Some((cpu, features)) = &test.cpu {
+            options.target.cpu = Some(cpu.clone());
+            options.target.features = Some(features.clone());
+        }
         check_decisions(&text, &test, &options)?;
         if test.expected.is_empty() && test.error.is_none() && test.run_error.is_none() && test.outfeed.is_empty() {
             return Ok(());

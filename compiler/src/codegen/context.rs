@@ -36,6 +36,8 @@ pub struct Codegen<'ctx> {
     pub fma: bool,
     /// Scratch the kernels being generated hold (see `scratch.rs`).
     pub scratch: std::cell::RefCell<super::scratch::ScratchState<'ctx>>,
+    /// The access group of independent kernel loops (see `independent_loops.rs`), made once.
+    pub access_group: std::cell::Cell<Option<inkwell::values::MetadataValue<'ctx>>>,
 }
 
 impl<'ctx> Codegen<'ctx> {
@@ -50,6 +52,7 @@ impl<'ctx> Codegen<'ctx> {
             profile: false,
             fma: false,
             scratch: Default::default(),
+            access_group: Default::default(),
         }
     }
 

@@ -6,7 +6,7 @@
 use super::array::IrArray;
 use super::context::Codegen;
 use super::elemental::{Elemental, Input};
-use super::loops::{emit_loop_nest, emit_tiled_loop_nest, outer_dimension};
+use super::loops::{emit_loop_nest_at_latches, emit_tiled_loop_nest, outer_dimension};
 use super::transpose_tiling::{transposed_dimensions, TILE};
 use super::index::Index;
 use crate::error::{Error, Result};
@@ -181,10 +181,14 @@ pub(crate) fn emit_elemental_loop<'ctx>(kc: &KernelContext<'_, 'ctx>) -> Result<
         }
         Ok(())
     };
-    match transposed_dimensions(kc, &dims, &layout) {
+    let latches = match transposed_dimensions(kc, &dims, &layout) {
         Some(pair) if layout.tiles.is_empty() => emit_tiled_loop_nest(cg, "loop", &dims, &layout, range, pair, TILE, body)?,
-        _ => emit_loop_nest(cg, "loop", &dims, &layout, range, body)?,
-    }
+        _ => emit_loop_nest_at_latches(cg, "loop", &dims, &layout, range, body)?,
+    };
+    // Each iteration writes only its own output elements, and an output shares memory with an
+    // input only where that input is read at the element written (buffer assignment's
+    // in-place rule), so no iteration depends on another.
+    super::independent_loops::declare_independent(cg, cg.function(), &latches)?;
     Ok(extent.max(1))
 }
 

@@ -7,7 +7,7 @@ use super::index::Index;
 use crate::error::Result;
 use hlojit_runtime::Layout;
 use inkwell::basic_block::BasicBlock;
-use inkwell::values::{InstructionValue, IntValue, PhiValue};
+use inkwell::values::{InstructionValue, IntValue, MetadataValue, PhiValue};
 use inkwell::IntPredicate;
 
 /// A loop whose header and body have been emitted but whose latch has not.
@@ -96,12 +96,19 @@ impl<'ctx> Nest<'ctx> {
     }
 
     /// Emits `body` innermost and closes every loop; the builder ends after the nest.
-    pub fn finish(mut self, cg: &Codegen<'ctx>, body: impl FnOnce(&Index<'ctx>) -> Result<()>) -> Result<()> {
+    pub fn finish(self, cg: &Codegen<'ctx>, body: impl FnOnce(&Index<'ctx>) -> Result<()>) -> Result<()> {
+        self.finish_at_latches(cg, body).map(|_| ())
+    }
+
+    /// [`Nest::finish`], returning the back-edge branches of the nest's loops (innermost
+    /// first), where loop metadata goes.
+    pub fn finish_at_latches(mut self, cg: &Codegen<'ctx>, body: impl FnOnce(&Index<'ctx>) -> Result<()>) -> Result<Vec<InstructionValue<'ctx>>> {
         body(&Index::new(std::mem::take(&mut self.index)))?;
+        let mut latches = Vec::with_capacity(self.open.len());
         while let Some(l) = self.open.pop() {
-            close_loop(cg, l)?;
+            latches.push(close_loop_at_latch(cg, l)?);
         }
-        Ok(())
+        Ok(latches)
     }
 }
 
@@ -119,9 +126,9 @@ pub fn emit_tiled_loop_nest<'ctx>(
     (minor, other): (usize, usize),
     tile: i64,
     body: impl FnOnce(&Index<'ctx>) -> Result<()>,
-) -> Result<()> {
+) -> Result<Vec<InstructionValue<'ctx>>> {
     if dims.contains(&0) {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let outer = outer_dimension(dims, layout);
     let range_of = |d: usize| match outer_range {
@@ -155,7 +162,7 @@ pub fn emit_tiled_loop_nest<'ctx>(
     for (d, first, last) in block_ranges {
         nest.enter(cg, &format!("{name}.d{d}"), Some(d), first, last)?;
     }
-    nest.finish(cg, body)
+    nest.finish_at_latches(cg, body)
 }
 
 /// Emits a loop nest over every index of `dims`, ordered by `layout`, calling `body` once per
@@ -169,8 +176,20 @@ pub fn emit_loop_nest<'ctx>(
     outer_range: Option<(IntValue<'ctx>, IntValue<'ctx>)>,
     body: impl FnOnce(&Index<'ctx>) -> Result<()>,
 ) -> Result<()> {
+    emit_loop_nest_at_latches(cg, name, dims, layout, outer_range, body).map(|_| ())
+}
+
+/// [`emit_loop_nest`], returning the back-edge branches of its loops (innermost first).
+pub fn emit_loop_nest_at_latches<'ctx>(
+    cg: &Codegen<'ctx>,
+    name: &str,
+    dims: &[i64],
+    layout: &Layout,
+    outer_range: Option<(IntValue<'ctx>, IntValue<'ctx>)>,
+    body: impl FnOnce(&Index<'ctx>) -> Result<()>,
+) -> Result<Vec<InstructionValue<'ctx>>> {
     if dims.contains(&0) {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let outer = outer_dimension(dims, layout);
     let mut nest = Nest::new(vec![cg.const_i64(0); dims.len()]);
@@ -185,5 +204,28 @@ pub fn emit_loop_nest<'ctx>(
             nest.enter(cg, &format!("{name}.d{d}"), Some(d), start, end)?;
         }
     }
-    nest.finish(cg, body)
+    nest.finish_at_latches(cg, body)
+}
+
+/// Attaches `!llvm.loop !{self, options...}` to a loop's back-edge branch. The C API is
+/// needed for the self-referential (distinct) loop id node.
+pub fn set_loop_options<'ctx>(cg: &Codegen<'ctx>, latch: InstructionValue<'ctx>, options: &[MetadataValue<'ctx>]) -> Result<()> {
+    use inkwell::context::AsContextRef;
+    use inkwell::values::AsValueRef;
+    use llvm_sys::core::*;
+    use llvm_sys::debuginfo::{LLVMMetadataReplaceAllUsesWith, LLVMTemporaryMDNode};
+    let ctx = cg.llvm.as_ctx_ref();
+    let kind = "llvm.loop";
+    // SAFETY: every reference passed belongs to `ctx` and outlives the calls; the temporary
+    // node is replaced (and so freed) before the loop id is used.
+    unsafe {
+        let temp = LLVMTemporaryMDNode(ctx, std::ptr::null_mut(), 0);
+        let mut ops = vec![temp];
+        ops.extend(options.iter().map(|o| LLVMValueAsMetadata(o.as_value_ref())));
+        let id = LLVMMDNodeInContext2(ctx, ops.as_mut_ptr(), ops.len());
+        LLVMMetadataReplaceAllUsesWith(temp, id);
+        let kind_id = LLVMGetMDKindIDInContext(ctx, kind.as_ptr().cast(), kind.len() as u32);
+        LLVMSetMetadata(latch.as_value_ref(), kind_id, LLVMMetadataAsValue(ctx, id));
+    }
+    Ok(())
 }

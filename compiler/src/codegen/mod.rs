@@ -10,6 +10,7 @@ pub mod transfers;
 pub mod elemental;
 pub mod index;
 pub mod loops;
+pub mod independent_loops;
 pub mod transpose_tiling;
 pub mod plan;
 pub mod reducer;

@@ -1,7 +1,7 @@
 //! Loop helpers shared by the dot and convolution emitters.
 
 use crate::codegen::context::Codegen;
-use crate::codegen::loops::{close_loop_at_latch, for_loop, open_loop};
+use crate::codegen::loops::{close_loop_at_latch, for_loop, open_loop, set_loop_options};
 use crate::error::Result;
 use inkwell::values::IntValue;
 
@@ -55,36 +55,12 @@ pub fn scalar_loop<'ctx>(
     let l = open_loop(cg, name, start, end)?;
     body(l.induction)?;
     let back = close_loop_at_latch(cg, l)?;
-    disable_vectorization(cg, back);
-    Ok(())
+    disable_vectorization(cg, back)
 }
 
-/// Attaches `!llvm.loop !{self, !{"llvm.loop.vectorize.enable", i1 false},
-/// !{"llvm.loop.unroll.disable"}}` to a loop's latch branch. The C API is needed for the
-/// self-referential (distinct) loop id node.
-fn disable_vectorization(cg: &Codegen<'_>, latch: inkwell::values::InstructionValue<'_>) {
-    use inkwell::context::AsContextRef;
-    use inkwell::values::AsValueRef;
-    use llvm_sys::core::*;
-    use llvm_sys::debuginfo::{LLVMMetadataReplaceAllUsesWith, LLVMTemporaryMDNode};
-    let ctx = cg.llvm.as_ctx_ref();
-    let key = "llvm.loop.vectorize.enable";
-    let kind = "llvm.loop";
-    // SAFETY: every reference passed belongs to `ctx` and outlives the calls; the temporary
-    // node is replaced (and so freed) before the loop id is used.
-    unsafe {
-        let name = LLVMMDStringInContext2(ctx, key.as_ptr().cast(), key.len());
-        let off = LLVMValueAsMetadata(cg.const_bool(false).as_value_ref());
-        let mut option = [name, off];
-        let option = LLVMMDNodeInContext2(ctx, option.as_mut_ptr(), option.len());
-        let unroll = "llvm.loop.unroll.disable";
-        let mut no_unroll = [LLVMMDStringInContext2(ctx, unroll.as_ptr().cast(), unroll.len())];
-        let no_unroll = LLVMMDNodeInContext2(ctx, no_unroll.as_mut_ptr(), 1);
-        let temp = LLVMTemporaryMDNode(ctx, std::ptr::null_mut(), 0);
-        let mut ops = [temp, option, no_unroll];
-        let id = LLVMMDNodeInContext2(ctx, ops.as_mut_ptr(), ops.len());
-        LLVMMetadataReplaceAllUsesWith(temp, id);
-        let kind_id = LLVMGetMDKindIDInContext(ctx, kind.as_ptr().cast(), kind.len() as u32);
-        LLVMSetMetadata(latch.as_value_ref(), kind_id, LLVMMetadataAsValue(ctx, id));
-    }
+/// Marks a loop neither to be vectorized nor unrolled.
+fn disable_vectorization<'ctx>(cg: &Codegen<'ctx>, latch: inkwell::values::InstructionValue<'ctx>) -> Result<()> {
+    let no_vectorize = cg.llvm.metadata_node(&[cg.llvm.metadata_string("llvm.loop.vectorize.enable").into(), cg.const_bool(false).into()]);
+    let no_unroll = cg.llvm.metadata_node(&[cg.llvm.metadata_string("llvm.loop.unroll.disable").into()]);
+    set_loop_options(cg, latch, &[no_vectorize, no_unroll])
 }
