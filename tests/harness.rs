@@ -117,15 +117,6 @@ fn stablehlo_written_by_jax_export_now() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-/// Cases of `tests/linalg` whose XLA:CPU outputs come from another LAPACK release than the one
-/// hlojit links, where the two releases choose different (equally valid) results. Checked by
-/// calling Debian 12's `zgees` directly (ctypes): it gives exactly hlojit's numbers.
-const OTHER_LAPACK_RELEASE: &[(&str, &str)] = &[(
-    "schur_c128",
-    "the complex Schur form is unique only up to the phases of the Schur vectors; Debian 12's \
-     OpenBLAS 0.3.21 LAPACK picks other phases than scipy's OpenBLAS 0.3.30, which jaxlib calls",
-)];
-
 /// Every jnp.linalg / jax.scipy.linalg / lax.linalg function JAX lowers to a LAPACK custom call
 /// on CPU, real and complex (tests/linalg/make_cases.py), runs from its HLO and gives XLA:CPU's
 /// results: the LAPACK targets follow jaxlib's conventions, and LAPACK's choices (signs of
@@ -138,7 +129,6 @@ fn linalg_written_by_jax() {
     assert_eq!(outcomes.len(), dirs.len());
     let failures: Vec<String> = outcomes
         .iter()
-        .filter(|o| !OTHER_LAPACK_RELEASE.iter().any(|(c, _)| *c == o.case))
         .filter_map(|o| o.failure.as_ref().map(|f| format!("{}: {f}", o.case)))
         .collect();
     assert!(failures.is_empty(), "{} cases failed:\n{}", failures.len(), failures.join("\n"));

@@ -37,6 +37,9 @@ pub struct Case {
     pub exact: bool,
     /// Devices the case runs on (collective cases); 1 otherwise.
     pub replicas: usize,
+    /// The results are unique only up to unit-modulus factors (`"unique_up_to_phase": true`):
+    /// complex outputs compare by magnitude (see `compare::compare_up_to_phase`).
+    pub unique_up_to_phase: bool,
 }
 
 impl Case {
@@ -72,6 +75,7 @@ impl Case {
             atol: json["atol"].as_f64().unwrap_or(0.0),
             exact: json["exact"].as_bool().unwrap_or(true),
             replicas: json["replicas"].as_u64().unwrap_or(1) as usize,
+            unique_up_to_phase: json["unique_up_to_phase"].as_bool().unwrap_or(false),
         })
     }
 

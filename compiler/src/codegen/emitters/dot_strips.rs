@@ -31,6 +31,10 @@ fn accumulator_budget(simd_bytes: u32) -> i64 {
     }
 }
 
+/// Dots with more result rows take the packed GEMM, whose register tiles reuse each loaded
+/// vector of B for more rows.
+const MAX_ROWS: i64 = 16;
+
 /// Dots with fewer multiply-adds run the plain loop nest (see `dot.rs`).
 const MIN_MACS: i64 = 4 * 1024;
 
@@ -67,7 +71,7 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
     let lanes = (cg.simd_bytes as i64 / ty.byte_size() as i64).max(1);
     let budget = accumulator_budget(cg.simd_bytes);
     let macs = d.b.saturating_mul(d.m).saturating_mul(d.n).saturating_mul(d.k);
-    if d.m > budget || d.n < lanes || d.k == 0 || macs < MIN_MACS {
+    if d.m > MAX_ROWS || d.n < lanes || d.k == 0 || macs < MIN_MACS {
         return Ok(None);
     }
     let (Some(la), Some(ra)) = (bound_array(kc, lhs), bound_array(kc, rhs)) else { return Ok(None) };
@@ -83,8 +87,11 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
         return Ok(None);
     }
 
-    // Vectors per strip: as many as keep every row's sums in the accumulator budget.
-    let vectors = (budget / d.m).clamp(1, 8);
+    // Rows whose sums are in registers at once (all of them when the budget allows; more
+    // rows are taken a block at a time, each block streaming the strip of B again, from L1),
+    // and vectors per strip: as many as keep a block's sums in the accumulator budget.
+    let block_rows = d.m.min(budget);
+    let vectors = (budget / block_rows).clamp(1, 8);
     let width = vectors * lanes;
     let full = d.n / width;
     let tail = d.n % width;
@@ -96,16 +103,18 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
     let vt = vector_type(elem, lanes as u32)?;
     let align = cg.i32().const_int(ty.byte_size() as u64, false);
     let accs: Vec<PointerValue> =
-        (0..d.m * vectors).map(|_| cg.entry_alloca(vt.into(), "dot.strip.acc")).collect::<Result<_>>()?;
+        (0..block_rows * vectors).map(|_| cg.entry_alloca(vt.into(), "dot.strip.acc")).collect::<Result<_>>()?;
     let mul = |x: IntValue<'ctx>, s: i64| cg.b.build_int_nsw_mul(x, cg.const_i64(s), "");
     let add = |x: IntValue<'ctx>, y: IntValue<'ctx>| cg.b.build_int_nsw_add(x, y, "");
 
-    // One strip of `width` columns from column `j0`; `masks` limit the last, partial strip.
-    let strip = |batch: IntValue<'ctx>, j0: IntValue<'ctx>, masks: Option<&[VectorValue<'ctx>]>| -> Result<()> {
-        let a_base = cg.gep(elem, a.ptr, mul(batch, a.batch)?)?;
+    // Rows `rows` of one strip of `width` columns from column `j0`; `masks` limit the last,
+    // partial strip.
+    let strip_rows = |batch: IntValue<'ctx>, j0: IntValue<'ctx>, masks: Option<&[VectorValue<'ctx>]>, rows: std::ops::Range<i64>| -> Result<()> {
+        let a_base = cg.gep(elem, a.ptr, add(mul(batch, a.batch)?, cg.const_i64(rows.start * a.row))?)?;
         let b_base = cg.gep(elem, b.ptr, add(mul(batch, b.batch)?, j0)?)?;
-        let c_base = cg.gep(elem, c.ptr, add(mul(batch, c.batch)?, j0)?)?;
-        for acc in &accs {
+        let c_base = cg.gep(elem, c.ptr, add(add(mul(batch, c.batch)?, j0)?, cg.const_i64(rows.start * c.row))?)?;
+        let rows = rows.end - rows.start;
+        for acc in &accs[..(rows * vectors) as usize] {
             cg.b.build_store(*acc, vt.const_zero())?;
         }
         scalar_loop(cg, "dot.strip.k", cg.const_i64(0), cg.const_i64(d.k), |k| {
@@ -124,7 +133,7 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
                 })
                 .collect::<Result<_>>()?;
             let a_col = cg.gep(elem, a_base, mul(k, a.col)?)?;
-            for i in 0..d.m {
+            for i in 0..rows {
                 let x = cg.b.build_load(elem, cg.gep(elem, a_col, cg.const_i64(i * a.row))?, "")?;
                 let x = splat(cg, vt, x)?;
                 for (v, bv) in bv.iter().enumerate() {
@@ -137,7 +146,7 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
             Ok(())
         })?;
         let store = cg.intrinsic("llvm.masked.store", &[vt.into(), cg.ptr().into()])?;
-        for i in 0..d.m {
+        for i in 0..rows {
             for v in 0..vectors {
                 let acc = cg.b.build_load(vt, accs[(i * vectors + v) as usize], "")?;
                 let at = cg.gep(elem, c_base, cg.const_i64(i * c.row + v * lanes))?;
@@ -153,6 +162,9 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
             }
         }
         Ok(())
+    };
+    let strip = |batch: IntValue<'ctx>, j0: IntValue<'ctx>, masks: Option<&[VectorValue<'ctx>]>| -> Result<()> {
+        (0..d.m).step_by(block_rows as usize).try_for_each(|r0| strip_rows(batch, j0, masks, r0..(r0 + block_rows).min(d.m)))
     };
 
     scalar_loop(cg, "dot.strip", kc.begin, kc.end, |unit| {
