@@ -1,6 +1,6 @@
 //! The packed f32 GEMM, built once with the runtime instead of generated and optimized by LLVM
-//! in every module that has a dot: `C[b] (=) A[b] x B[b]` for strided f32 operands stored
-//! straight into an f32 result. One variant per instruction set (AVX-512, AVX2 + FMA), each
+//! in every module that has a dot: `C[b] (=) A[b] x B[b]` for strided f32 operands, or bf16
+//! operands (XLA's `preferred_element_type=f32` dot), stored straight into an f32 result. One variant per instruction set (AVX-512, AVX2 + FMA), each
 //! compiled with its `#[target_feature]`; the compiler calls the one its target's features
 //! allow (the host's for the JIT, `--cpu`/`--features` for AOT objects, which link this
 //! library), with the block sizes it would have generated code for.
@@ -8,7 +8,9 @@
 //! It is the compiler's generated GEMM step for step (`compiler/src/codegen/emitters/gemm/
 //! driver.rs`), so results are the same bits: B packed in `nr`-column panels per k block,
 //! A packed per `mr`-row strip, and per tile a k loop of fused multiply-adds from zero,
-//! stored (first k block) or added to C (later ones). Packing only copies.
+//! stored (first k block) or added to C (later ones). Packing only copies, widening bf16 to
+//! f32 on the way (exactly, as the generated packing does: the bf16 bits are the f32's high
+//! half), so bf16 operands run at the f32 kernels' speed on a target without AVX512-BF16.
 
 mod microkernel;
 
@@ -21,7 +23,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Below this many flops a GEMM runs on the calling thread (as the generated one).
 const PARALLEL_MIN_FLOPS: f64 = 4.0e6;
 
-/// One GEMM, as generated code passes it (all fields 64-bit; strides in elements).
+/// One GEMM, as generated code passes it (all fields 64-bit; strides in elements). `a` and `b`
+/// point to f32 elements, or to bf16 ones (raw `u16` bits) for the `bf16` entry points.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct GemmF32 {
@@ -30,12 +33,12 @@ pub struct GemmF32 {
     pub n: i64,
     pub k: i64,
     /// `A[b][i][p]` at `a + b * a_batch + i * a_row + p * a_col`.
-    pub a: *const f32,
+    pub a: *const std::ffi::c_void,
     pub a_batch: i64,
     pub a_row: i64,
     pub a_col: i64,
     /// `B[b][p][j]` at `b + b * b_batch + p * b_row + j * b_col`.
-    pub b: *const f32,
+    pub b: *const std::ffi::c_void,
     pub b_batch: i64,
     pub b_row: i64,
     pub b_col: i64,
@@ -67,12 +70,40 @@ impl Isa {
         }
     }
 
-    /// The runtime entry point of this variant.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            Isa::Avx512 => "hlojit_rt_gemm_f32_avx512",
-            Isa::Avx2Fma => "hlojit_rt_gemm_f32_avx2",
+    /// The runtime entry point of this variant for operands of type `operands`.
+    pub fn symbol(self, operands: Operands) -> &'static str {
+        match (self, operands) {
+            (Isa::Avx512, Operands::F32) => "hlojit_rt_gemm_f32_avx512",
+            (Isa::Avx2Fma, Operands::F32) => "hlojit_rt_gemm_f32_avx2",
+            (Isa::Avx512, Operands::Bf16) => "hlojit_rt_gemm_bf16_avx512",
+            (Isa::Avx2Fma, Operands::Bf16) => "hlojit_rt_gemm_bf16_avx2",
         }
+    }
+}
+
+/// The element type of both operands (the result is f32 either way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operands {
+    F32,
+    /// bf16, widened to f32 while packing.
+    Bf16,
+}
+
+/// An operand element, widened to the f32 the micro-kernels multiply.
+trait Element: Copy {
+    fn widen(self) -> f32;
+}
+
+impl Element for f32 {
+    fn widen(self) -> f32 {
+        self
+    }
+}
+
+/// bf16 bits: the high half of the f32 with the same value (exact, subnormals included).
+impl Element for u16 {
+    fn widen(self) -> f32 {
+        f32::from_bits(u32::from(self) << 16)
     }
 }
 
@@ -105,7 +136,7 @@ pub fn host_supports(isa: Isa) -> bool {
 /// the tile is one [`has_tile`] accepts, and the CPU has AVX-512F.
 #[no_mangle]
 pub unsafe extern "C" fn hlojit_rt_gemm_f32_avx512(desc: *const GemmF32) -> i32 {
-    unsafe { gemm(&*desc, Isa::Avx512) }
+    unsafe { gemm(&*desc, Isa::Avx512, Operands::F32) }
 }
 
 /// The AVX2 + FMA GEMM (as [`hlojit_rt_gemm_f32_avx512`]).
@@ -114,13 +145,33 @@ pub unsafe extern "C" fn hlojit_rt_gemm_f32_avx512(desc: *const GemmF32) -> i32 
 /// As [`hlojit_rt_gemm_f32_avx512`], with a CPU that has AVX2 and FMA.
 #[no_mangle]
 pub unsafe extern "C" fn hlojit_rt_gemm_f32_avx2(desc: *const GemmF32) -> i32 {
-    unsafe { gemm(&*desc, Isa::Avx2Fma) }
+    unsafe { gemm(&*desc, Isa::Avx2Fma, Operands::F32) }
+}
+
+/// The AVX-512 GEMM of bf16 operands (as [`hlojit_rt_gemm_f32_avx512`]; `a` and `b` point to
+/// bf16 elements).
+///
+/// # Safety
+/// As [`hlojit_rt_gemm_f32_avx512`].
+#[no_mangle]
+pub unsafe extern "C" fn hlojit_rt_gemm_bf16_avx512(desc: *const GemmF32) -> i32 {
+    unsafe { gemm(&*desc, Isa::Avx512, Operands::Bf16) }
+}
+
+/// The AVX2 + FMA GEMM of bf16 operands (as [`hlojit_rt_gemm_bf16_avx512`]).
+///
+/// # Safety
+/// As [`hlojit_rt_gemm_f32_avx2`].
+#[no_mangle]
+pub unsafe extern "C" fn hlojit_rt_gemm_bf16_avx2(desc: *const GemmF32) -> i32 {
+    unsafe { gemm(&*desc, Isa::Avx2Fma, Operands::Bf16) }
 }
 
 /// Sizes shared by the phases.
 struct Plan {
     g: GemmF32,
     uk: Microkernel,
+    operands: Operands,
     nr: i64,
     strips: i64,
     k_blocks: i64,
@@ -141,7 +192,7 @@ impl Plan {
     }
 }
 
-unsafe fn gemm(g: &GemmF32, isa: Isa) -> i32 {
+unsafe fn gemm(g: &GemmF32, isa: Isa, operands: Operands) -> i32 {
     let Some(uk) = Microkernel::select(isa, g.mr, g.nv) else {
         set_last_error(format!("no precompiled GEMM tile {}x{} for {isa:?}", g.mr, g.nv));
         return 1;
@@ -153,6 +204,7 @@ unsafe fn gemm(g: &GemmF32, isa: Isa) -> i32 {
     let mut plan = Plan {
         g: *g,
         uk,
+        operands,
         nr,
         strips: ceil_div(g.m, g.mr),
         k_blocks: ceil_div(g.k, g.kc),
@@ -208,22 +260,36 @@ unsafe extern "C" fn pack_b_task(ctx: *const *mut u8, u0: i64, u1: i64) {
         let depth = g.kc.min(g.k - k0);
         let dst = unsafe { p.bp.add((u * p.panel()) as usize) };
         // Strip rows are B's columns: dst[kk * nr + i] = B[b][k0 + kk][first + i].
-        let src = unsafe { g.b.offset((b * g.b_batch + k0 * g.b_row + first * g.b_col) as isize) };
-        unsafe { pack(src, g.b_col, g.b_row, dst, valid, depth, p.nr) };
+        let offset = (b * g.b_batch + k0 * g.b_row + first * g.b_col) as isize;
+        unsafe { pack_operand(p.operands, g.b, offset, g.b_col, g.b_row, dst, valid, depth, p.nr) };
     }
 }
 
-/// `dst[kk * w + i] = src[i * row + kk * col]` for rows `i < valid` (zero for the rest of the
-/// `w`) and `kk < depth`.
-unsafe fn pack(src: *const f32, row: i64, col: i64, dst: *mut f32, valid: i64, depth: i64, w: i64) {
+/// [`pack`] from `base + offset` elements of the operand type.
+#[allow(clippy::too_many_arguments)]
+unsafe fn pack_operand(operands: Operands, base: *const std::ffi::c_void, offset: isize, row: i64, col: i64, dst: *mut f32, valid: i64, depth: i64, w: i64) {
+    match operands {
+        Operands::F32 => unsafe { pack((base as *const f32).offset(offset), row, col, dst, valid, depth, w) },
+        Operands::Bf16 => unsafe { pack((base as *const u16).offset(offset), row, col, dst, valid, depth, w) },
+    }
+}
+
+/// `dst[kk * w + i] = src[i * row + kk * col]` (widened) for rows `i < valid` (zero for the
+/// rest of the `w`) and `kk < depth`.
+unsafe fn pack<T: Element>(src: *const T, row: i64, col: i64, dst: *mut f32, valid: i64, depth: i64, w: i64) {
     for kk in 0..depth {
         let d = unsafe { dst.add((kk * w) as usize) };
         let s = unsafe { src.offset((kk * col) as isize) };
         if row == 1 {
-            unsafe { std::ptr::copy_nonoverlapping(s, d, valid as usize) };
+            // Contiguous: a plain (vectorizable) copy or widening.
+            let s = unsafe { std::slice::from_raw_parts(s, valid as usize) };
+            let d = unsafe { std::slice::from_raw_parts_mut(d, valid as usize) };
+            for (d, s) in d.iter_mut().zip(s) {
+                *d = s.widen();
+            }
         } else {
             for i in 0..valid {
-                unsafe { *d.add(i as usize) = *s.offset((i * row) as isize) };
+                unsafe { *d.add(i as usize) = (*s.offset((i * row) as isize)).widen() };
             }
         }
         for i in valid..w {
@@ -274,8 +340,8 @@ unsafe fn run_unit(p: &Plan, ap: *mut f32, b: i64, s0: i64, s1: i64) {
             let first = is * mr;
             let dst = unsafe { ap.add((first * kcv) as usize) };
             let valid = (rows - first).min(mr);
-            let src = unsafe { g.a.offset((b * g.a_batch + (r0 + first) * g.a_row + pc * g.a_col) as isize) };
-            unsafe { pack(src, g.a_row, g.a_col, dst, valid, kcv, mr) };
+            let offset = (b * g.a_batch + (r0 + first) * g.a_row + pc * g.a_col) as isize;
+            unsafe { pack_operand(p.operands, g.a, offset, g.a_row, g.a_col, dst, valid, kcv, mr) };
         }
         for jcb in 0..n_blocks {
             let jc = jcb * g.nc;

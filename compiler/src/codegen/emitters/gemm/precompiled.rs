@@ -1,5 +1,6 @@
-//! GEMMs the runtime has precompiled (`hlojit_runtime::kernels::gemm`): f32 operands read from
-//! buffers, an f32 result stored directly, on an x86-64 target with AVX-512 or AVX2 + FMA. The
+//! GEMMs the runtime has precompiled (`hlojit_runtime::kernels::gemm`): f32 operands, or bf16
+//! ones (widened exactly while packing, as the generated packing does), read from buffers, an
+//! f32 result stored directly, on an x86-64 target with AVX-512 or AVX2 + FMA. The
 //! kernel then only fills a descriptor and calls the runtime, instead of generating (and
 //! having LLVM optimize) micro-kernel, packing and driver for every module — most of the
 //! compile time of a module with a dot. Same blocking, same arithmetic: the same bits.
@@ -20,17 +21,25 @@ pub fn generated_forced() -> bool {
     std::env::var_os(GENERATED_GEMM_VARIABLE).is_some_and(|v| v != "0")
 }
 
-/// The runtime variant that computes `g` for this target, if one does.
+/// The runtime variant that computes `g` for this target, if one does. (bf16 operands on a
+/// target with AVX512-BF16 are multiplied as pairs by generated code instead: `g.pairs`.)
 fn variant(cg: &Codegen, g: &Gemm) -> Option<RuntimeFunction> {
-    use ElementType::F32;
+    use ElementType::{BF16, F32};
     let strided = |s: &Source| matches!(s, Source::Strided { .. });
-    let f32s = g.conv.compute == F32 && g.conv.out == F32 && g.a.ty == F32 && g.b.ty == F32;
-    if !cg.x86 || g.pairs || !f32s || !strided(&g.a.source) || !strided(&g.b.source) || !matches!(g.out, OutputMode::Direct { .. }) {
+    let f32_result = g.conv.compute == F32 && g.conv.out == F32;
+    let operands = match (g.a.ty, g.b.ty) {
+        (F32, F32) => F32,
+        (BF16, BF16) => BF16,
+        _ => return None,
+    };
+    if !cg.x86 || g.pairs || !f32_result || !strided(&g.a.source) || !strided(&g.b.source) || !matches!(g.out, OutputMode::Direct { .. }) {
         return None;
     }
-    let (isa, f) = match cg.simd_bytes {
-        64 => (Isa::Avx512, RuntimeFunction::GemmF32Avx512),
-        32 if cg.fma => (Isa::Avx2Fma, RuntimeFunction::GemmF32Avx2),
+    let (isa, f) = match (cg.simd_bytes, operands) {
+        (64, F32) => (Isa::Avx512, RuntimeFunction::GemmF32Avx512),
+        (64, _) => (Isa::Avx512, RuntimeFunction::GemmBf16Avx512),
+        (32, F32) if cg.fma => (Isa::Avx2Fma, RuntimeFunction::GemmF32Avx2),
+        (32, _) if cg.fma => (Isa::Avx2Fma, RuntimeFunction::GemmBf16Avx2),
         _ => return None,
     };
     let bl = g.blocking;
