@@ -50,13 +50,15 @@ pub enum RuntimeFunction {
     /// The same GEMMs with bf16 operands (widened to f32 while packing).
     GemmBf16Avx512,
     GemmBf16Avx2,
+    /// s8 operands, s32 result (AVX2 `vpmaddwd` on i16 pairs).
+    GemmS8Avx2,
 }
 
 /// The process-wide flag generated loops poll (a `u32` the runtime sets; not a function).
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 25] = [
+    pub const ALL: [RuntimeFunction; 26] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
@@ -82,6 +84,7 @@ impl RuntimeFunction {
         RuntimeFunction::GemmF32Avx2,
         RuntimeFunction::GemmBf16Avx512,
         RuntimeFunction::GemmBf16Avx2,
+        RuntimeFunction::GemmS8Avx2,
     ];
 
     /// The exported symbol.
@@ -112,6 +115,7 @@ impl RuntimeFunction {
             RuntimeFunction::GemmF32Avx2 => "hlojit_rt_gemm_f32_avx2",
             RuntimeFunction::GemmBf16Avx512 => "hlojit_rt_gemm_bf16_avx512",
             RuntimeFunction::GemmBf16Avx2 => "hlojit_rt_gemm_bf16_avx2",
+            RuntimeFunction::GemmS8Avx2 => "hlojit_rt_gemm_s8_avx2",
         }
     }
 
@@ -150,7 +154,7 @@ impl RuntimeFunction {
             RuntimeFunction::ProfileNow => (Some(I64), &[]),
             RuntimeFunction::ProfileRecord => (None, &[I64, I64]),
             // (descriptor: hlojit_runtime::kernels::gemm::GemmF32)
-            RuntimeFunction::GemmF32Avx512 | RuntimeFunction::GemmF32Avx2 | RuntimeFunction::GemmBf16Avx512 | RuntimeFunction::GemmBf16Avx2 => (Some(I32), &[Ptr]),
+            RuntimeFunction::GemmF32Avx512 | RuntimeFunction::GemmF32Avx2 | RuntimeFunction::GemmBf16Avx512 | RuntimeFunction::GemmBf16Avx2 | RuntimeFunction::GemmS8Avx2 => (Some(I32), &[Ptr]),
         }
     }
 }
@@ -388,6 +392,7 @@ mod tests {
             RuntimeFunction::GemmF32Avx2 => def!(gemm::hlojit_rt_gemm_f32_avx2, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
             RuntimeFunction::GemmBf16Avx512 => def!(gemm::hlojit_rt_gemm_bf16_avx512, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
             RuntimeFunction::GemmBf16Avx2 => def!(gemm::hlojit_rt_gemm_bf16_avx2, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
+            RuntimeFunction::GemmS8Avx2 => def!(gemm::hlojit_rt_gemm_s8_avx2, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
         }
     }
 

@@ -21,6 +21,7 @@ fn check(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, mr: i
     let (a_ptr, b_ptr) = match operands {
         Operands::F32 => (a.as_ptr() as *const std::ffi::c_void, b.as_ptr() as *const std::ffi::c_void),
         Operands::Bf16 => (a16.as_ptr() as *const std::ffi::c_void, b16.as_ptr() as *const std::ffi::c_void),
+        Operands::S8 => panic!("s8 operands are checked by check_s8"),
     };
     let mut c = vec![f32::NAN; (batch * m * n) as usize];
     let (b_row, b_col) = if bt { (1, k) } else { (n, 1) };
@@ -37,7 +38,7 @@ fn check(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, mr: i
         b_batch: k * n,
         b_row,
         b_col,
-        c: c.as_mut_ptr(),
+        c: c.as_mut_ptr() as *mut std::ffi::c_void,
         c_batch: m * n,
         c_row: n,
         mr,
@@ -82,9 +83,60 @@ fn every_tile_with_edges_k_blocks_and_threads() {
     }
 }
 
+/// As [`check`] for s8 operands over their whole range (-128 included) and an s32 result.
+#[allow(clippy::too_many_arguments)]
+fn check_s8(batch: i64, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64, nc: i64, bt: bool) {
+    let mut seed = (m * 17 + n * 5 + k) as u64;
+    let mut next = || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 56) as u8 as i8
+    };
+    let a: Vec<i8> = (0..batch * m * k).map(|_| next()).collect();
+    let b: Vec<i8> = (0..batch * k * n).map(|_| next()).collect();
+    let mut c = vec![i32::MIN; (batch * m * n) as usize];
+    let (b_row, b_col) = if bt { (1, k) } else { (n, 1) };
+    let desc = GemmF32 {
+        batch, m, n, k,
+        a: a.as_ptr() as *const std::ffi::c_void, a_batch: m * k, a_row: k, a_col: 1,
+        b: b.as_ptr() as *const std::ffi::c_void, b_batch: k * n, b_row, b_col,
+        c: c.as_mut_ptr() as *mut std::ffi::c_void, c_batch: m * n, c_row: n,
+        mr, nv, kc, nc,
+    };
+    assert_eq!(unsafe { gemm(&desc, Isa::Avx2Fma, Operands::S8) }, 0);
+    for bi in 0..batch {
+        for i in 0..m {
+            for j in 0..n {
+                let mut want = 0i32;
+                for p in 0..k {
+                    let bv = if bt { b[(bi * k * n + j * k + p) as usize] } else { b[(bi * k * n + p * n + j) as usize] };
+                    want = want.wrapping_add(i32::from(a[(bi * m * k + i * k + p) as usize]) * i32::from(bv));
+                }
+                assert_eq!(c[(bi * m * n + i * n + j) as usize], want, "s8 {batch}x{m}x{n}x{k} tile {mr}x{nv}: C[{bi}][{i}][{j}]");
+            }
+        }
+    }
+}
+
+#[test]
+fn s8_tiles_with_odd_depths_edges_k_blocks_and_threads() {
+    if !host_supports(Isa::Avx2Fma) {
+        return;
+    }
+    for (mr, nv) in [(12, 1), (6, 2)] {
+        let nr = nv * 8;
+        // Odd k (a last pair with a zero) in each of three k blocks' worth, edge tiles.
+        check_s8(1, 2 * mr + 3, 2 * nr + 5, 71, mr, nv, 32, 2 * nr, false);
+        // Batched and parallel, B transposed.
+        check_s8(3, 100, 3 * nr + 1, 301, mr, nv, 128, nr, true);
+        // k = 1: one pair of an element and a zero.
+        check_s8(1, mr + 1, nr + 1, 1, mr, nv, 512, nr, false);
+    }
+}
+
 #[test]
 fn unknown_tiles_are_refused_with_an_error() {
-    assert!(!has_tile(Isa::Avx512, 7, 2));
+    assert!(!has_tile(Isa::Avx512, Operands::F32, 7, 2));
+    assert!(!has_tile(Isa::Avx512, Operands::S8, 12, 1));
     let desc = GemmF32 {
         batch: 1, m: 1, n: 1, k: 1,
         a: std::ptr::null(), a_batch: 0, a_row: 0, a_col: 0,
