@@ -230,6 +230,7 @@ fn codegen_for<'ctx>(context: &'ctx Context, name: &str, options: &CompileOption
     cg.avx512_bf16 = crate::backend::target::has_feature(machine, "avx512bf16");
     cg.profile = options.profile;
     cg.fma = crate::backend::target::has_feature(machine, "fma");
+    cg.avx2 = crate::backend::target::has_feature(machine, "avx2");
     cg.module.set_triple(&machine.get_triple());
     cg.module.set_data_layout(&machine.get_target_data().get_data_layout());
     cg

@@ -119,6 +119,9 @@ enum Command {
         #[command(flatten)]
         targets: TargetSources,
     },
+    /// Measure this machine's peaks, which kernels are judged against: STREAM triad bandwidth
+    /// and f32 FMA throughput, all threads (low when other programs keep the machine busy).
+    Peaks,
     /// Time perf workloads (folders with module.hlo and perf.json) like xla_reference.py does.
     Bench {
         /// Workload folders, or names under --root; all workloads of --root if none.
@@ -295,6 +298,12 @@ fn main() -> ExitCode {
             };
             profile(&module, inputs, runs, top, &options)
         }),
+        Command::Peaks => {
+            let p = hlojit_tools::peaks::measure();
+            println!("memory bandwidth (STREAM triad, all threads): {:.1} GB/s", p.bytes_per_second / 1e9);
+            println!("f32 FMA peak (all threads): {:.1} GFLOP/s", p.flops_per_second / 1e9);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Bench { workloads, root, runs, warmup, inputs_dir, check_dir, module, dump, json } => {
             bench(&workloads, &root, hlojit_tools::bench::BenchOptions { runs, warmup, inputs_dir, check_dir, module_file: module, dump: dump.options() }, json)
         }

@@ -34,6 +34,9 @@ pub struct Codegen<'ctx> {
     pub profile: bool,
     /// Whether the target has FMA (with AVX2: the runtime's precompiled AVX2 GEMM applies).
     pub fma: bool,
+    /// Whether the target has AVX2 (the runtime's AVX2 GEMMs are compiled for it: a CPU with
+    /// AVX and FMA but not AVX2, such as AMD's Piledriver, cannot run them).
+    pub avx2: bool,
     /// Scratch the kernels being generated hold (see `scratch.rs`).
     pub scratch: std::cell::RefCell<super::scratch::ScratchState<'ctx>>,
     /// The access group of independent kernel loops (see `independent_loops.rs`), made once.
@@ -51,6 +54,7 @@ impl<'ctx> Codegen<'ctx> {
             avx512_bf16: false,
             profile: false,
             fma: false,
+            avx2: false,
             scratch: Default::default(),
             access_group: Default::default(),
         }

@@ -47,13 +47,18 @@ pub enum RuntimeFunction {
     ProfileRecord,
     GemmF32Avx512,
     GemmF32Avx2,
+    /// The same GEMMs with bf16 operands (widened to f32 while packing).
+    GemmBf16Avx512,
+    GemmBf16Avx2,
+    /// s8 operands, s32 result (AVX2 `vpmaddwd` on i16 pairs).
+    GemmS8Avx2,
 }
 
 /// The process-wide flag generated loops poll (a `u32` the runtime sets; not a function).
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 23] = [
+    pub const ALL: [RuntimeFunction; 26] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
@@ -77,6 +82,9 @@ impl RuntimeFunction {
         RuntimeFunction::ProfileRecord,
         RuntimeFunction::GemmF32Avx512,
         RuntimeFunction::GemmF32Avx2,
+        RuntimeFunction::GemmBf16Avx512,
+        RuntimeFunction::GemmBf16Avx2,
+        RuntimeFunction::GemmS8Avx2,
     ];
 
     /// The exported symbol.
@@ -105,6 +113,9 @@ impl RuntimeFunction {
             RuntimeFunction::ProfileRecord => "hlojit_rt_profile_record",
             RuntimeFunction::GemmF32Avx512 => "hlojit_rt_gemm_f32_avx512",
             RuntimeFunction::GemmF32Avx2 => "hlojit_rt_gemm_f32_avx2",
+            RuntimeFunction::GemmBf16Avx512 => "hlojit_rt_gemm_bf16_avx512",
+            RuntimeFunction::GemmBf16Avx2 => "hlojit_rt_gemm_bf16_avx2",
+            RuntimeFunction::GemmS8Avx2 => "hlojit_rt_gemm_s8_avx2",
         }
     }
 
@@ -143,7 +154,7 @@ impl RuntimeFunction {
             RuntimeFunction::ProfileNow => (Some(I64), &[]),
             RuntimeFunction::ProfileRecord => (None, &[I64, I64]),
             // (descriptor: hlojit_runtime::kernels::gemm::GemmF32)
-            RuntimeFunction::GemmF32Avx512 | RuntimeFunction::GemmF32Avx2 => (Some(I32), &[Ptr]),
+            RuntimeFunction::GemmF32Avx512 | RuntimeFunction::GemmF32Avx2 | RuntimeFunction::GemmBf16Avx512 | RuntimeFunction::GemmBf16Avx2 | RuntimeFunction::GemmS8Avx2 => (Some(I32), &[Ptr]),
         }
     }
 }
@@ -379,6 +390,9 @@ mod tests {
             RuntimeFunction::ProfileRecord => def!(hlojit_runtime::profile::hlojit_rt_profile_record, unsafe extern "C" fn(i64, i64)),
             RuntimeFunction::GemmF32Avx512 => def!(gemm::hlojit_rt_gemm_f32_avx512, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
             RuntimeFunction::GemmF32Avx2 => def!(gemm::hlojit_rt_gemm_f32_avx2, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
+            RuntimeFunction::GemmBf16Avx512 => def!(gemm::hlojit_rt_gemm_bf16_avx512, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
+            RuntimeFunction::GemmBf16Avx2 => def!(gemm::hlojit_rt_gemm_bf16_avx2, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
+            RuntimeFunction::GemmS8Avx2 => def!(gemm::hlojit_rt_gemm_s8_avx2, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
         }
     }
 

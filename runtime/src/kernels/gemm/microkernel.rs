@@ -2,11 +2,12 @@
 //! panels (A `[kc][mr]`, B `[kc][nr]`), the tile in vector registers for the whole k loop.
 //! The same arithmetic as the generated micro-kernel: per k, every accumulator gets one fused
 //! multiply-add of the broadcast A element and the B vector, from zero; a full tile is stored
-//! or added to C with vector adds, an edge tile element by element.
+//! or added to C with vector adds, an edge tile element by element. Panels and C are 4-byte
+//! words: f32 values, or (s8 kernels, see `int8.rs`) i16 pairs and an s32 result.
 
-use super::Isa;
+use super::{Isa, Operands};
 
-type Kernel = unsafe fn(*const f32, *const f32, *mut f32, usize, usize, usize, usize, bool);
+type Kernel = unsafe fn(*const u32, *const u32, *mut u32, usize, usize, usize, usize, bool);
 
 /// A micro-kernel chosen for a tile and instruction set.
 #[derive(Clone, Copy)]
@@ -14,24 +15,27 @@ pub struct Microkernel(Kernel);
 
 impl Microkernel {
     /// The kernel for `mr` rows of `nv` vectors, if one is built: the tiles the compiler's
-    /// blocking picks (AVX-512: 12x1, 12x2, 9x3, 6x4; AVX2: 12x1, 6x2).
-    pub fn select(isa: Isa, mr: i64, nv: i64) -> Option<Microkernel> {
+    /// blocking picks (AVX-512: 12x1, 12x2, 9x3, 6x4; AVX2: 12x1, 6x2; s8: AVX2 only).
+    pub fn select(isa: Isa, operands: Operands, mr: i64, nv: i64) -> Option<Microkernel> {
         #[cfg(target_arch = "x86_64")]
         {
-            let k: Kernel = match (isa, mr, nv) {
-                (Isa::Avx512, 12, 1) => avx512::tile::<12, 1>,
-                (Isa::Avx512, 12, 2) => avx512::tile::<12, 2>,
-                (Isa::Avx512, 9, 3) => avx512::tile::<9, 3>,
-                (Isa::Avx512, 6, 4) => avx512::tile::<6, 4>,
-                (Isa::Avx2Fma, 12, 1) => avx2::tile::<12, 1>,
-                (Isa::Avx2Fma, 6, 2) => avx2::tile::<6, 2>,
+            let floats = matches!(operands, Operands::F32 | Operands::Bf16);
+            let k: Kernel = match (isa, floats, mr, nv) {
+                (Isa::Avx512, true, 12, 1) => avx512::tile::<12, 1>,
+                (Isa::Avx512, true, 12, 2) => avx512::tile::<12, 2>,
+                (Isa::Avx512, true, 9, 3) => avx512::tile::<9, 3>,
+                (Isa::Avx512, true, 6, 4) => avx512::tile::<6, 4>,
+                (Isa::Avx2Fma, true, 12, 1) => avx2::tile::<12, 1>,
+                (Isa::Avx2Fma, true, 6, 2) => avx2::tile::<6, 2>,
+                (Isa::Avx2Fma, false, 12, 1) => super::int8::avx2_tile::<12, 1>,
+                (Isa::Avx2Fma, false, 6, 2) => super::int8::avx2_tile::<6, 2>,
                 _ => return None,
             };
             Some(Microkernel(k))
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            let _ = (isa, mr, nv);
+            let _ = (isa, operands, mr, nv);
             None
         }
     }
@@ -39,7 +43,7 @@ impl Microkernel {
     /// # Safety
     /// Panels and tile as the generated kernel takes them; the CPU has the kernel's features.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn call(&self, a: *const f32, b: *const f32, c: *mut f32, kc: usize, ldc: usize, rows: usize, cols: usize, accumulate: bool) {
+    pub unsafe fn call(&self, a: *const u32, b: *const u32, c: *mut u32, kc: usize, ldc: usize, rows: usize, cols: usize, accumulate: bool) {
         unsafe { (self.0)(a, b, c, kc, ldc, rows, cols, accumulate) }
     }
 }
@@ -59,15 +63,16 @@ macro_rules! isa_kernels {
             #[target_feature(enable = $features)]
             #[allow(clippy::too_many_arguments)]
             pub unsafe fn tile<const MR: usize, const NV: usize>(
-                a: *const f32,
-                b: *const f32,
-                c: *mut f32,
+                a: *const u32,
+                b: *const u32,
+                c: *mut u32,
                 kc: usize,
                 ldc: usize,
                 rows: usize,
                 cols: usize,
                 accumulate: bool,
             ) {
+                let (a, b, c) = (a as *const f32, b as *const f32, c as *mut f32);
                 let nr = NV * LANES;
                 let mut acc: [[$vec; NV]; MR] = [[$zero(); NV]; MR];
                 for k in 0..kc {

@@ -1,6 +1,6 @@
 //! The packed f32 GEMM, built once with the runtime instead of generated and optimized by LLVM
-//! in every module that has a dot: `C[b] (=) A[b] x B[b]` for strided f32 operands stored
-//! straight into an f32 result. One variant per instruction set (AVX-512, AVX2 + FMA), each
+//! in every module that has a dot: `C[b] (=) A[b] x B[b]` for strided f32 operands, or bf16
+//! operands (XLA's `preferred_element_type=f32` dot), stored straight into an f32 result. One variant per instruction set (AVX-512, AVX2 + FMA), each
 //! compiled with its `#[target_feature]`; the compiler calls the one its target's features
 //! allow (the host's for the JIT, `--cpu`/`--features` for AOT objects, which link this
 //! library), with the block sizes it would have generated code for.
@@ -8,8 +8,16 @@
 //! It is the compiler's generated GEMM step for step (`compiler/src/codegen/emitters/gemm/
 //! driver.rs`), so results are the same bits: B packed in `nr`-column panels per k block,
 //! A packed per `mr`-row strip, and per tile a k loop of fused multiply-adds from zero,
-//! stored (first k block) or added to C (later ones). Packing only copies.
+//! stored (first k block) or added to C (later ones). Packing only copies, widening bf16 to
+//! f32 on the way (exactly, as the generated packing does: the bf16 bits are the f32's high
+//! half), so bf16 operands run at the f32 kernels' speed on a target without AVX512-BF16.
+//!
+//! s8 x s8 -> s32 (AVX2): packing puts pairs of k-adjacent elements, widened to i16, in one
+//! 32-bit word, and the micro-kernel multiplies word by word with `vpmaddwd` (two products
+//! summed exactly into each i32 lane: |products| <= 2^14). The driver then counts k in pairs.
+//! Integer sums wrap modulo 2^32 whatever their order, so the result is XLA's bit for bit.
 
+mod int8;
 mod microkernel;
 
 use crate::custom_call::last_error::set_failure as set_last_error;
@@ -21,7 +29,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Below this many flops a GEMM runs on the calling thread (as the generated one).
 const PARALLEL_MIN_FLOPS: f64 = 4.0e6;
 
-/// One GEMM, as generated code passes it (all fields 64-bit; strides in elements).
+/// One GEMM, as generated code passes it (all fields 64-bit; strides in elements). `a` and `b`
+/// point to f32 elements, to bf16 ones (raw `u16` bits) for the `bf16` entry points, or to
+/// s8 ones for the `s8` entry point, whose result `c` is s32 (f32 otherwise).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct GemmF32 {
@@ -30,17 +40,17 @@ pub struct GemmF32 {
     pub n: i64,
     pub k: i64,
     /// `A[b][i][p]` at `a + b * a_batch + i * a_row + p * a_col`.
-    pub a: *const f32,
+    pub a: *const std::ffi::c_void,
     pub a_batch: i64,
     pub a_row: i64,
     pub a_col: i64,
     /// `B[b][p][j]` at `b + b * b_batch + p * b_row + j * b_col`.
-    pub b: *const f32,
+    pub b: *const std::ffi::c_void,
     pub b_batch: i64,
     pub b_row: i64,
     pub b_col: i64,
     /// `C[b][i][j]` at `c + b * c_batch + i * c_row + j`.
-    pub c: *mut f32,
+    pub c: *mut std::ffi::c_void,
     pub c_batch: i64,
     pub c_row: i64,
     /// Register tile rows and vectors per row, k block depth, B block width.
@@ -67,18 +77,52 @@ impl Isa {
         }
     }
 
-    /// The runtime entry point of this variant.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            Isa::Avx512 => "hlojit_rt_gemm_f32_avx512",
-            Isa::Avx2Fma => "hlojit_rt_gemm_f32_avx2",
+    /// The runtime entry point of this variant for operands of type `operands`, if built.
+    pub fn symbol(self, operands: Operands) -> Option<&'static str> {
+        match (self, operands) {
+            (Isa::Avx512, Operands::F32) => Some("hlojit_rt_gemm_f32_avx512"),
+            (Isa::Avx2Fma, Operands::F32) => Some("hlojit_rt_gemm_f32_avx2"),
+            (Isa::Avx512, Operands::Bf16) => Some("hlojit_rt_gemm_bf16_avx512"),
+            (Isa::Avx2Fma, Operands::Bf16) => Some("hlojit_rt_gemm_bf16_avx2"),
+            (Isa::Avx2Fma, Operands::S8) => Some("hlojit_rt_gemm_s8_avx2"),
+            // Not built: no machine here to test an AVX-512 integer kernel on.
+            (Isa::Avx512, Operands::S8) => None,
         }
     }
 }
 
+/// The element type of both operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operands {
+    /// f32 result.
+    F32,
+    /// bf16, widened to f32 while packing; f32 result.
+    Bf16,
+    /// s8, packed as i16 pairs; s32 result.
+    S8,
+}
+
+/// An operand element, widened to the f32 the micro-kernels multiply.
+trait Element: Copy {
+    fn widen(self) -> f32;
+}
+
+impl Element for f32 {
+    fn widen(self) -> f32 {
+        self
+    }
+}
+
+/// bf16 bits: the high half of the f32 with the same value (exact, subnormals included).
+impl Element for u16 {
+    fn widen(self) -> f32 {
+        f32::from_bits(u32::from(self) << 16)
+    }
+}
+
 /// Whether a variant exists for this register tile (the tiles the compiler's blocking picks).
-pub fn has_tile(isa: Isa, mr: i64, nv: i64) -> bool {
-    Microkernel::select(isa, mr, nv).is_some()
+pub fn has_tile(isa: Isa, operands: Operands, mr: i64, nv: i64) -> bool {
+    Microkernel::select(isa, operands, mr, nv).is_some()
 }
 
 /// Whether this machine can run `isa`'s variant.
@@ -105,7 +149,7 @@ pub fn host_supports(isa: Isa) -> bool {
 /// the tile is one [`has_tile`] accepts, and the CPU has AVX-512F.
 #[no_mangle]
 pub unsafe extern "C" fn hlojit_rt_gemm_f32_avx512(desc: *const GemmF32) -> i32 {
-    unsafe { gemm(&*desc, Isa::Avx512) }
+    unsafe { gemm(&*desc, Isa::Avx512, Operands::F32) }
 }
 
 /// The AVX2 + FMA GEMM (as [`hlojit_rt_gemm_f32_avx512`]).
@@ -114,13 +158,43 @@ pub unsafe extern "C" fn hlojit_rt_gemm_f32_avx512(desc: *const GemmF32) -> i32 
 /// As [`hlojit_rt_gemm_f32_avx512`], with a CPU that has AVX2 and FMA.
 #[no_mangle]
 pub unsafe extern "C" fn hlojit_rt_gemm_f32_avx2(desc: *const GemmF32) -> i32 {
-    unsafe { gemm(&*desc, Isa::Avx2Fma) }
+    unsafe { gemm(&*desc, Isa::Avx2Fma, Operands::F32) }
+}
+
+/// The AVX-512 GEMM of bf16 operands (as [`hlojit_rt_gemm_f32_avx512`]; `a` and `b` point to
+/// bf16 elements).
+///
+/// # Safety
+/// As [`hlojit_rt_gemm_f32_avx512`].
+#[no_mangle]
+pub unsafe extern "C" fn hlojit_rt_gemm_bf16_avx512(desc: *const GemmF32) -> i32 {
+    unsafe { gemm(&*desc, Isa::Avx512, Operands::Bf16) }
+}
+
+/// The AVX2 + FMA GEMM of bf16 operands (as [`hlojit_rt_gemm_bf16_avx512`]).
+///
+/// # Safety
+/// As [`hlojit_rt_gemm_f32_avx2`].
+#[no_mangle]
+pub unsafe extern "C" fn hlojit_rt_gemm_bf16_avx2(desc: *const GemmF32) -> i32 {
+    unsafe { gemm(&*desc, Isa::Avx2Fma, Operands::Bf16) }
+}
+
+/// The AVX2 GEMM of s8 operands into an s32 result (as [`hlojit_rt_gemm_f32_avx2`]; `a` and
+/// `b` point to s8 elements, `c` to s32 ones).
+///
+/// # Safety
+/// As [`hlojit_rt_gemm_f32_avx2`].
+#[no_mangle]
+pub unsafe extern "C" fn hlojit_rt_gemm_s8_avx2(desc: *const GemmF32) -> i32 {
+    unsafe { gemm(&*desc, Isa::Avx2Fma, Operands::S8) }
 }
 
 /// Sizes shared by the phases.
 struct Plan {
     g: GemmF32,
     uk: Microkernel,
+    operands: Operands,
     nr: i64,
     strips: i64,
     k_blocks: i64,
@@ -129,8 +203,10 @@ struct Plan {
     depth: i64,
     /// Parts each batch's strips are split into.
     parts: i64,
-    /// Packed B: `[batch][k block][panel][depth][nr]`.
-    bp: *mut f32,
+    /// The operands' k extent (`g.k` counts pairs for s8).
+    real_k: i64,
+    /// Packed B: `[batch][k block][panel][depth][nr]` words (f32, or an i16 pair for s8).
+    bp: *mut u32,
     /// Set by a task that could not allocate its scratch memory.
     failed: AtomicBool,
 }
@@ -141,11 +217,19 @@ impl Plan {
     }
 }
 
-unsafe fn gemm(g: &GemmF32, isa: Isa) -> i32 {
-    let Some(uk) = Microkernel::select(isa, g.mr, g.nv) else {
-        set_last_error(format!("no precompiled GEMM tile {}x{} for {isa:?}", g.mr, g.nv));
+unsafe fn gemm(g: &GemmF32, isa: Isa, operands: Operands) -> i32 {
+    let Some(uk) = Microkernel::select(isa, operands, g.mr, g.nv) else {
+        set_last_error(format!("no precompiled GEMM tile {}x{} for {isa:?} {operands:?}", g.mr, g.nv));
         return 1;
     };
+    // The driver counts k in packed words: pairs of elements for s8.
+    let real_k = g.k;
+    let mut g = *g;
+    if operands == Operands::S8 {
+        g.k = ceil_div(g.k, 2);
+        g.kc = (g.kc / 2).max(1);
+    }
+    let g = &g;
     if g.batch <= 0 || g.m <= 0 || g.n <= 0 {
         return 0;
     }
@@ -153,12 +237,14 @@ unsafe fn gemm(g: &GemmF32, isa: Isa) -> i32 {
     let mut plan = Plan {
         g: *g,
         uk,
+        operands,
         nr,
         strips: ceil_div(g.m, g.mr),
         k_blocks: ceil_div(g.k, g.kc),
         panels: ceil_div(g.n, nr),
         depth: g.kc.min(g.k),
         parts: 1,
+        real_k,
         bp: std::ptr::null_mut(),
         failed: AtomicBool::new(false),
     };
@@ -168,7 +254,7 @@ unsafe fn gemm(g: &GemmF32, isa: Isa) -> i32 {
     }
     let b_bytes = (g.batch * plan.k_blocks * plan.panels * plan.panel() * 4) as usize;
     let Some(bp) = Scratch::new(b_bytes) else { return 1 };
-    plan.bp = bp.ptr as *mut f32;
+    plan.bp = bp.ptr as *mut u32;
     let pack_units = g.batch * plan.k_blocks * plan.panels;
     let flops = 2.0 * g.batch as f64 * g.m as f64 * g.n as f64 * g.k as f64;
     let ctx = &plan as *const Plan as *const *mut u8;
@@ -208,26 +294,66 @@ unsafe extern "C" fn pack_b_task(ctx: *const *mut u8, u0: i64, u1: i64) {
         let depth = g.kc.min(g.k - k0);
         let dst = unsafe { p.bp.add((u * p.panel()) as usize) };
         // Strip rows are B's columns: dst[kk * nr + i] = B[b][k0 + kk][first + i].
-        let src = unsafe { g.b.offset((b * g.b_batch + k0 * g.b_row + first * g.b_col) as isize) };
-        unsafe { pack(src, g.b_col, g.b_row, dst, valid, depth, p.nr) };
+        let offset = b * g.b_batch + first * g.b_col;
+        unsafe { pack_operand(p, g.b, offset, k0, g.b_col, g.b_row, dst, valid, depth, p.nr) };
     }
 }
 
-/// `dst[kk * w + i] = src[i * row + kk * col]` for rows `i < valid` (zero for the rest of the
-/// `w`) and `kk < depth`.
-unsafe fn pack(src: *const f32, row: i64, col: i64, dst: *mut f32, valid: i64, depth: i64, w: i64) {
+/// [`pack`] (or [`pack_pairs`]) of the strip at `base + offset` elements of the operand type
+/// from word `k0` on.
+#[allow(clippy::too_many_arguments)]
+unsafe fn pack_operand(p: &Plan, base: *const std::ffi::c_void, offset: i64, k0: i64, row: i64, col: i64, dst: *mut u32, valid: i64, depth: i64, w: i64) {
+    let at = |k: i64| (offset + k * col) as isize;
+    match p.operands {
+        Operands::F32 => unsafe { pack((base as *const f32).offset(at(k0)), row, col, dst, valid, depth, w) },
+        Operands::Bf16 => unsafe { pack((base as *const u16).offset(at(k0)), row, col, dst, valid, depth, w) },
+        Operands::S8 => {
+            let elements = (p.real_k - 2 * k0).min(2 * depth);
+            unsafe { pack_pairs((base as *const i8).offset(at(2 * k0)), row, col, dst, valid, elements, w) }
+        }
+    }
+}
+
+/// `dst[kk * w + i]` = the i16 pair (`src[i * row + 2kk * col]`, `src[i * row + (2kk + 1) *
+/// col]`), low half first, for rows `i < valid` and the `elements` values of k (an odd last
+/// one paired with a zero); zero words for the rest of the `w`.
+unsafe fn pack_pairs(src: *const i8, row: i64, col: i64, dst: *mut u32, valid: i64, elements: i64, w: i64) {
+    let half = |x: i8| u32::from(i16::from(x) as u16);
+    for kk in 0..(elements + 1) / 2 {
+        let d = unsafe { dst.add((kk * w) as usize) };
+        let lo = unsafe { src.offset((2 * kk * col) as isize) };
+        let second = 2 * kk + 1 < elements;
+        for i in 0..valid {
+            let x = unsafe { *lo.offset((i * row) as isize) };
+            let y = if second { unsafe { *lo.offset((i * row + col) as isize) } } else { 0 };
+            unsafe { *d.add(i as usize) = half(x) | (half(y) << 16) };
+        }
+        for i in valid..w {
+            unsafe { *d.add(i as usize) = 0 };
+        }
+    }
+}
+
+/// `dst[kk * w + i] = src[i * row + kk * col]` (widened, as f32 bits) for rows `i < valid`
+/// (zero for the rest of the `w`) and `kk < depth`.
+unsafe fn pack<T: Element>(src: *const T, row: i64, col: i64, dst: *mut u32, valid: i64, depth: i64, w: i64) {
     for kk in 0..depth {
         let d = unsafe { dst.add((kk * w) as usize) };
         let s = unsafe { src.offset((kk * col) as isize) };
         if row == 1 {
-            unsafe { std::ptr::copy_nonoverlapping(s, d, valid as usize) };
+            // Contiguous: a plain (vectorizable) copy or widening.
+            let s = unsafe { std::slice::from_raw_parts(s, valid as usize) };
+            let d = unsafe { std::slice::from_raw_parts_mut(d, valid as usize) };
+            for (d, s) in d.iter_mut().zip(s) {
+                *d = s.widen().to_bits();
+            }
         } else {
             for i in 0..valid {
-                unsafe { *d.add(i as usize) = *s.offset((i * row) as isize) };
+                unsafe { *d.add(i as usize) = (*s.offset((i * row) as isize)).widen().to_bits() };
             }
         }
         for i in valid..w {
-            unsafe { *d.add(i as usize) = 0.0 };
+            unsafe { *d.add(i as usize) = 0 };
         }
     }
 }
@@ -244,7 +370,7 @@ unsafe fn run_units(p: &Plan, u0: i64, u1: i64) -> i32 {
     let g = &p.g;
     let ap_bytes = (p.strips * g.mr * p.depth * 4) as usize;
     let Some(ap) = Scratch::new(ap_bytes) else { return 1 };
-    let ap = ap.ptr as *mut f32;
+    let ap = ap.ptr as *mut u32;
     for u in u0..u1 {
         let b = u / p.parts;
         let part = u % p.parts;
@@ -256,7 +382,7 @@ unsafe fn run_units(p: &Plan, u0: i64, u1: i64) -> i32 {
 }
 
 /// Rows `[s0 * mr, min(s1 * mr, m))` of batch `b`, all columns.
-unsafe fn run_unit(p: &Plan, ap: *mut f32, b: i64, s0: i64, s1: i64) {
+unsafe fn run_unit(p: &Plan, ap: *mut u32, b: i64, s0: i64, s1: i64) {
     let g = &p.g;
     let (mr, nr) = (g.mr, p.nr);
     let b_batch = unsafe { p.bp.add((b * p.k_blocks * p.panels * p.panel()) as usize) };
@@ -264,7 +390,8 @@ unsafe fn run_unit(p: &Plan, ap: *mut f32, b: i64, s0: i64, s1: i64) {
     let r1 = (s1 * mr).min(g.m);
     let rows = r1 - r0;
     let nstrips = s1 - s0;
-    let c_base = unsafe { g.c.offset((b * g.c_batch) as isize) };
+    // C's elements (f32 or s32) as 4-byte words.
+    let c_base = unsafe { (g.c as *mut u32).offset((b * g.c_batch) as isize) };
     let n_blocks = ceil_div(g.n, g.nc);
     for pcb in 0..p.k_blocks {
         let pc = pcb * g.kc;
@@ -274,8 +401,8 @@ unsafe fn run_unit(p: &Plan, ap: *mut f32, b: i64, s0: i64, s1: i64) {
             let first = is * mr;
             let dst = unsafe { ap.add((first * kcv) as usize) };
             let valid = (rows - first).min(mr);
-            let src = unsafe { g.a.offset((b * g.a_batch + (r0 + first) * g.a_row + pc * g.a_col) as isize) };
-            unsafe { pack(src, g.a_row, g.a_col, dst, valid, kcv, mr) };
+            let offset = b * g.a_batch + (r0 + first) * g.a_row;
+            unsafe { pack_operand(p, g.a, offset, pc, g.a_row, g.a_col, dst, valid, kcv, mr) };
         }
         for jcb in 0..n_blocks {
             let jc = jcb * g.nc;

@@ -1,5 +1,5 @@
-//! Products of small integers are exact in f32, so every variant, tile, edge, k block and
-//! thread split must give exactly the integer product.
+//! Products of small integers are exact in f32 (and the integers in bf16), so every variant,
+//! operand type, tile, edge, k block and thread split must give exactly the integer product.
 
 use super::*;
 
@@ -10,10 +10,19 @@ fn small(seed: &mut u64) -> f32 {
 
 /// C = A x B for A `[batch][m][k]` row-major and B `[batch][k][n]` (transposed when `bt`),
 /// through the variant; checked against integer arithmetic.
-fn check(isa: Isa, batch: i64, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64, nc: i64, bt: bool) {
+#[allow(clippy::too_many_arguments)]
+fn check(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64, nc: i64, bt: bool) {
     let mut seed = (m * 31 + n * 7 + k) as u64;
     let a: Vec<f32> = (0..batch * m * k).map(|_| small(&mut seed)).collect();
     let b: Vec<f32> = (0..batch * k * n).map(|_| small(&mut seed)).collect();
+    // bf16 operands: the high halves of the (exactly representable) f32 values.
+    let bf16 = |v: &[f32]| v.iter().map(|x| (x.to_bits() >> 16) as u16).collect::<Vec<u16>>();
+    let (a16, b16) = (bf16(&a), bf16(&b));
+    let (a_ptr, b_ptr) = match operands {
+        Operands::F32 => (a.as_ptr() as *const std::ffi::c_void, b.as_ptr() as *const std::ffi::c_void),
+        Operands::Bf16 => (a16.as_ptr() as *const std::ffi::c_void, b16.as_ptr() as *const std::ffi::c_void),
+        Operands::S8 => panic!("s8 operands are checked by check_s8"),
+    };
     let mut c = vec![f32::NAN; (batch * m * n) as usize];
     let (b_row, b_col) = if bt { (1, k) } else { (n, 1) };
     let desc = GemmF32 {
@@ -21,15 +30,15 @@ fn check(isa: Isa, batch: i64, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64
         m,
         n,
         k,
-        a: a.as_ptr(),
+        a: a_ptr,
         a_batch: m * k,
         a_row: k,
         a_col: 1,
-        b: b.as_ptr(),
+        b: b_ptr,
         b_batch: k * n,
         b_row,
         b_col,
-        c: c.as_mut_ptr(),
+        c: c.as_mut_ptr() as *mut std::ffi::c_void,
         c_batch: m * n,
         c_row: n,
         mr,
@@ -37,7 +46,7 @@ fn check(isa: Isa, batch: i64, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64
         kc,
         nc,
     };
-    let status = unsafe { gemm(&desc, isa) };
+    let status = unsafe { gemm(&desc, isa, operands) };
     assert_eq!(status, 0);
     for bi in 0..batch {
         for i in 0..m {
@@ -48,7 +57,7 @@ fn check(isa: Isa, batch: i64, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64
                     want += a[(bi * m * k + i * k + p) as usize] as i64 * bv as i64;
                 }
                 let got = c[(bi * m * n + i * n + j) as usize];
-                assert_eq!(got, want as f32, "{isa:?} {batch}x{m}x{n}x{k} tile {mr}x{nv}: C[{bi}][{i}][{j}]");
+                assert_eq!(got, want as f32, "{isa:?} {operands:?} {batch}x{m}x{n}x{k} tile {mr}x{nv}: C[{bi}][{i}][{j}]");
             }
         }
     }
@@ -62,19 +71,72 @@ fn every_tile_with_edges_k_blocks_and_threads() {
         }
         for &(mr, nv) in tiles {
             let nr = nv * isa.lanes();
-            // Serial, with edge rows and columns, three k blocks (the last partial).
-            check(isa, 1, 2 * mr + 3, 2 * nr + 5, 70, mr, nv, 32, 2 * nr, false);
-            // Batched and parallel (above the flop threshold), B transposed, column blocks.
-            check(isa, 3, 100, 3 * nr + 1, 300, mr, nv, 128, nr, true);
-            // One strip: serial even when large.
-            check(isa, 1, mr, 256, 512, mr, nv, 512, 256 / nr * nr, false);
+            for ops in [Operands::F32, Operands::Bf16] {
+                // Serial, with edge rows and columns, three k blocks (the last partial).
+                check(isa, ops, 1, 2 * mr + 3, 2 * nr + 5, 70, mr, nv, 32, 2 * nr, false);
+                // Batched and parallel (above the flop threshold), B transposed, column blocks.
+                check(isa, ops, 3, 100, 3 * nr + 1, 300, mr, nv, 128, nr, true);
+                // One strip: serial even when large.
+                check(isa, ops, 1, mr, 256, 512, mr, nv, 512, 256 / nr * nr, false);
+            }
+        }
+    }
+}
+
+/// As [`check`] for s8 operands over their whole range (-128 included) and an s32 result.
+#[allow(clippy::too_many_arguments)]
+fn check_s8(batch: i64, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64, nc: i64, bt: bool) {
+    let mut seed = (m * 17 + n * 5 + k) as u64;
+    let mut next = || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 56) as u8 as i8
+    };
+    let a: Vec<i8> = (0..batch * m * k).map(|_| next()).collect();
+    let b: Vec<i8> = (0..batch * k * n).map(|_| next()).collect();
+    let mut c = vec![i32::MIN; (batch * m * n) as usize];
+    let (b_row, b_col) = if bt { (1, k) } else { (n, 1) };
+    let desc = GemmF32 {
+        batch, m, n, k,
+        a: a.as_ptr() as *const std::ffi::c_void, a_batch: m * k, a_row: k, a_col: 1,
+        b: b.as_ptr() as *const std::ffi::c_void, b_batch: k * n, b_row, b_col,
+        c: c.as_mut_ptr() as *mut std::ffi::c_void, c_batch: m * n, c_row: n,
+        mr, nv, kc, nc,
+    };
+    assert_eq!(unsafe { gemm(&desc, Isa::Avx2Fma, Operands::S8) }, 0);
+    for bi in 0..batch {
+        for i in 0..m {
+            for j in 0..n {
+                let mut want = 0i32;
+                for p in 0..k {
+                    let bv = if bt { b[(bi * k * n + j * k + p) as usize] } else { b[(bi * k * n + p * n + j) as usize] };
+                    want = want.wrapping_add(i32::from(a[(bi * m * k + i * k + p) as usize]) * i32::from(bv));
+                }
+                assert_eq!(c[(bi * m * n + i * n + j) as usize], want, "s8 {batch}x{m}x{n}x{k} tile {mr}x{nv}: C[{bi}][{i}][{j}]");
+            }
         }
     }
 }
 
 #[test]
+fn s8_tiles_with_odd_depths_edges_k_blocks_and_threads() {
+    if !host_supports(Isa::Avx2Fma) {
+        return;
+    }
+    for (mr, nv) in [(12, 1), (6, 2)] {
+        let nr = nv * 8;
+        // Odd k (a last pair with a zero) in each of three k blocks' worth, edge tiles.
+        check_s8(1, 2 * mr + 3, 2 * nr + 5, 71, mr, nv, 32, 2 * nr, false);
+        // Batched and parallel, B transposed.
+        check_s8(3, 100, 3 * nr + 1, 301, mr, nv, 128, nr, true);
+        // k = 1: one pair of an element and a zero.
+        check_s8(1, mr + 1, nr + 1, 1, mr, nv, 512, nr, false);
+    }
+}
+
+#[test]
 fn unknown_tiles_are_refused_with_an_error() {
-    assert!(!has_tile(Isa::Avx512, 7, 2));
+    assert!(!has_tile(Isa::Avx512, Operands::F32, 7, 2));
+    assert!(!has_tile(Isa::Avx512, Operands::S8, 12, 1));
     let desc = GemmF32 {
         batch: 1, m: 1, n: 1, k: 1,
         a: std::ptr::null(), a_batch: 0, a_row: 0, a_col: 0,
@@ -82,6 +144,7 @@ fn unknown_tiles_are_refused_with_an_error() {
         c: std::ptr::null_mut(), c_batch: 0, c_row: 0,
         mr: 7, nv: 2, kc: 1, nc: 1,
     };
-    assert_eq!(unsafe { gemm(&desc, Isa::Avx512) }, 1);
+    assert_eq!(unsafe { gemm(&desc, Isa::Avx512, Operands::F32) }, 1);
     assert!(crate::custom_call::take_last_error().unwrap().contains("no precompiled GEMM tile 7x2"));
 }
+

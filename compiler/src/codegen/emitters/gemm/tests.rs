@@ -282,3 +282,76 @@ fn tiled_operand_layout() {
                ROOT d = f32[40,40] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0} }";
     check(&run(hlo, &[(&a, ElementType::F32), (&b, ElementType::F32)]), &reference(&a, &b, &[], &[1], &[], &[0]));
 }
+
+/// `dot(a, b)` of `ty` operands (`[70,300] x [300,90]`) with an `out` result, compiled for
+/// `target` and run here; the result and the optimized LLVM IR.
+fn run_for(target: crate::backend::target::TargetOptions, ty: (&str, ElementType), out: &str, a: &Arr, b: &Arr) -> (Vec<f64>, String) {
+    let hlo = format!(
+        "HloModule t\nENTRY e {{ a = {t}[70,300] parameter(0) b = {t}[300,90] parameter(1)\n\
+         ROOT d = {out}[70,90] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}} }}",
+        t = ty.0
+    );
+    let module = parse_module(&hlo).expect("test module parses");
+    let options = CompileOptions { target, ..CompileOptions::default() };
+    let prepared = crate::pipeline::prepare(&module, &options).expect("prepares");
+    let ir = crate::pipeline::compile_to(&prepared, "t", &options, crate::pipeline::OutputKind::LlvmIr, true).expect("compiles to IR");
+    let exe = Executable::compile(&module, &options).expect("compiles");
+    let args: Vec<Literal> = [a, b].iter().map(|x| ArrayLiteral::from_f64s(ty.1, &x.dims, &x.v).expect("literal").into()).collect();
+    let out = exe.run_literals(&args).expect("runs");
+    let out = out.as_array().expect("array result");
+    ((0..out.element_count()).map(|i| out.get_f64(i)).collect(), String::from_utf8_lossy(&ir).into_owned())
+}
+
+/// Runs the dot for Haswell (where the host can: the runtime's kernel `symbol`) and for
+/// baseline x86-64 (SSE2 only: the generated GEMM), comparing both with the reference.
+fn precompiled_and_fallback(ty: (&str, ElementType), out: &str, symbol: &str, a: &Arr, b: &Arr) {
+    use crate::backend::target::TargetOptions;
+    let want = reference(a, b, &[], &[1], &[], &[0]);
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // Kernels are chosen by the feature string, so it names what Haswell has.
+        let haswell = TargetOptions { cpu: Some("haswell".into()), features: Some("+avx,+avx2,+fma".into()), ..TargetOptions::default() };
+        let (got, ir) = run_for(haswell, ty, out, a, b);
+        assert!(ir.contains(symbol), "haswell should call {symbol}");
+        check(&got, &want);
+    }
+    let baseline = TargetOptions { cpu: Some("x86-64".into()), features: Some(String::new()), ..TargetOptions::default() };
+    let (got, ir) = run_for(baseline, ty, out, a, b);
+    assert!(!ir.contains("hlojit_rt_gemm_"), "x86-64 has no precompiled GEMM");
+    check(&got, &want);
+    // AVX and FMA without AVX2 (as AMD's Piledriver, whose other extensions this host may
+    // lack): the AVX2 kernels cannot run there.
+    let no_avx2 = TargetOptions { cpu: Some("x86-64".into()), features: Some("+avx,+fma,-avx2".into()), ..TargetOptions::default() };
+    let (got, ir) = run_for(no_avx2, ty, out, a, b);
+    assert!(!ir.contains("hlojit_rt_gemm_"), "no AVX2 GEMM without AVX2");
+    check(&got, &want);
+}
+
+#[test]
+fn bf16_dot_on_the_precompiled_kernel_and_on_the_fallback() {
+    let (a, b) = (arr(&[70, 300], 21, -3, 3), arr(&[300, 90], 22, -3, 3));
+    precompiled_and_fallback(("bf16", ElementType::BF16), "f32", "hlojit_rt_gemm_bf16_avx2", &a, &b);
+}
+
+#[test]
+fn s8_dot_on_the_precompiled_kernel_and_on_the_fallback() {
+    // The whole s8 range: products of -128 and -128 included.
+    let (a, b) = (arr(&[70, 300], 23, -128, 127), arr(&[300, 90], 24, -128, 127));
+    precompiled_and_fallback(("s8", ElementType::S8), "s32", "hlojit_rt_gemm_s8_avx2", &a, &b);
+}
+
+#[test]
+fn bf16_dot_for_avx512_bf16_multiplies_pairs_in_generated_code() {
+    // Compiled only (this test cannot assume the host runs AVX512-BF16): Cooper Lake gets the
+    // generated `vdpbf16ps` kernel, not the runtime's widening one.
+    let hlo = "HloModule t\nENTRY e { a = bf16[70,300] parameter(0) b = bf16[300,90] parameter(1)\n\
+               ROOT d = f32[70,90] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0} }";
+    let module = parse_module(hlo).expect("test module parses");
+    let features = "+avx,+avx2,+fma,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512bf16";
+    let target = crate::backend::target::TargetOptions { cpu: Some("cooperlake".into()), features: Some(features.into()), ..Default::default() };
+    let options = CompileOptions { target, ..CompileOptions::default() };
+    let prepared = crate::pipeline::prepare(&module, &options).expect("prepares");
+    let ir = crate::pipeline::compile_to(&prepared, "t", &options, crate::pipeline::OutputKind::LlvmIr, false).expect("compiles to IR");
+    let ir = String::from_utf8_lossy(&ir);
+    assert!(ir.contains("llvm.x86.avx512bf16.dpbf16ps.512"), "cooperlake should multiply bf16 pairs");
+    assert!(!ir.contains("hlojit_rt_gemm_"), "no runtime GEMM for bf16 pairs");
+}
