@@ -85,6 +85,7 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(batch_norm_expander::BatchNormExpander)
         .add(rng_expander::RngExpander)
         .add(algebraic_simplifier::AlgebraicSimplifier)
+        .add(transpose_folding::TransposeFolding)
         .add(cse::Cse)
         .add(dce::Dce)
         .add(while_dead_state::WhileDeadState)

@@ -16,6 +16,7 @@ pub mod rng_expander;
 pub mod sharding_markers;
 pub mod simplify_data_movement;
 pub mod topk_sorts;
+pub mod transpose_folding;
 pub mod trivial_reductions;
 pub mod unfuse;
 pub mod while_dead_state;

@@ -98,16 +98,51 @@ ENTRY main {
   ROOT t = (f32[8], f32[8], f32[2,2]) tuple(c, m0, sl2)
 }""",
     ),
+    "transpose_folded_into_dot": (
+        """Attention scores as JAX lowers them: q and k, [batch, seq, heads, dim], transposed to
+[batch, heads, seq, dim] for a batched dot. The dot reads q and k where they lie, batch
+dimensions {0,2}: no transposed copy is written. A transposed matrix becomes a contracting
+dimension the same way; one whose free dimensions would swap keeps its transpose.
+check: %s = f32[1,2,5,5] dot(%q, %k), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}
+check: %m = f32[4,3] dot(%a, %b), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+check: transpose(
+check: dot(""",
+        [np.linspace(-1, 1, 40, dtype=np.float32).reshape(1, 5, 2, 4),
+         np.linspace(2, -1, 40, dtype=np.float32).reshape(1, 5, 2, 4),
+         np.linspace(-3, 3, 32, dtype=np.float32).reshape(8, 4),
+         np.linspace(1, 2, 24, dtype=np.float32).reshape(8, 3),
+         np.linspace(-2, 2, 24, dtype=np.float32).reshape(2, 3, 4),
+         np.linspace(0, 1, 20, dtype=np.float32).reshape(4, 5)],
+        """HloModule transpose_folded_into_dot
+ENTRY main {
+  q = f32[1,5,2,4] parameter(0)
+  k = f32[1,5,2,4] parameter(1)
+  qt = f32[1,2,5,4] transpose(q), dimensions={0,2,1,3}
+  kt = f32[1,2,5,4] transpose(k), dimensions={0,2,1,3}
+  s = f32[1,2,5,5] dot(qt, kt), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}
+  a = f32[8,4] parameter(2)
+  b = f32[8,3] parameter(3)
+  at = f32[4,8] transpose(a), dimensions={1,0}
+  m = f32[4,3] dot(at, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  c = f32[2,3,4] parameter(4)
+  d = f32[4,5] parameter(5)
+  ct = f32[3,2,4] transpose(c), dimensions={1,0,2}
+  n = f32[3,2,5] dot(ct, d), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  ROOT t = (f32[1,2,5,5], f32[4,3], f32[3,2,5]) tuple(s, m, n)
+}""",
+        # XLA's GEMMs sum in another order: results agree to rounding, not bitwise.
+        "rtol=1e-6 atol=1e-6",
+    ),
 }
 
 
 def main():
     only = sys.argv[1:]
-    for name, (comment, inputs, text) in CASES.items():
+    for name, (comment, inputs, text, *tolerance) in CASES.items():
         if only and name not in only:
             continue
         outs = run_xla(text, inputs)
-        write(os.path.join(OUT, name + ".hlo"), comment, inputs, outs, text)
+        write(os.path.join(OUT, name + ".hlo"), comment, inputs, outs, text, *tolerance)
         print("wrote", name)
 
 
