@@ -84,10 +84,16 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(dynamic_padder::DynamicPadder)
         .add(batch_norm_expander::BatchNormExpander)
         .add(rng_expander::RngExpander)
+        .add(algebraic_simplifier::AlgebraicSimplifier)
+        .add(transpose_folding::TransposeFolding)
+        .add(cse::Cse)
+        .add(dce::Dce)
         .add(while_dead_state::WhileDeadState)
         .add(while_licm::WhileLicm)
         .add(layout_assignment::LayoutAssignment)
         .add(fusion::Fusion)
+        // Fusion's second round can leave a claimed producer's computation uncalled.
+        .add(dce::Dce)
         .add(channel_order::ChannelOrder);
     pipeline.verify |= options.verify_passes;
     pipeline.dump = options.dump.clone();

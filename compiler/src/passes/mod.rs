@@ -1,8 +1,11 @@
 //! Passes over HLO: one pass per file.
 
+pub mod algebraic_simplifier;
 pub mod batch_norm_expander;
 pub mod buffer_assignment;
 pub mod channel_order;
+pub mod cse;
+pub mod dce;
 pub mod dynamic_padder;
 pub mod expand_util;
 pub mod fusion;
@@ -11,7 +14,9 @@ pub mod layout_assignment;
 pub mod pass;
 pub mod rng_expander;
 pub mod sharding_markers;
+pub mod simplify_data_movement;
 pub mod topk_sorts;
+pub mod transpose_folding;
 pub mod trivial_reductions;
 pub mod unfuse;
 pub mod while_dead_state;
