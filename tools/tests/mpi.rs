@@ -33,9 +33,7 @@ fn repo() -> PathBuf {
 /// [--infeed ... --outfeed-dir out/feeds]` (killed after two minutes); returns (success,
 /// stdout + stderr).
 fn mpirun(devices: usize, module: &Path, inputs: &[PathBuf], infeeds: &[PathBuf], out: &Path) -> (bool, String) {
-    // One mpirun at a time: concurrent ones race creating OpenMPI's session directories.
-    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = mpirun_turn();
     let mut cmd = Command::new("mpirun");
     // Root in containers and CI; more processes than cores on small machines.
     cmd.args(["--allow-run-as-root", "--oversubscribe", "-n", &devices.to_string()]);
@@ -63,6 +61,12 @@ fn hlojit_run_args(cmd: &mut Command, module: &Path, inputs: &[PathBuf], infeeds
     if !infeeds.is_empty() {
         cmd.arg("--outfeed-dir").arg(out.join("feeds"));
     }
+}
+
+/// One mpirun at a time: concurrent ones race creating OpenMPI's session directories.
+fn mpirun_turn() -> std::sync::MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn run_logged(mut cmd: Command, out: &Path) -> (bool, String) {
@@ -359,6 +363,7 @@ fn run_distributed_from_the_library() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
+    let _turn = mpirun_turn();
     let mut cmd = Command::new("mpirun");
     cmd.args(["--allow-run-as-root", "--oversubscribe", "-n", "2", "-x", "HLOJIT_MPI_LIBRARY_WORKER=1"]);
     cmd.arg(std::env::current_exe().unwrap()).args(["--exact", "library_worker", "--nocapture", "--test-threads", "1"]);
