@@ -19,5 +19,7 @@ pub use hlojit_compiler::backend::target::TargetOptions;
 pub use hlojit_compiler::dump::DumpOptions;
 pub use hlojit_compiler::{compile_aot, hlo, Argument, AotOutput, Client, CompileOptions, CustomCallRegistry, Error, Executable, OutputKind};
 pub use hlojit_runtime::custom_call::ProcessSymbols;
+/// What connects the devices of a multi-device run ([`Executable::run_distributed`]).
+pub use hlojit_runtime::collectives::Communicator;
 pub use hlojit_runtime::executor::{CancellationToken, RunOptions};
 pub use hlojit_runtime::{npy, release_cached_memory, ArrayLiteral, ArrayShape, ArrayView, ElementType, HostBuffer, Layout, Literal, Shape};

@@ -48,6 +48,8 @@ for ty, t in T.items():
              f"{m}, s32[{N}]{{0}}, s32[]", a, lambda c: sl.lu_factor(c, overwrite_a=True, check_finite=False), "LU with partial pivoting")
     workload(f"potrf_{ty}", ty, f'custom_call_target="lapack_{p}potrf_ffi", backend_config={{uplo = 76 : ui8}}',
              f"{m}, s32[]", spd, lambda c: sl.cholesky(c, lower=True, overwrite_a=True, check_finite=False), "Cholesky, lower")
+    workload(f"geqrf_{ty}", ty, f'custom_call_target="lapack_{p}geqrf_ffi", backend_config={{}}',
+             f"{m}, {v}", a, lambda c: sl.qr(c, mode="raw", overwrite_a=True, check_finite=False), "Householder QR (R and the reflectors)")
     workload(f"syevd_{ty}", ty, f'custom_call_target="lapack_{p}syevd_ffi", backend_config={{mode = 86 : ui8, uplo = 76 : ui8}}',
              f"{m}, {v}, s32[]", spd, lambda c: sl.eigh(c, lower=True, overwrite_a=True, check_finite=False, driver="evd"),
              "symmetric eigendecomposition with vectors (divide and conquer)")

@@ -109,6 +109,62 @@ impl Executable {
         .map_err(Error::Execution)
     }
 
+    /// Runs this process's device of a run whose devices are separate processes, one device
+    /// each (`mpirun -n DEVICES`, with the `hlojit-mpi` crate's communicator): the device is
+    /// the one `communicator` says this process runs ([`Communicator::local_device`], MPI's
+    /// rank), `args` are its arguments as [`Executable::run`] takes them, and the program's
+    /// collectives, send and recv go through `communicator`. Every process calls this with
+    /// the same executable; an error on any device ends the run on every device (the MPI
+    /// communicator prints it and aborts all ranks).
+    ///
+    /// ```no_run
+    /// # use hlojit_compiler::Executable;
+    /// # use hlojit_runtime::{collectives::Communicator, HostBuffer};
+    /// # use std::sync::Arc;
+    /// # fn demo(exe: &Executable, communicator: Arc<dyn Communicator>) -> Result<(), Box<dyn std::error::Error>> {
+    /// // `communicator`: hlojit_mpi::MpiCommunicator::new(&universe) in each MPI process.
+    /// let mine = HostBuffer::from_slice(&[2], &[1f32, 2.0])?;
+    /// let results = exe.run_distributed(&communicator, vec![&mine])?;
+    /// # Ok(()) }
+    /// ```
+    pub fn run_distributed<'a, A: Into<Argument<'a>>>(&self, communicator: &Arc<dyn Communicator>, args: Vec<A>) -> Result<Vec<HostBuffer>> {
+        self.run_distributed_with(communicator, args, &RunOptions::default())
+    }
+
+    /// [`Executable::run_distributed`] with a deadline or a cancellation token.
+    pub fn run_distributed_with<'a, A: Into<Argument<'a>>>(
+        &self,
+        communicator: &Arc<dyn Communicator>,
+        args: Vec<A>,
+        options: &RunOptions,
+    ) -> Result<Vec<HostBuffer>> {
+        let device = communicator.local_device().ok_or_else(|| {
+            Error::InvalidArgument(
+                "the communicator connects the devices of this process, not one device per process: use Executable::run_devices".into(),
+            )
+        })?;
+        let id = self.distributed_device(communicator.as_ref(), device)?;
+        let args: Vec<Argument<'a>> = args.into_iter().map(Into::into).collect();
+        run_as_device(id, communicator.clone(), || self.run_on_this_thread(args, options).map_err(|e| e.to_string()))
+            .map_err(Error::Execution)
+    }
+
+    /// Device `device` of this program's grid, checked against the communicator's size.
+    fn distributed_device(&self, communicator: &dyn Communicator, device: usize) -> Result<DeviceId> {
+        let devices = self.num_devices();
+        if communicator.devices() != devices {
+            return Err(Error::InvalidArgument(format!(
+                "the program runs on {devices} devices, the communicator connects {}",
+                communicator.devices()
+            )));
+        }
+        if device >= devices {
+            return Err(Error::InvalidArgument(format!("device {device} does not exist: the program runs on {devices}")));
+        }
+        let partitions = self.grid.partitions;
+        Ok(DeviceId { global: device, replica: device / partitions, partition: device % partitions, devices })
+    }
+
     /// Runs this process's part of a run whose devices are separate processes (or anything
     /// else `communicator` connects): this thread is global device `device`, `args` its
     /// logical arguments, and the collectives, send and recv of the program go through
@@ -121,18 +177,7 @@ impl Executable {
         args: &[Literal],
         options: &RunOptions,
     ) -> Result<Literal> {
-        let devices = self.num_devices();
-        if communicator.devices() != devices {
-            return Err(Error::InvalidArgument(format!(
-                "the program runs on {devices} devices, the communicator connects {}",
-                communicator.devices()
-            )));
-        }
-        if device >= devices {
-            return Err(Error::InvalidArgument(format!("device {device} does not exist: the program runs on {devices}")));
-        }
-        let partitions = self.grid.partitions;
-        let id = DeviceId { global: device, replica: device / partitions, partition: device % partitions, devices };
+        let id = self.distributed_device(communicator.as_ref(), device)?;
         run_as_device(id, communicator, || self.run_literals_on_this_thread(args, options).map_err(|e| e.to_string()))
             .map_err(Error::Execution)
     }

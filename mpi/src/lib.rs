@@ -2,16 +2,20 @@
 //! runs one device per MPI rank (rank = global device id). [`MpiCommunicator`] implements the
 //! runtime's [`Communicator`], so generated code runs the same collectives as in one process;
 //! here a collective copies each member's operand buffers to every other member of its group
-//! (a ring of `MPI_Sendrecv`s, no deadlock whatever the sizes), and the reduction itself runs in
-//! generated code on the copies, so any reduction computation works.
+//! (non-blocking sends to all, then the receives), and the reduction itself runs in generated
+//! code on the copies, so any reduction computation works.
 //!
 //! Errors end every rank: [`Communicator::abort`] prints the message and calls `MPI_Abort`.
+//! No wait blocks inside MPI: a rank polls for the message it waits for, so it notices when the
+//! sender finished the program without sending (every rank announces that it finished) or when
+//! the run was cancelled or timed out, and fails with a message instead of hanging.
 
 mod wire;
 
 use hlojit_runtime::collectives::{Communicator, Contribution, InstanceKey};
 use hlojit_runtime::{AlignedBuffer, HostBuffer};
-use mpi::point_to_point::{send_receive_into_with_tags, Destination, Source};
+use mpi::datatype::Equivalence;
+use mpi::point_to_point::{Destination, Source};
 use mpi::request::{Request, StaticScope};
 use mpi::topology::{Communicator as _, SimpleCommunicator};
 use std::collections::HashMap;
@@ -22,6 +26,8 @@ use std::thread::ThreadId;
 const COLLECTIVE_TAG: i32 = 1;
 /// The tag of [`MpiCommunicator::gather_to_root`].
 pub const GATHER_TAG: i32 = 2;
+/// The tag of "this rank finished run k" (k as little-endian u64), sent to every other rank.
+const FINISHED_TAG: i32 = 3;
 
 fn channel_tag(channel: i64) -> i32 {
     16 + channel.rem_euclid(1 << 24) as i32
@@ -38,6 +44,8 @@ struct State {
     /// Copies of the other members' buffers of each collective this rank is in.
     received: HashMap<InstanceKey, Vec<Option<AlignedBuffer>>>,
     sends: Vec<PendingSend>,
+    /// Runs this rank finished: a "finished" message of an earlier run is stale.
+    runs_finished: u64,
 }
 
 /// MPI's world communicator as hlojit's collectives interface: rank r is global device r.
@@ -90,6 +98,44 @@ impl MpiCommunicator {
         Some(all)
     }
 
+    /// Waits (polling, so nothing blocks inside MPI) until a message with `tag` from rank
+    /// `from` can be received; returns its size in bytes. Fails when `from` finished the run
+    /// without sending it (`what` says what this rank waited for) or the run was cancelled
+    /// or timed out.
+    fn await_message(&self, from: usize, tag: i32, what: &dyn Fn() -> String) -> Result<usize, String> {
+        let source = self.world.process_at_rank(from as i32);
+        let this_run = self.lock().runs_finished;
+        let mut polls = 0u32;
+        loop {
+            if let Some(status) = source.immediate_probe_with_tag(tag) {
+                return Ok(status.count(u8::equivalent_datatype()).max(0) as usize);
+            }
+            if source.immediate_probe_with_tag(FINISHED_TAG).is_some() {
+                let (run, _) = source.receive_vec_with_tag::<u8>(FINISHED_TAG);
+                let run = u64::from_le_bytes(run.get(..8).and_then(|b| b.try_into().ok()).unwrap_or_default());
+                // A rank's messages arrive in order: what it sent before finishing is here.
+                if run >= this_run {
+                    if let Some(status) = source.immediate_probe_with_tag(tag) {
+                        return Ok(status.count(u8::equivalent_datatype()).max(0) as usize);
+                    }
+                    return Err(format!("device {from} finished the program without {}", what()));
+                }
+                continue;
+            }
+            if hlojit_runtime::executor::hlojit_rt_poll_interrupt() != 0 {
+                return Err(format!("the run was interrupted while {}", what()));
+            }
+            // Yield at first (the message is usually close), then sleep: with more processes
+            // than cores a spinning rank takes the core from the one it waits for.
+            polls += 1;
+            if polls < 100 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+        }
+    }
+
     fn wait_sends(&self) {
         let sends = std::mem::take(&mut self.lock().sends);
         for s in sends {
@@ -103,6 +149,10 @@ impl MpiCommunicator {
 impl Communicator for MpiCommunicator {
     fn devices(&self) -> usize {
         self.world.size() as usize
+    }
+
+    fn local_device(&self) -> Option<usize> {
+        Some(self.rank())
     }
 
     fn arrive(&self, key: InstanceKey, members: &[usize], rank: usize, own: &[Contribution]) -> Result<Vec<Vec<usize>>, String> {
@@ -128,28 +178,42 @@ impl Communicator for MpiCommunicator {
             blob.as_mut_slice()[at..at + c.bytes].copy_from_slice(unsafe { std::slice::from_raw_parts(c.address as *const u8, c.bytes) });
         }
         let mut copies: Vec<Option<AlignedBuffer>> = (0..n).map(|_| None).collect();
-        for k in 1..n {
-            let to = members[(rank + k) % n];
+        // Every send is posted before any receive, so no order of arrivals can deadlock; MPI
+        // reads the one leaked copy until the sends complete.
+        let shared: &'static mut [u8] = Box::leak(blob.as_slice().to_vec().into_boxed_slice());
+        let pointer: *mut [u8] = shared;
+        let shared: &'static [u8] = shared;
+        let requests: Vec<Request<'static, [u8], StaticScope>> = (1..n)
+            .map(|k| self.world.process_at_rank(members[(rank + k) % n] as i32).immediate_send_with_tag(StaticScope, shared, COLLECTIVE_TAG))
+            .collect();
+        let received = (1..n).try_for_each(|k| -> Result<(), String> {
             let from_rank = (rank + n - k) % n;
             let from = members[from_rank];
-            let mut buf = AlignedBuffer::try_zeroed(total).map_err(|e| format!("collective buffer of {total} bytes: {e}"))?;
-            send_receive_into_with_tags(
-                blob.as_slice(),
-                &self.world.process_at_rank(to as i32),
-                COLLECTIVE_TAG,
-                buf.as_mut_slice(),
-                &self.world.process_at_rank(from as i32),
-                COLLECTIVE_TAG,
-            );
+            let what = || format!("joining collective op {:x} (instance {})", key.op, key.sequence);
+            let bytes = self.await_message(from, COLLECTIVE_TAG, &what)?;
+            let mut buf = AlignedBuffer::try_zeroed(bytes.max(16)).map_err(|e| format!("collective buffer of {bytes} bytes: {e}"))?;
+            self.world.process_at_rank(from as i32).receive_into_with_tag(&mut buf.as_mut_slice()[..bytes], COLLECTIVE_TAG);
             let got = [0, 1].map(|i| i64::from_le_bytes(buf.as_slice()[i * 8..i * 8 + 8].try_into().unwrap_or_default()));
-            if got != header {
+            if got != header || bytes != total {
                 return Err(format!(
                     "device {from} reached another collective (op {:x}, instance {}) than device {} (op {:x}, instance {})",
                     got[0], got[1], members[rank], key.op, key.sequence
                 ));
             }
             copies[from_rank] = Some(buf);
+            Ok(())
+        });
+        if let Err(e) = received {
+            // The error ends the run (the caller aborts every rank): the sends may never
+            // complete, and an unfinished request must not be dropped, so both stay leaked.
+            std::mem::forget(requests);
+            return Err(e);
         }
+        for request in requests {
+            request.wait();
+        }
+        // SAFETY: leaked above for these sends, which have completed.
+        drop(unsafe { Box::from_raw(pointer) });
         let addresses = (0..n)
             .map(|g| match &copies[g] {
                 Some(copy) => offsets.iter().map(|&at| copy.as_ptr() as usize + at).collect(),
@@ -179,12 +243,24 @@ impl Communicator for MpiCommunicator {
     fn take(&self, channel: i64, _me: usize, from: Option<usize>) -> Result<Vec<HostBuffer>, String> {
         self.on_mpi_thread()?;
         let from = from.ok_or("a recv between processes needs _xla_send_recv_source_target_pairs to name its sender")?;
+        self.await_message(from, channel_tag(channel), &|| format!("sending on channel {channel}"))?;
         let (bytes, _) = self.world.process_at_rank(from as i32).receive_vec_with_tag::<u8>(channel_tag(channel));
         wire::decode(&bytes)
     }
 
     fn finish(&self, _device: usize) {
         self.wait_sends();
+        // Tell every other rank, so one that still waits for this rank stops waiting.
+        let run = {
+            let mut state = self.lock();
+            let run = state.runs_finished;
+            state.runs_finished += 1;
+            run
+        };
+        let me = self.rank() as i32;
+        for r in (0..self.world.size()).filter(|&r| r != me) {
+            self.world.process_at_rank(r).send_with_tag(&run.to_le_bytes()[..], FINISHED_TAG);
+        }
     }
 
     fn abort(&self, reason: String) {

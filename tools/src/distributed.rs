@@ -4,9 +4,16 @@
 
 use hlojit::{ArrayLiteral, Executable, Literal, RunOptions};
 
+/// What one process of a distributed run did: its device, and on rank 0 the stacked result
+/// leaves of every device.
+pub struct ProcessRun {
+    pub device: usize,
+    pub stacked_outputs: Option<Vec<ArrayLiteral>>,
+}
+
 /// Runs this process's device; rank 0 gets the stacked result leaves, the others `None`.
 #[cfg(feature = "mpi")]
-pub fn run_mpi(exe: &Executable, stacked: Vec<ArrayLiteral>, options: &RunOptions) -> Result<Option<Vec<ArrayLiteral>>, String> {
+pub fn run_mpi(exe: &Executable, stacked: Vec<ArrayLiteral>, options: &RunOptions) -> Result<ProcessRun, String> {
     use crate::conformance::multi_device::{stack, unstack};
     use hlojit_mpi::MpiCommunicator;
     use hlojit_runtime::collectives::Communicator;
@@ -38,11 +45,11 @@ pub fn run_mpi(exe: &Executable, stacked: Vec<ArrayLiteral>, options: &RunOption
     }
     drop(comm);
     drop(universe);
-    Ok((rank == 0).then_some(out))
+    Ok(ProcessRun { device: rank, stacked_outputs: (rank == 0).then_some(out) })
 }
 
 /// Without the `mpi` feature there is nothing to run on.
 #[cfg(not(feature = "mpi"))]
-pub fn run_mpi(_: &Executable, _: Vec<ArrayLiteral>, _: &RunOptions) -> Result<Option<Vec<ArrayLiteral>>, String> {
+pub fn run_mpi(_: &Executable, _: Vec<ArrayLiteral>, _: &RunOptions) -> Result<ProcessRun, String> {
     Err("this hlojit was built without MPI (cargo feature `mpi` of hlojit-tools)".into())
 }

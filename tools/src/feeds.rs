@@ -33,9 +33,15 @@ pub fn queue_infeeds(exe: &Executable, paths: &[PathBuf]) -> Result<(), String> 
 /// counting arrays in the order they were outfed), in `DIR/device<d>/` when the program runs
 /// on several devices. Returns how many arrays were written.
 pub fn write_outfeeds(exe: &Executable, dir: &Path) -> Result<usize, String> {
+    write_outfeeds_of(exe, dir, 0..exe.num_devices())
+}
+
+/// [`write_outfeeds`] for some of the devices: a process of a distributed run (one device per
+/// process) has only its own device's values, and writes them to `DIR/device<d>/` itself.
+pub fn write_outfeeds_of(exe: &Executable, dir: &Path, devices_here: impl IntoIterator<Item = usize>) -> Result<usize, String> {
     let devices = exe.num_devices();
     let mut written = 0;
-    for d in 0..devices {
+    for d in devices_here {
         let dir = if devices > 1 { dir.join(format!("device{d}")) } else { dir.to_path_buf() };
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let mut k = 0;

@@ -428,12 +428,18 @@ enum Distributed {
 
 impl Feeds<'_> {
     fn write_outfeeds(&self, exe: &Executable) -> Result<(), String> {
-        let unread: usize = (0..exe.num_devices()).map(|d| exe.infeed_len(d)).sum();
+        self.write_outfeeds_of(exe, 0..exe.num_devices())
+    }
+
+    /// Warns about unread infeed values and writes the outfed ones of the devices this
+    /// process ran.
+    fn write_outfeeds_of(&self, exe: &Executable, devices: impl IntoIterator<Item = usize> + Clone) -> Result<(), String> {
+        let unread: usize = devices.clone().into_iter().map(|d| exe.infeed_len(d)).sum();
         if unread > 0 {
             eprintln!("warning: the program left {unread} --infeed arrays unread");
         }
         if let Some(dir) = self.outfeed_dir {
-            let n = hlojit_tools::feeds::write_outfeeds(exe, dir)?;
+            let n = hlojit_tools::feeds::write_outfeeds_of(exe, dir, devices)?;
             println!("outfeed: {n} arrays written to {}", dir.display());
         }
         Ok(())
@@ -459,7 +465,11 @@ fn run(
     if feeds.distributed == Some(Distributed::Mpi) {
         let start = Instant::now();
         // Rank 0 gets the stacked results; the other ranks print and write nothing.
-        if let Some(outputs) = hlojit_tools::distributed::run_mpi(&exe, arrays, run_options)? {
+        let process = hlojit_tools::distributed::run_mpi(&exe, arrays, run_options)?;
+        // Each process holds its own device's outfeed values and writes them to
+        // DIR/device<d>/ (for a program of several devices) itself.
+        feeds.write_outfeeds_of(&exe, [process.device])?;
+        if let Some(outputs) = process.stacked_outputs {
             println!("ran on {} processes in {:.3} ms", exe.num_devices(), start.elapsed().as_secs_f64() * 1e3);
             for (i, literal) in outputs.iter().enumerate() {
                 println!("out{i}: {}", summarize(literal));

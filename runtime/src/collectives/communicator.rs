@@ -20,6 +20,13 @@ pub trait Communicator: Send + Sync {
     /// Devices taking part in the run.
     fn devices(&self) -> usize;
 
+    /// The one device this process runs when the communicator connects processes of one
+    /// device each (MPI: the rank); `None` when it connects the devices of this process (the
+    /// in-process rendezvous, where every device has its own thread).
+    fn local_device(&self) -> Option<usize> {
+        None
+    }
+
     /// Contributes `own` as member `rank` of `members` (global device ids) to collective
     /// instance `key` and waits for the group; returns the address of every member's leaves,
     /// in group order, valid until [`Communicator::depart`].

@@ -42,8 +42,10 @@ enum Mode {
 }
 
 fn mode(inst: &Instruction) -> Result<Mode, String> {
-    // all-to-all and collective-permute have no use_global_device_ids attribute at all.
-    let has_flag = !matches!(inst.opcode, Opcode::AllToAll | Opcode::CollectivePermute | Opcode::CollectivePermuteStart);
+    // all-to-all, collective-permute and collective-broadcast have no use_global_device_ids
+    // attribute at all.
+    let has_flag =
+        !matches!(inst.opcode, Opcode::AllToAll | Opcode::CollectivePermute | Opcode::CollectivePermuteStart | Opcode::CollectiveBroadcast);
     match (inst.attrs.channel_id.is_some(), has_flag, inst.attrs.use_global_device_ids) {
         (false, _, true) => Err("use_global_device_ids=true needs a channel_id".into()),
         (false, _, false) => Ok(Mode::CrossReplica),
@@ -55,16 +57,20 @@ fn mode(inst: &Instruction) -> Result<Mode, String> {
 
 /// The group (of `0..count` ids) holding `id`; all ids if there are no groups.
 fn group_of(groups: &[Vec<i64>], id: usize, count: usize) -> Result<Vec<usize>, String> {
+    find_group(groups, id, count)?.ok_or_else(|| format!("id {id} is in none of the replica_groups {groups:?}"))
+}
+
+/// The group (of `0..count` ids) holding `id`, `None` when no group does; all ids if there
+/// are no groups.
+fn find_group(groups: &[Vec<i64>], id: usize, count: usize) -> Result<Option<Vec<usize>>, String> {
     if groups.is_empty() {
-        return Ok((0..count).collect());
+        return Ok(Some((0..count).collect()));
     }
-    let g = groups
-        .iter()
-        .find(|g| g.contains(&(id as i64)))
-        .ok_or_else(|| format!("id {id} is in none of the replica_groups {groups:?}"))?;
+    let Some(g) = groups.iter().find(|g| g.contains(&(id as i64))) else { return Ok(None) };
     g.iter()
         .map(|&m| if m >= 0 && (m as usize) < count { Ok(m as usize) } else { Err(format!("replica_groups name id {m}, beyond the {count} there are")) })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
 }
 
 /// For every global device, the global ids of its group, in the order the op's results use.
@@ -119,6 +125,27 @@ pub fn permute_sources(inst: &Instruction, grid: DeviceGrid) -> Result<Vec<Optio
         .collect())
 }
 
+/// collective-broadcast: for every global device, the global device whose operand it gets —
+/// the first of its group (StableHLO's `collective_broadcast`; XLA's GPU runtime broadcasts
+/// from the group's first member too) — or `None` for a device in no group, which gets zeros.
+/// Ids in the groups are replicas without a channel_id, partitions with one (like
+/// collective-permute, the op has no use_global_device_ids).
+pub fn broadcast_sources(inst: &Instruction, grid: DeviceGrid) -> Result<Vec<Option<usize>>, String> {
+    let groups = inst.attrs.replica_groups.as_deref().unwrap_or(&[]);
+    let cross_partition = mode(inst)? == Mode::CrossPartition;
+    let p_count = grid.partitions;
+    (0..grid.devices())
+        .map(|d| {
+            let (r, p) = (d / p_count, d % p_count);
+            Ok(if cross_partition {
+                find_group(groups, p, p_count)?.map(|g| r * p_count + g[0])
+            } else {
+                find_group(groups, r, grid.replicas)?.map(|g| g[0] * p_count + p)
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,5 +187,17 @@ mod tests {
         i.attrs.channel_id = None;
         i.attrs.source_target_pairs = Some(vec![(1, 0)]);
         assert_eq!(permute_sources(&i, grid).unwrap(), vec![Some(2), Some(3), None, None]);
+    }
+
+    #[test]
+    fn broadcast_from_the_first_of_each_group() {
+        let grid = DeviceGrid { replicas: 4, partitions: 1 };
+        let i = inst(Opcode::CollectiveBroadcast, false, false, Some(vec![vec![2, 1], vec![3]]));
+        assert_eq!(broadcast_sources(&i, grid).unwrap(), vec![None, Some(2), Some(2), Some(3)]);
+        let grid = DeviceGrid { replicas: 2, partitions: 2 };
+        let i = inst(Opcode::CollectiveBroadcast, true, false, Some(vec![vec![1, 0]]));
+        assert_eq!(broadcast_sources(&i, grid).unwrap(), vec![Some(1), Some(1), Some(3), Some(3)]);
+        let i = inst(Opcode::CollectiveBroadcast, false, false, Some(vec![vec![0, 5]]));
+        assert!(broadcast_sources(&i, grid).is_err());
     }
 }

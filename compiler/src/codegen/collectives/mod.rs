@@ -1,4 +1,5 @@
-//! Collective ops (all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute)
+//! Collective ops (all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute,
+//! collective-broadcast)
 //! and the device ids (replica-id, partition-id), lowered as steps of the sequencing function
 //! that runs on the device's own thread.
 //!
@@ -24,7 +25,7 @@ use inkwell::values::{IntValue, PointerValue};
 /// Whether `op` is lowered here.
 pub fn is_collective_step(op: Opcode) -> bool {
     use Opcode::*;
-    matches!(op, AllReduce | AllGather | ReduceScatter | AllToAll | CollectivePermute | ReplicaId | PartitionId)
+    matches!(op, AllReduce | AllGather | ReduceScatter | AllToAll | CollectivePermute | CollectiveBroadcast | ReplicaId | PartitionId)
         || matches!(op, AllReduceStart | AllGatherStart | CollectivePermuteStart)
         || matches!(op, AllReduceDone | AllGatherDone | CollectivePermuteDone)
 }
@@ -87,8 +88,9 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                 let operand_slots: Vec<usize> = inst.operands.iter().flat_map(|&o| fl.assignment.leaf_slots(o).to_vec()).collect();
                 let (kind, first, count) = synchronous_form(inst.opcode, operand_slots.len(), outputs.len());
                 let outputs = outputs.get(first..first + count).ok_or_else(|| verr("unexpected result shape".into()))?.to_vec();
-                let members = if kind == Opcode::CollectivePermute {
-                    // Every device meets every other; each then picks its source.
+                let members = if matches!(kind, Opcode::CollectivePermute | Opcode::CollectiveBroadcast) {
+                    // Every device meets every other; each then picks its source (a device
+                    // may have none, and sources need not be grouped).
                     vec![(0..grid.devices()).collect(); grid.devices()]
                 } else {
                     participants(inst, grid).map_err(verr)?

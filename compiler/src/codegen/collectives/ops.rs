@@ -1,7 +1,7 @@
 //! The data movement of each collective once the group's buffers are known: generated loops
 //! that read the peers' operand buffers and write this device's results, in any layout.
 
-use super::groups::{permute_sources, DeviceGrid};
+use super::groups::{broadcast_sources, permute_sources, DeviceGrid};
 use super::Exchange;
 use crate::codegen::array::IrArray;
 use crate::codegen::context::Codegen;
@@ -86,7 +86,16 @@ pub(crate) fn emit<'ctx>(cg: &Codegen<'ctx>, fl: &FunctionLowering<'_, 'ctx>, c:
                 return Err(Error::Unsupported("collective-permute into slices of an output buffer (slice_sizes)".into()));
             }
             let leaves = (0..c.operand_slots.len()).map(|l| leaf(l, l)).collect::<Result<Vec<_>>>()?;
-            permute(cg, c, &leaves)
+            let sources = permute_sources(inst, c.grid).map_err(Error::Unsupported)?;
+            copy_from_source(cg, c, &leaves, &sources)
+        }
+        Opcode::CollectiveBroadcast => {
+            if c.operand_slots.len() != c.outputs.len() {
+                return Err(Error::Internal("collective-broadcast with as many results as operands expected".into()));
+            }
+            let leaves = (0..c.operand_slots.len()).map(|l| leaf(l, l)).collect::<Result<Vec<_>>>()?;
+            let sources = broadcast_sources(inst, c.grid).map_err(Error::Unsupported)?;
+            copy_from_source(cg, c, &leaves, &sources)
         }
         op => Err(Error::Internal(format!("{} is not a collective", op.name()))),
     }
@@ -213,11 +222,10 @@ fn all_to_all_tuple<'ctx>(cg: &Codegen<'ctx>, fl: &FunctionLowering<'_, 'ctx>, c
     Ok(())
 }
 
-/// The device's source (a table by global device id, which is its rank in the all-device
-/// group) sends its operands (one or several arrays, leaf `l` to result `l`); a device no pair
-/// targets gets zeros.
-fn permute<'ctx>(cg: &Codegen<'ctx>, c: &OpContext<'_, 'ctx>, leaves: &[Leaf<'ctx>]) -> Result<()> {
-    let sources = permute_sources(c.inst, c.grid).map_err(Error::Unsupported)?;
+/// Collective-permute and collective-broadcast: the device's source (`sources`, by global
+/// device id, which is its rank in the all-device group) sends its operands (one or several
+/// arrays, leaf `l` to result `l`); a device without a source gets zeros.
+fn copy_from_source<'ctx>(cg: &Codegen<'ctx>, c: &OpContext<'_, 'ctx>, leaves: &[Leaf<'ctx>], sources: &[Option<usize>]) -> Result<()> {
     let table: Vec<IntValue> = sources.iter().map(|s| cg.i64().const_int(s.map_or(-1i64, |v| v as i64) as u64, true)).collect();
     let init = cg.i64().const_array(&table);
     let global = cg.module.add_global(init.get_type(), None, "collective.sources");
