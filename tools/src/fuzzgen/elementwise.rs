@@ -160,3 +160,47 @@ pub fn convert(g: &mut Gen, c: &mut Comp) -> Option<Value> {
     }
     Some(emit_convert(g, c, &v, t))
 }
+
+/// map: a scalar computation of a few random elementwise steps applied per element to one
+/// or two operands of one shape.
+pub fn map(g: &mut Gen, c: &mut Comp) -> Option<Value> {
+    let a = g.value_where(c, |v| v.ty != T::Pred)?;
+    let n = g.rng.gen_range(1..=2);
+    let mut ops = vec![a.clone()];
+    for _ in 1..n {
+        ops.push(g.coerce(c, a.ty, &a.dims, false));
+    }
+    let name = g.comp_name("mapped");
+    let mut m = Comp::new(false);
+    for _ in 0..n {
+        m.parameter(&mut g.rng, a.ty, &[]);
+    }
+    for _ in 0..g.rng.gen_range(1..=3) {
+        unary_or_binary(g, &mut m);
+    }
+    let r = g.coerce(&mut m, a.ty, &[], false);
+    let approx = ops.iter().any(|o| o.approx) || m.values.iter().any(|v| v.approx);
+    g.add_computation(m.finish(&name, &[r], false));
+    let names: Vec<&str> = ops.iter().map(|o| o.name.as_str()).collect();
+    let dims: Vec<i64> = (0..a.dims.len() as i64).collect();
+    let op = format!("map({}), dimensions={{{}}}, to_apply={name}", names.join(", "), super::types::list(&dims));
+    Some(c.emit(&mut g.rng, a.ty, &a.dims.clone(), &op, approx))
+}
+
+/// reduce-precision to a random float format (IEEE half, bfloat16, the f8 formats, ...):
+/// deterministic rounding, so only on exact operands.
+pub fn reduce_precision(g: &mut Gen, c: &mut Comp) -> Option<Value> {
+    let a = g.value_where(c, |v| matches!(v.ty, T::F32 | T::F64 | T::F16 | T::BF16) && !v.approx)?;
+    let (e, m) = *[(5, 10), (8, 7), (4, 3), (5, 2), (8, 23), (3, 1), (11, 52), (2, 1)].choose(&mut g.rng).unwrap();
+    let op = format!("reduce-precision({}), exponent_bits={e}, mantissa_bits={m}", a.name);
+    Some(c.emit(&mut g.rng, a.ty, &a.dims.clone(), &op, false))
+}
+
+/// complex(re, im) from two reals of one shape.
+pub fn complex(g: &mut Gen, c: &mut Comp) -> Option<Value> {
+    let re = g.value_where(c, |v| matches!(v.ty, T::F32 | T::F64))?;
+    let im = g.coerce(c, re.ty, &re.dims, false);
+    let t = if re.ty == T::F32 { T::C64 } else { T::C128 };
+    let approx = re.approx || im.approx;
+    Some(c.emit(&mut g.rng, t, &re.dims.clone(), &format!("complex({}, {})", re.name, im.name), approx))
+}
