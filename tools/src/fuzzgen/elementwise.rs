@@ -204,3 +204,23 @@ pub fn complex(g: &mut Gen, c: &mut Comp) -> Option<Value> {
     let approx = re.approx || im.approx;
     Some(c.emit(&mut g.rng, t, &re.dims.clone(), &format!("complex({}, {})", re.name, im.name), approx))
 }
+
+/// Narrow types that never appear as program inputs (jaxlib's buffers of them are awkward)
+/// but do inside programs: a round trip through one of them, f8/f4 formats for floats (each
+/// with its own rounding, saturation and NaN rules) and s4/u4/s2/u2 for integers (wrapping).
+pub fn narrow_round_trip(g: &mut Gen, c: &mut Comp) -> Option<Value> {
+    // Rounding to 3 mantissa bits is discontinuous: only exact operands.
+    let v = g.value_where(c, |v| !v.approx && (v.ty.is_int() || matches!(v.ty, T::F16 | T::BF16 | T::F32 | T::F64)))?;
+    let narrow = if v.ty.is_int() {
+        *[T::S4, T::U4, T::S2, T::U2].choose(&mut g.rng).unwrap()
+    } else {
+        *[T::F8E5M2, T::F8E4M3FN, T::F8E4M3B11FNUZ, T::F8E5M2FNUZ, T::F8E4M3FNUZ, T::F8E4M3, T::F8E3M4, T::F4E2M1FN]
+            .choose(&mut g.rng)
+            .unwrap()
+    };
+    let n = c.emit(&mut g.rng, narrow, &v.dims.clone(), &format!("convert({})", v.name), false);
+    // Out of the pool: arithmetic in these formats and results of them (which fuzz_xla.py
+    // would have to save) are not what this tests.
+    c.values.pop();
+    Some(c.emit(&mut g.rng, v.ty, &v.dims.clone(), &format!("convert({})", n.name), false))
+}

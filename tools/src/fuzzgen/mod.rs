@@ -207,7 +207,8 @@ impl Gen {
         let made = match family {
             0..=26 => elementwise::unary_or_binary(self, c),
             27..=33 => elementwise::compare_select(self, c),
-            34..=38 => elementwise::convert(self, c),
+            34..=37 => elementwise::convert(self, c),
+            38 => elementwise::narrow_round_trip(self, c),
             39..=40 => elementwise::clamp(self, c),
             41 => elementwise::map(self, c),
             42 => elementwise::reduce_precision(self, c),
