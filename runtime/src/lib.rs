@@ -11,6 +11,7 @@ pub mod float_bits;
 pub mod float_env;
 pub mod host;
 pub mod kernels;
+pub mod libcalls;
 pub mod limits;
 pub mod linalg;
 pub mod literal;

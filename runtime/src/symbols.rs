@@ -141,6 +141,8 @@ pub fn runtime_symbols() -> Vec<(&'static str, usize)> {
         ("hlojit_rt_profile_now", crate::profile::hlojit_rt_profile_now as *const () as usize),
         ("hlojit_rt_profile_record", crate::profile::hlojit_rt_profile_record as *const () as usize),
         ("hlojit_rt_interrupt_requested", &crate::executor::hlojit_rt_interrupt_requested as *const _ as usize),
+        ("__truncsfbf2", crate::libcalls::__truncsfbf2 as *const () as usize),
+        ("__truncdfbf2", crate::libcalls::__truncdfbf2 as *const () as usize),
     ]
 }
 

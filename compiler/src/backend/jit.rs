@@ -11,6 +11,26 @@ use std::ffi::{c_char, CStr, CString};
 /// One LLJIT instance holding the code of one executable.
 pub struct Jit {
     jit: LLVMOrcLLJITRef,
+    /// Errors the execution session reported outside a call's own result (boxed: the JIT
+    /// holds its address; dropped after the JIT, see `Drop`).
+    session_errors: Box<SessionErrors>,
+}
+
+/// Materialization errors LLVM reports to the session instead of to the lookup that caused
+/// them. With the code split over several objects, an object that fails to link (a symbol not
+/// found) is reported here while the lookup of the entry can still succeed, and running the
+/// entry then jumps into the failed object's freed memory: a crash, found by fuzz-diff (a
+/// bf16 module needing a libcall, then another one in the same process). LLVM's default
+/// reporter only prints "JIT session error: ..." to stderr.
+#[derive(Default)]
+struct SessionErrors(std::sync::Mutex<Vec<String>>);
+
+extern "C" fn report_session_error(ctx: *mut std::ffi::c_void, err: LLVMErrorRef) {
+    // SAFETY: ctx is the JIT's boxed SessionErrors, alive as long as the JIT (Drop order).
+    let errors = unsafe { &*(ctx as *const SessionErrors) };
+    if let Err(Error::Llvm(message)) = check(err, "loading compiled code") {
+        errors.0.lock().unwrap_or_else(|p| p.into_inner()).push(message);
+    }
 }
 
 // LLJIT is internally synchronized; after loading, we only look up addresses.
@@ -71,7 +91,12 @@ impl Jit {
                 std::ptr::null_mut()
             };
             check(LLVMOrcCreateLLJIT(&mut jit, builder), "creating the JIT")?;
-            let jit = Jit { jit };
+            let jit = Jit { jit, session_errors: Box::default() };
+            LLVMOrcExecutionSessionSetErrorReporter(
+                LLVMOrcLLJITGetExecutionSession(jit.jit),
+                report_session_error,
+                &*jit.session_errors as *const SessionErrors as *mut std::ffi::c_void,
+            );
             let dylib = LLVMOrcLLJITGetMainJITDylib(jit.jit);
             if !symbols.is_empty() {
                 let mut pairs: Vec<LLVMOrcCSymbolMapPair> = Vec::with_capacity(symbols.len());
@@ -123,7 +148,15 @@ impl Jit {
         let c = CString::new(name).map_err(|_| Error::Internal(format!("symbol name {name:?}")))?;
         let mut address = 0u64;
         // SAFETY: plain C API call; the error is checked.
-        unsafe { check(LLVMOrcLLJITLookup(self.jit, &mut address, c.as_ptr()), &format!("resolving {name}"))? };
+        let found = unsafe { check(LLVMOrcLLJITLookup(self.jit, &mut address, c.as_ptr()), &format!("resolving {name}")) };
+        // A failure in another object the entry depends on may only have been reported to
+        // the session: then the address is not safe to call. The session's message is the
+        // more useful one either way (it names the missing symbol).
+        let errors = self.session_errors.0.lock().unwrap_or_else(|p| p.into_inner());
+        if !errors.is_empty() {
+            return Err(Error::Llvm(errors.join("; ")));
+        }
+        found?;
         Ok(address as usize)
     }
 }

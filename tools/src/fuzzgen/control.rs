@@ -1,16 +1,17 @@
-//! Control flow: call, conditional (pred and indexed branches) and while loops with a
-//! counter, each body a small random computation of its own.
+//! Control flow: call, conditional (pred and indexed branches), while loops with a
+//! counter and scans (JAX's `lax.scan`), each body a small random computation of its own.
 
-use super::types::shape_text;
+use super::types::{pick_layout, shape_text};
 use super::{Comp, Gen, Value};
 use hlojit_runtime::ElementType as T;
 use rand::Rng;
 
 pub fn any(g: &mut Gen, c: &mut Comp, depth: u32) -> Option<Value> {
-    match g.rng.gen_range(0..3) {
+    match g.rng.gen_range(0..4) {
         0 => call(g, c, depth),
         1 => conditional(g, c, depth),
-        _ => while_loop(g, c, depth),
+        2 => while_loop(g, c, depth),
+        _ => scan(g, c, depth),
     }
 }
 
@@ -85,4 +86,68 @@ fn while_loop(g: &mut Gen, c: &mut Comp, depth: u32) -> Option<Value> {
     );
     let approx = a.approx || (approx && trips > 0);
     Some(c.emit(&mut g.rng, a.ty, &a.dims.clone(), &format!("get-tuple-element({w}), index=1"), approx))
+}
+
+/// A scan as JAX lowers `lax.scan`: a while over (i, xs, carry, ys) whose body slices row i
+/// of xs with dynamic-slice, updates the carry through a random step computation and writes
+/// it into row i of ys with dynamic-update-slice. Slices inside the body get random layouts
+/// (hints before layout assignment, which must reconcile them with the loop state's).
+pub fn scan(g: &mut Gen, c: &mut Comp, depth: u32) -> Option<Value> {
+    let xs = g.value_where(c, |v| !v.dims.is_empty())?;
+    let t = xs.ty;
+    let trips = xs.dims[0];
+    let row: Vec<i64> = xs.dims[1..].to_vec();
+    let mut one_row = vec![1];
+    one_row.extend_from_slice(&row);
+    let carry0 = g.coerce(c, t, &row, false);
+    let ys0 = g.coerce(c, t, &xs.dims, false);
+    let step_name = g.comp_name("scan_step");
+    let (step_text, step_approx) = body(g, &step_name, &[(t, row.clone()), (t, row.clone())], (t, &row), depth);
+    g.add_computation(step_text);
+
+    let xs_s = shape_text(t, &xs.dims, None);
+    let row_s = shape_text(t, &row, None);
+    let st = format!("(s32[], {xs_s}, {row_s}, {xs_s})");
+    let hinted = |g: &mut Gen, dims: &[i64]| shape_text(t, dims, pick_layout(&mut g.rng, dims.len()).as_deref());
+    let zeros = vec!["z"; row.len()].join(", ");
+    let starts = if row.is_empty() { String::new() } else { format!(", {zeros}") };
+    let sizes: Vec<String> = one_row.iter().map(|d| d.to_string()).collect();
+    let body_name = g.comp_name("scan_body");
+    let (slice_s, x_s, new_s, new_row_s) = (hinted(g, &one_row), hinted(g, &row), hinted(g, &row), hinted(g, &one_row));
+    let ys_s = hinted(g, &xs.dims);
+    g.add_computation(format!(
+        "{body_name} {{
+  p = {st} parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  xs = {xs_s} get-tuple-element(p), index=1
+  carry = {row_s} get-tuple-element(p), index=2
+  ys = {xs_s} get-tuple-element(p), index=3
+  z = s32[] constant(0)
+  slice = {slice_s} dynamic-slice(xs, i{starts}), dynamic_slice_sizes={{{}}}
+  x = {x_s} reshape(slice)
+  new = {new_s} call(x, carry), to_apply={step_name}
+  new_row = {new_row_s} reshape(new)
+  ys2 = {ys_s} dynamic-update-slice(ys, new_row, i{starts})
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = {st} tuple(j, xs, new, ys2)
+}}
+",
+        sizes.join(",")
+    ));
+    let cond_name = g.comp_name("scan_cond");
+    g.add_computation(format!(
+        "{cond_name} {{\n  p = {st} parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n  n = s32[] constant({trips})\n  ROOT lt = pred[] compare(i, n), direction=LT\n}}\n"
+    ));
+    let zero = c.constant(&mut g.rng, T::S32, 0);
+    let shapes = [(T::S32, vec![]), (t, xs.dims.clone()), (t, row.clone()), (t, xs.dims.clone())];
+    let init = c.emit_tuple_op(&shapes, &format!("tuple({}, {}, {}, {})", zero.name, xs.name, carry0.name, ys0.name));
+    let w = c.emit_tuple_op(&shapes, &format!("while({init}), condition={cond_name}, body={body_name}"));
+    let approx = xs.approx || carry0.approx || ys0.approx || step_approx;
+    // The final carry or the stacked carries.
+    if g.rng.gen_bool(0.3) {
+        Some(c.emit(&mut g.rng, t, &row, &format!("get-tuple-element({w}), index=2"), approx))
+    } else {
+        Some(c.emit(&mut g.rng, t, &xs.dims.clone(), &format!("get-tuple-element({w}), index=3"), approx))
+    }
 }

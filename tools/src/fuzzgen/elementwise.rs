@@ -160,3 +160,67 @@ pub fn convert(g: &mut Gen, c: &mut Comp) -> Option<Value> {
     }
     Some(emit_convert(g, c, &v, t))
 }
+
+/// map: a scalar computation of a few random elementwise steps applied per element to one
+/// or two operands of one shape.
+pub fn map(g: &mut Gen, c: &mut Comp) -> Option<Value> {
+    let a = g.value_where(c, |v| v.ty != T::Pred)?;
+    let n = g.rng.gen_range(1..=2);
+    let mut ops = vec![a.clone()];
+    for _ in 1..n {
+        ops.push(g.coerce(c, a.ty, &a.dims, false));
+    }
+    let name = g.comp_name("mapped");
+    let mut m = Comp::new(false);
+    for _ in 0..n {
+        m.parameter(&mut g.rng, a.ty, &[]);
+    }
+    for _ in 0..g.rng.gen_range(1..=3) {
+        unary_or_binary(g, &mut m);
+    }
+    let r = g.coerce(&mut m, a.ty, &[], false);
+    let approx = ops.iter().any(|o| o.approx) || m.values.iter().any(|v| v.approx);
+    g.add_computation(m.finish(&name, &[r], false));
+    let names: Vec<&str> = ops.iter().map(|o| o.name.as_str()).collect();
+    let dims: Vec<i64> = (0..a.dims.len() as i64).collect();
+    let op = format!("map({}), dimensions={{{}}}, to_apply={name}", names.join(", "), super::types::list(&dims));
+    Some(c.emit(&mut g.rng, a.ty, &a.dims.clone(), &op, approx))
+}
+
+/// reduce-precision to a random float format (IEEE half, bfloat16, the f8 formats, ...):
+/// deterministic rounding, so only on exact operands.
+pub fn reduce_precision(g: &mut Gen, c: &mut Comp) -> Option<Value> {
+    let a = g.value_where(c, |v| matches!(v.ty, T::F32 | T::F64 | T::F16 | T::BF16) && !v.approx)?;
+    let (e, m) = *[(5, 10), (8, 7), (4, 3), (5, 2), (8, 23), (3, 1), (11, 52), (2, 1)].choose(&mut g.rng).unwrap();
+    let op = format!("reduce-precision({}), exponent_bits={e}, mantissa_bits={m}", a.name);
+    Some(c.emit(&mut g.rng, a.ty, &a.dims.clone(), &op, false))
+}
+
+/// complex(re, im) from two reals of one shape.
+pub fn complex(g: &mut Gen, c: &mut Comp) -> Option<Value> {
+    let re = g.value_where(c, |v| matches!(v.ty, T::F32 | T::F64))?;
+    let im = g.coerce(c, re.ty, &re.dims, false);
+    let t = if re.ty == T::F32 { T::C64 } else { T::C128 };
+    let approx = re.approx || im.approx;
+    Some(c.emit(&mut g.rng, t, &re.dims.clone(), &format!("complex({}, {})", re.name, im.name), approx))
+}
+
+/// Narrow types that never appear as program inputs (jaxlib's buffers of them are awkward)
+/// but do inside programs: a round trip through one of them, f8/f4 formats for floats (each
+/// with its own rounding, saturation and NaN rules) and s4/u4/s2/u2 for integers (wrapping).
+pub fn narrow_round_trip(g: &mut Gen, c: &mut Comp) -> Option<Value> {
+    // Rounding to 3 mantissa bits is discontinuous: only exact operands.
+    let v = g.value_where(c, |v| !v.approx && (v.ty.is_int() || matches!(v.ty, T::F16 | T::BF16 | T::F32 | T::F64)))?;
+    let narrow = if v.ty.is_int() {
+        *[T::S4, T::U4, T::S2, T::U2].choose(&mut g.rng).unwrap()
+    } else {
+        *[T::F8E5M2, T::F8E4M3FN, T::F8E4M3B11FNUZ, T::F8E5M2FNUZ, T::F8E4M3FNUZ, T::F8E4M3, T::F8E3M4, T::F4E2M1FN]
+            .choose(&mut g.rng)
+            .unwrap()
+    };
+    let n = c.emit(&mut g.rng, narrow, &v.dims.clone(), &format!("convert({})", v.name), false);
+    // Out of the pool: arithmetic in these formats and results of them (which fuzz_xla.py
+    // would have to save) are not what this tests.
+    c.values.pop();
+    Some(c.emit(&mut g.rng, v.ty, &v.dims.clone(), &format!("convert({})", n.name), false))
+}

@@ -11,7 +11,8 @@
 //!
 //! One file per concern: `types` (element types, shapes, layouts, literals), `elementwise`,
 //! `movement` (broadcast, reshape, slices, gather, ...), `reduce` (reduce, reduce-window,
-//! dot, sort), `control` (call, conditional, while), `inputs` (argument values).
+//! dot, sort, arg-reductions), `windows` (convolution, select-and-scatter), `control` (call,
+//! conditional, while, scan), `inputs` (argument values).
 
 mod control;
 mod elementwise;
@@ -19,6 +20,7 @@ mod inputs;
 mod movement;
 mod reduce;
 pub mod types;
+mod windows;
 
 use hlojit_runtime::{ArrayLiteral, ElementType as T};
 use rand::seq::SliceRandom;
@@ -134,9 +136,9 @@ impl Comp {
             // calls and branches and folds them.
             return !self.may_add_params;
         }
-        if op.contains("to_apply=") || op.contains("condition=") || op.contains("computation") {
-            return false;
-        }
+        // Ops with computations fold too: XLA inlines calls, resolves conditionals whose
+        // predicate is constant, unrolls short whiles and evaluates reduces and sorts of
+        // constants (a count-leading-zeros of a conditional's constant result was folded).
         let head = op.split("), ").next().unwrap_or(op);
         head.split(|ch: char| !ch.is_ascii_alphanumeric()).filter(|w| w.starts_with('v') && w[1..].parse::<u32>().is_ok()).all(|w| self.constants.contains(w))
     }
@@ -160,6 +162,9 @@ impl Comp {
         self.counter += 1;
         let s: Vec<String> = shapes.iter().map(|(t, d)| shape_text(*t, d, None)).collect();
         self.lines.push(format!("  {name} = ({}) {op}", s.join(", ")));
+        if self.folds(op) {
+            self.constants.insert(name.clone());
+        }
         name
     }
 
@@ -200,15 +205,22 @@ impl Gen {
     pub fn step(&mut self, c: &mut Comp, depth: u32) {
         let family = self.rng.gen_range(0..100);
         let made = match family {
-            0..=29 => elementwise::unary_or_binary(self, c),
-            30..=37 => elementwise::compare_select(self, c),
-            38..=43 => elementwise::convert(self, c),
-            44..=46 => elementwise::clamp(self, c),
-            47..=64 => movement::any(self, c),
-            65..=78 => reduce::reduce(self, c),
-            79..=82 => reduce::reduce_window(self, c),
-            83..=87 => reduce::dot(self, c),
-            88..=90 => reduce::sort(self, c),
+            0..=26 => elementwise::unary_or_binary(self, c),
+            27..=33 => elementwise::compare_select(self, c),
+            34..=37 => elementwise::convert(self, c),
+            38 => elementwise::narrow_round_trip(self, c),
+            39..=40 => elementwise::clamp(self, c),
+            41 => elementwise::map(self, c),
+            42 => elementwise::reduce_precision(self, c),
+            43 => elementwise::complex(self, c),
+            44..=60 => movement::any(self, c),
+            61..=70 => reduce::reduce(self, c),
+            71..=72 => reduce::arg_reduce(self, c),
+            73..=75 => reduce::reduce_window(self, c),
+            76..=79 => reduce::dot(self, c),
+            80..=82 => windows::convolution(self, c),
+            83..=84 => windows::select_and_scatter(self, c),
+            85..=87 => reduce::sort(self, c),
             _ if depth > 0 => control::any(self, c, depth - 1),
             _ => elementwise::unary_or_binary(self, c),
         };

@@ -143,3 +143,49 @@ pub fn sort(g: &mut Gen, c: &mut Comp) -> Option<Value> {
         }
     }
 }
+
+/// A variadic reduce as JAX lowers argmax/argmin: (value, index) pairs reduced with the
+/// lexicographic order (value first, then the smaller index), which is a total order on
+/// integers, so the result does not depend on the order of reduction. (Float keys are left
+/// out: with NaN the comparator is not associative and the result is XLA's order's.)
+pub fn arg_reduce(g: &mut Gen, c: &mut Comp) -> Option<Value> {
+    let v = g.value_where(c, |v| !v.dims.is_empty() && v.ty.is_int())?;
+    let dim = g.rng.gen_range(0..v.dims.len());
+    let it = *[T::S32, T::S64, T::U32].choose(&mut g.rng).unwrap();
+    let out: Vec<i64> = v.dims.iter().enumerate().filter(|(i, _)| *i != dim).map(|(_, &d)| d).collect();
+    let (dir, init) = if g.rng.gen_bool(0.5) {
+        ("GT", super::types::extreme(v.ty, false))
+    } else {
+        ("LT", super::types::extreme(v.ty, true))
+    };
+    let vs = shape_text(v.ty, &[], None);
+    let is = shape_text(it, &[], None);
+    let name = g.comp_name("argred");
+    g.add_computation(format!(
+        "{name} {{
+  a = {vs} parameter(0)
+  ai = {is} parameter(1)
+  b = {vs} parameter(2)
+  bi = {is} parameter(3)
+  better = pred[] compare(a, b), direction={dir}
+  same = pred[] compare(a, b), direction=EQ
+  first = pred[] compare(ai, bi), direction=LT
+  tie = pred[] and(same, first)
+  keep = pred[] or(better, tie)
+  v = {vs} select(keep, a, b)
+  i = {is} select(keep, ai, bi)
+  ROOT r = ({vs}, {is}) tuple(v, i)
+}}
+"
+    ));
+    let iota = c.emit(&mut g.rng, it, &v.dims.clone(), &format!("iota(), iota_dimension={dim}"), false);
+    let init_v = c.emit(&mut g.rng, v.ty, &[], &format!("constant({init})"), false);
+    let init_i = c.constant(&mut g.rng, it, 0);
+    let shapes = [(v.ty, out.clone()), (it, out.clone())];
+    let r = c.emit_tuple_op(
+        &shapes,
+        &format!("reduce({}, {}, {}, {}), dimensions={{{dim}}}, to_apply={name}", v.name, iota.name, init_v.name, init_i.name),
+    );
+    let (ty, i) = if g.rng.gen_bool(0.7) { (it, 1) } else { (v.ty, 0) };
+    Some(c.emit(&mut g.rng, ty, &out, &format!("get-tuple-element({r}), index={i}"), false))
+}

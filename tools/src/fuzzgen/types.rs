@@ -90,6 +90,11 @@ pub fn reducer_for(rng: &mut impl Rng, t: T) -> (&'static str, String) {
     (k, init)
 }
 
+/// The largest (`max`) or smallest value of integer type `t`, as a literal.
+pub fn extreme(t: T, max: bool) -> String {
+    if max { max_value(t) } else { min_value(t) }
+}
+
 fn min_value(t: T) -> String {
     if t.is_unsigned_int() {
         return "0".into();
