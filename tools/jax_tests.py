@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""JAX's own test files on hlojit (the PJRT plugin) and on XLA:CPU, file by file.
+
+  jax_tests.py --tests-dir DIR --out OUT [--site SITE] [FILE.py ...] [-- PYTEST_ARGS...]
+
+Runs each test file twice with pytest: JAX_PLATFORMS=cpu (XLA) and JAX_PLATFORMS=hlojit (the
+plugin, found through the `jax_plugins` entry point of the wheel installed in SITE, which goes
+first on PYTHONPATH for both runs so that they see the same packages). Per file and platform it
+keeps pytest's JUnit XML and log in OUT, then writes OUT/report.md and OUT/report.json: passed /
+failed / errors / skipped on each, and every test that passes on XLA:CPU but not on hlojit with
+the first line of its failure. XLA's results are reused when OUT already has them (they do not
+change with hlojit); hlojit's are run again each time.
+
+A Python crash (a signal, e.g. a segfault in the plugin) loses pytest's XML; the report then
+says so and names the test that was running (the last unfinished line of the -v log).
+DIR is the `tests/` folder of the jax repository at the installed jax's tag.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+# Smaller files first: a broken plugin shows up in minutes, not after lax_numpy_test.
+DEFAULT_FILES = [
+    "fft_test.py",
+    "lax_numpy_operators_test.py",
+    "nn_test.py",
+    "lax_vmap_test.py",
+    "lax_numpy_reducers_test.py",
+    "lax_autodiff_test.py",
+    "random_test.py",
+    "lax_numpy_indexing_test.py",
+    "linalg_test.py",
+    "lax_control_flow_test.py",
+    "lax_test.py",
+    "lax_numpy_test.py",
+    "api_test.py",
+    "pjit_test.py",
+]
+PLATFORMS = ("cpu", "hlojit")
+
+
+def run_file(args, test_file, platform, extra):
+    stem = test_file[:-3] if test_file.endswith(".py") else test_file
+    xml = os.path.join(args.out, f"{stem}.{platform}.xml")
+    log = os.path.join(args.out, f"{stem}.{platform}.log")
+    if platform == "cpu" and os.path.exists(xml) and not args.rerun_xla and not extra:
+        return xml, log, None, 0.0
+    env = dict(os.environ)
+    env["JAX_PLATFORMS"] = platform
+    if args.site:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [args.site, env.get("PYTHONPATH")]))
+    cmd = ["nice", sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", f"--junitxml={xml}",
+           os.path.join(args.tests_dir, test_file)] + extra
+    if os.path.exists(xml):
+        os.remove(xml)
+    start = time.time()
+    with open(log, "w") as out:
+        try:
+            rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                cwd=os.path.dirname(os.path.abspath(args.tests_dir)),
+                                timeout=args.timeout).returncode
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
+    return xml, log, rc, time.time() - start
+
+
+def outcomes(xml):
+    """{test id: (outcome, first line of the message)} from pytest's JUnit XML."""
+    result = {}
+    for case in ET.parse(xml).getroot().iter("testcase"):
+        name = f"{case.get('classname')}::{case.get('name')}"
+        outcome, message = "passed", ""
+        for child in case:
+            if child.tag in ("failure", "error", "skipped"):
+                outcome = {"failure": "failed", "error": "errors", "skipped": "skipped"}[child.tag]
+                message = (child.get("message") or child.text or "").strip().splitlines()[:1]
+                message = message[0][:300] if message else ""
+                break
+        result[name] = (outcome, message)
+    return result
+
+
+def running_test(log):
+    """The test a crashed pytest -v run was in: its last line without a result."""
+    try:
+        lines = [l for l in open(log, errors="replace").read().splitlines() if "::" in l]
+    except OSError:
+        return None
+    for line in reversed(lines):
+        if not any(w in line for w in ("PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS")):
+            return line.strip()
+    return None
+
+
+def counts(results):
+    c = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+    for outcome, _ in results.values():
+        c[outcome] += 1
+    return c
+
+
+def main():
+    argv = sys.argv[1:]
+    extra = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, extra = argv[:i], argv[i + 1:]
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--tests-dir", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--site", help="directory with the hlojit wheel installed (pip install --target)")
+    p.add_argument("--timeout", type=float, default=3600, help="seconds per file and platform")
+    p.add_argument("--rerun-xla", action="store_true", help="run XLA:CPU again even if OUT has its results")
+    p.add_argument("--platforms", default="cpu,hlojit")
+    p.add_argument("files", nargs="*")
+    args = p.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    report_path = os.path.join(args.out, "report.json")
+    report = json.load(open(report_path)) if os.path.exists(report_path) else {}
+    for test_file in args.files or DEFAULT_FILES:
+        entry = report.get(test_file, {})
+        if extra:
+            entry["pytest_args"] = extra
+        else:
+            entry.pop("pytest_args", None)
+        results = {}
+        for platform in args.platforms.split(","):
+            xml, log, rc, seconds = run_file(args, test_file, platform, extra)
+            info = {"seconds": round(seconds, 1)} if rc is not None else dict(entry.get(platform, {}))
+            if rc is not None and (rc == "timeout" or rc < 0 or not os.path.exists(xml)):
+                info.update(crashed=f"return code {rc}", running=running_test(log))
+                results[platform] = {}
+            elif os.path.exists(xml):
+                results[platform] = outcomes(xml)
+                info.update(counts(results[platform]))
+                info.pop("crashed", None)
+                info.pop("running", None)
+            entry[platform] = info
+            print(f"{test_file} on {platform}: {info}", flush=True)
+        xla, ours = results.get("cpu", {}), results.get("hlojit", {})
+        if xla and "hlojit" in results:
+            passing = [t for t, (o, _) in xla.items() if o == "passed"]
+            lost = {t: ours.get(t, ("missing", ""))[0] + ": " + ours.get(t, ("", ""))[1] for t in passing
+                    if ours.get(t, ("missing",))[0] != "passed"}
+            entry["xla_passing"] = len(passing)
+            entry["hlojit_passing_of_those"] = len(passing) - len(lost)
+            entry["percent"] = round(100.0 * (len(passing) - len(lost)) / max(1, len(passing)), 2)
+            entry["not_passing_on_hlojit"] = lost
+        report[test_file] = entry
+        with open(report_path, "w") as f:
+            json.dump(report, f, indent=1, sort_keys=True)
+        write_markdown(report, os.path.join(args.out, "report.md"))
+    print(open(os.path.join(args.out, "report.md")).read())
+
+
+def write_markdown(report, path):
+    def cell(info):
+        if not info:
+            return "not run"
+        if "crashed" in info:
+            return f"CRASH ({info['crashed']}, in {info.get('running')})"
+        return f"{info['passed']} / {info['failed']} / {info['errors']} ({info['skipped']} skipped)"
+
+    lines = ["| file | XLA:CPU passed / failed / errors | hlojit passed / failed / errors | XLA-passing that pass on hlojit |",
+             "| --- | --- | --- | --- |"]
+    for test_file in DEFAULT_FILES + sorted(set(report) - set(DEFAULT_FILES)):
+        if test_file not in report:
+            continue
+        e = report[test_file]
+        share = f"{e['hlojit_passing_of_those']} of {e['xla_passing']} ({e['percent']}%)" if "percent" in e else ""
+        sub = f" (`{' '.join(e['pytest_args'])}`)" if e.get("pytest_args") else ""
+        lines.append(f"| {test_file}{sub} | {cell(e.get('cpu'))} | {cell(e.get('hlojit'))} | {share} |")
+    for test_file in sorted(report):
+        lost = report[test_file].get("not_passing_on_hlojit") or {}
+        if lost:
+            lines += ["", f"## {test_file}: {len(lost)} XLA-passing tests not passing on hlojit", ""]
+            lines += [f"- `{t}`: {m}" for t, m in sorted(lost.items())]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
