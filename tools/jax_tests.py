@@ -9,7 +9,8 @@ first on PYTHONPATH for both runs so that they see the same packages). Per file 
 keeps pytest's JUnit XML and log in OUT, then writes OUT/report.md and OUT/report.json: passed /
 failed / errors / skipped on each, and every test that passes on XLA:CPU but not on hlojit with
 the first line of its failure. XLA's results are reused when OUT already has them (they do not
-change with hlojit); hlojit's are run again each time.
+change with hlojit); hlojit's are run again each time. Each run leaves OUT/<file>.<platform>.json
+and the report is rebuilt from all of them, so files and platforms may run separately.
 
 A Python crash (a signal, e.g. a segfault in the plugin) loses pytest's XML; the report then
 says so and names the test that was running (the last unfinished line of the -v log).
@@ -47,10 +48,15 @@ def run_file(args, test_file, platform, extra):
     stem = test_file[:-3] if test_file.endswith(".py") else test_file
     xml = os.path.join(args.out, f"{stem}.{platform}.xml")
     log = os.path.join(args.out, f"{stem}.{platform}.log")
-    if platform == "cpu" and os.path.exists(xml) and not args.rerun_xla and not extra:
-        return xml, log, None, 0.0
+    run_info = os.path.join(args.out, f"{stem}.{platform}.json")
+    if platform == "cpu" and os.path.exists(xml) and os.path.exists(run_info) and not args.rerun_xla:
+        earlier = json.load(open(run_info))
+        if earlier.get("pytest_args") == extra and earlier.get("generated_cases") == args.generated_cases:
+            return xml, log, None, 0.0
     env = dict(os.environ)
     env["JAX_PLATFORMS"] = platform
+    if args.generated_cases:
+        env["JAX_NUM_GENERATED_CASES"] = str(args.generated_cases)
     if args.site:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [args.site, env.get("PYTHONPATH")]))
     cmd = ["nice", sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", f"--junitxml={xml}",
@@ -116,45 +122,64 @@ def main():
     p.add_argument("--timeout", type=float, default=3600, help="seconds per file and platform")
     p.add_argument("--rerun-xla", action="store_true", help="run XLA:CPU again even if OUT has its results")
     p.add_argument("--platforms", default="cpu,hlojit")
+    p.add_argument("--generated-cases", type=int, help="JAX_NUM_GENERATED_CASES (JAX's default: 10 per parametrized "
+                   "test); sampling is seeded, so both platforms run the same cases")
     p.add_argument("files", nargs="*")
     args = p.parse_args(argv)
+    # pytest runs in the tests folder's parent: paths given relative to here must still hold.
+    args.out = os.path.abspath(args.out)
+    args.site = os.path.abspath(args.site) if args.site else None
     os.makedirs(args.out, exist_ok=True)
-    report_path = os.path.join(args.out, "report.json")
-    report = json.load(open(report_path)) if os.path.exists(report_path) else {}
     for test_file in args.files or DEFAULT_FILES:
-        entry = report.get(test_file, {})
-        if extra:
-            entry["pytest_args"] = extra
-        else:
-            entry.pop("pytest_args", None)
-        results = {}
+        stem = test_file[:-3] if test_file.endswith(".py") else test_file
         for platform in args.platforms.split(","):
             xml, log, rc, seconds = run_file(args, test_file, platform, extra)
-            info = {"seconds": round(seconds, 1)} if rc is not None else dict(entry.get(platform, {}))
-            if rc is not None and (rc == "timeout" or rc < 0 or not os.path.exists(xml)):
+            if rc is None:
+                continue  # XLA's earlier results
+            # One small file per run, so that runs of different files or platforms (even at
+            # the same time) never overwrite each other's results; the report is rebuilt
+            # from all of them.
+            info = {"seconds": round(seconds, 1), "pytest_args": extra, "generated_cases": args.generated_cases}
+            if rc == "timeout" or rc < 0 or not os.path.exists(xml):
                 info.update(crashed=f"return code {rc}", running=running_test(log))
-                results[platform] = {}
-            elif os.path.exists(xml):
+            with open(os.path.join(args.out, f"{stem}.{platform}.json"), "w") as f:
+                json.dump(info, f)
+            print(f"{test_file} on {platform}: {info}", flush=True)
+        write_report(args.out)
+    print(open(os.path.join(args.out, "report.md")).read())
+
+
+def write_report(out):
+    report = {}
+    names = sorted({n.rsplit(".", 2)[0] for n in os.listdir(out) if n.endswith((".cpu.json", ".hlojit.json"))})
+    for stem in names:
+        entry, results = {}, {}
+        for platform in PLATFORMS:
+            run_info = os.path.join(out, f"{stem}.{platform}.json")
+            if not os.path.exists(run_info):
+                continue
+            info = json.load(open(run_info))
+            xml = os.path.join(out, f"{stem}.{platform}.xml")
+            if "crashed" not in info and os.path.exists(xml):
                 results[platform] = outcomes(xml)
                 info.update(counts(results[platform]))
-                info.pop("crashed", None)
-                info.pop("running", None)
             entry[platform] = info
-            print(f"{test_file} on {platform}: {info}", flush=True)
-        xla, ours = results.get("cpu", {}), results.get("hlojit", {})
-        if xla and "hlojit" in results:
+        xla, ours = results.get("cpu"), results.get("hlojit")
+        if xla is not None and ours is not None:
             passing = [t for t, (o, _) in xla.items() if o == "passed"]
-            lost = {t: ours.get(t, ("missing", ""))[0] + ": " + ours.get(t, ("", ""))[1] for t in passing
-                    if ours.get(t, ("missing",))[0] != "passed"}
+            lost = {}
+            for t in passing:
+                outcome, message = ours.get(t, ("missing", ""))
+                if outcome != "passed":
+                    lost[t] = f"{outcome}: {message}"
             entry["xla_passing"] = len(passing)
             entry["hlojit_passing_of_those"] = len(passing) - len(lost)
             entry["percent"] = round(100.0 * (len(passing) - len(lost)) / max(1, len(passing)), 2)
             entry["not_passing_on_hlojit"] = lost
-        report[test_file] = entry
-        with open(report_path, "w") as f:
-            json.dump(report, f, indent=1, sort_keys=True)
-        write_markdown(report, os.path.join(args.out, "report.md"))
-    print(open(os.path.join(args.out, "report.md")).read())
+        report[stem + ".py"] = entry
+    with open(os.path.join(out, "report.json"), "w") as f:
+        json.dump(report, f, indent=1, sort_keys=True)
+    write_markdown(report, os.path.join(out, "report.md"))
 
 
 def write_markdown(report, path):
@@ -163,7 +188,9 @@ def write_markdown(report, path):
             return "not run"
         if "crashed" in info:
             return f"CRASH ({info['crashed']}, in {info.get('running')})"
-        return f"{info['passed']} / {info['failed']} / {info['errors']} ({info['skipped']} skipped)"
+        if "passed" not in info:
+            return "no results"
+        return f"{info['passed']} / {info['failed']} / {info['errors']} ({info['skipped']} skipped, {info['seconds']} s)"
 
     lines = ["| file | XLA:CPU passed / failed / errors | hlojit passed / failed / errors | XLA-passing that pass on hlojit |",
              "| --- | --- | --- | --- |"]
@@ -172,7 +199,11 @@ def write_markdown(report, path):
             continue
         e = report[test_file]
         share = f"{e['hlojit_passing_of_those']} of {e['xla_passing']} ({e['percent']}%)" if "percent" in e else ""
-        sub = f" (`{' '.join(e['pytest_args'])}`)" if e.get("pytest_args") else ""
+        args = (e.get("hlojit") or {}).get("pytest_args") or (e.get("cpu") or {}).get("pytest_args")
+        sub = f" (`{' '.join(args)}`)" if args else ""
+        cases = (e.get("hlojit") or {}).get("generated_cases") or (e.get("cpu") or {}).get("generated_cases")
+        if cases:
+            sub += f" (JAX_NUM_GENERATED_CASES={cases})"
         lines.append(f"| {test_file}{sub} | {cell(e.get('cpu'))} | {cell(e.get('hlojit'))} | {share} |")
     for test_file in sorted(report):
         lost = report[test_file].get("not_passing_on_hlojit") or {}

@@ -55,24 +55,6 @@ def _close(got, want):
         np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=2e-6, atol=2e-6)
 
 
-_BYTECODE = None
-
-
-def _needs_bytecode():
-    """JAX's PJRT client sends StableHLO portable artifacts (MLIR bytecode)."""
-    global _BYTECODE
-    if _BYTECODE is None:
-        try:
-            jax.jit(lambda x: x + 1)(jax.device_put(np.float32(1), _hlojit()))
-            _BYTECODE = True
-        except jax.errors.JaxRuntimeError as e:
-            if "bytecode" not in str(e):
-                raise
-            _BYTECODE = False
-    if not _BYTECODE:
-        pytest.skip("hlojit does not read StableHLO bytecode yet, which JAX's PJRT client sends")
-
-
 def test_devices_are_listed():
     devices = jax.devices("hlojit")
     assert [d.id for d in devices] == [0, 1]
@@ -110,15 +92,23 @@ def test_compile_matches_xla(name):
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_jit_on_hlojit_matches_xla(name):
-    _needs_bytecode()
     f, args = FUNCTIONS[name]
     got = jax.jit(f)(*[jax.device_put(a, _hlojit()) for a in args])
     assert {d for leaf in jax.tree_util.tree_leaves(got) for d in leaf.devices()} == {_hlojit()}
     _close(got, _reference(f, args))
 
 
+def test_single_device_sharding_constraint():
+    # fftfreq with a device under jit writes sdy.sharding_constraint on a one-device mesh; in
+    # the portable artifact it sits between unrealized_conversion_casts.
+    def f(device):
+        return jax.jit(lambda x: x + jnp.fft.fftfreq(5, d=0.1, device=device, dtype=jnp.float32))
+
+    x = _f32(5)
+    _close(f(_hlojit())(jax.device_put(x, _hlojit())), f(_cpu())(jax.device_put(x, _cpu())))
+
+
 def test_donation_consumes_the_argument():
-    _needs_bytecode()
     x = jax.device_put(np.arange(4, dtype=np.float32), _hlojit())
     y = jax.jit(lambda v: v * 2, donate_argnums=0)(x)
     assert x.is_deleted()
@@ -131,7 +121,6 @@ def test_donation_consumes_the_argument():
     strict=True,
 )
 def test_pmap_uses_both_devices():
-    _needs_bytecode()
     x = np.arange(8, dtype=np.float32).reshape(2, 4)
     got = jax.pmap(lambda v: jax.lax.psum(v, "i"), axis_name="i", devices=jax.devices("hlojit"))(x)
     np.testing.assert_array_equal(np.asarray(got), np.broadcast_to(x.sum(axis=0), (2, 4)))

@@ -41,6 +41,16 @@ pub fn to_stablehlo(op: &mut Op, props: Vec<Option<Attr>>) -> Result<(), String>
         }
         return Ok(());
     }
+    if op.name == "builtin.unrealized_conversion_cast" || op.name.starts_with("sdy.") {
+        // Ops of other dialects that StableHLO's serializer leaves in the artifact (see
+        // `pass_through` in the converter); their properties keep their positions.
+        for (i, value) in props.into_iter().enumerate() {
+            if let Some(v) = value {
+                op.attrs.insert(format!("property{i}"), v);
+            }
+        }
+        return Ok(());
+    }
     let Some(short) = op.name.strip_prefix("vhlo.") else {
         return Err(format!("op '{}' is not VHLO (a portable artifact holds VHLO ops only)", op.name));
     };

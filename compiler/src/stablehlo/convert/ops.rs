@@ -121,11 +121,43 @@ impl<'m> Converter<'m> {
         matches!(op.attr(name), Some(Attr::Bool(true)) | Some(Attr::Unit))
     }
 
+    /// Ops that leave their operands unchanged on one device:
+    /// - `builtin.unrealized_conversion_cast`: when StableHLO serializes a module with ops of
+    ///   other dialects (Shardy's) into VHLO, it casts their operands from VHLO types and their
+    ///   results back; read back, both sides are the same tensor type.
+    /// - `sdy.sharding_constraint` and `sdy.reshard` on a mesh of one device (JAX writes them
+    ///   for `with_sharding_constraint` and `device_put` under jit); a mesh with more devices
+    ///   makes it a sharded program, which hlojit does not partition.
+    fn pass_through(&self, op: &Op, operands: &[Val]) -> CResult<Option<Vec<Val>>> {
+        match op.name.as_str() {
+            "builtin.unrealized_conversion_cast" => {
+                if operands.len() != op.result_types.len() || operands.iter().zip(&op.result_types).any(|(v, t)| &v.ty != t) {
+                    return Err(self.err("unrealized_conversion_cast between different types"));
+                }
+            }
+            "sdy.sharding_constraint" | "sdy.reshard" => {
+                for attr in op.attrs.values() {
+                    if let Attr::Opaque(text) = attr {
+                        crate::stablehlo::parser::check_single_device_mesh(text).map_err(|e| self.err(e))?;
+                    }
+                }
+                if operands.len() != 1 || op.result_types.len() != 1 || operands[0].ty != op.result_types[0] {
+                    return Err(self.err(format!("{} takes one operand of its result's type", op.name)));
+                }
+            }
+            _ => return Ok(None),
+        }
+        Ok(Some(operands.to_vec()))
+    }
+
     pub(super) fn convert_op(&mut self, comp: &mut Comp, op: &'m Op) -> CResult<()> {
         let operands = op.operands.iter().map(|v| self.get(comp, v)).collect::<CResult<Vec<_>>>()?;
         let (dialect, short) = op.name.split_once('.').unwrap_or(("", op.name.as_str()));
         if dialect == "chlo" {
             let vals = self.convert_chlo(comp, op, short, &operands)?;
+            return self.bind(comp, op, vals);
+        }
+        if let Some(vals) = self.pass_through(op, &operands)? {
             return self.bind(comp, op, vals);
         }
         if dialect != "stablehlo" && dialect != "mhlo" && op.name != "func.call" {
