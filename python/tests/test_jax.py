@@ -1,7 +1,7 @@
 """hlojit through JAX and through hlojit.compile, compared with XLA:CPU in the same process.
 
-Runs with the wheel installed (``cargo xtask pytest`` installs it into target/python-site and
-runs this file with that on PYTHONPATH). Both backends live in one process:
+Runs with the wheel installed (``cargo xtask pytest`` pip-installs it with the pinned jax into
+a fresh virtual environment, target/wheel-venv, and runs this file there). Both backends live in one process:
 JAX_PLATFORMS=cpu,hlojit; an array committed to a device makes jax.jit run there.
 """
 
@@ -113,6 +113,17 @@ def test_donation_consumes_the_argument():
     y = jax.jit(lambda v: v * 2, donate_argnums=0)(x)
     assert x.is_deleted()
     np.testing.assert_array_equal(np.asarray(y), [0, 2, 4, 6])
+
+
+def test_pmap_on_one_device_with_psum():
+    # A one-device pmap is a per-device program already: stablehlo.all_reduce (psum) over
+    # replica group {0}, inside a scan as in JAX's issue 804.
+    def f(device):
+        body = lambda c, x: (c + jax.lax.psum(x, "i"), c)
+        return jax.pmap(lambda xs: jax.lax.scan(body, 0.0, xs), axis_name="i", devices=[device])
+
+    x = _f32(1, 4)
+    _close(f(_hlojit())(x), f(_cpu())(x))
 
 
 @pytest.mark.xfail(
