@@ -102,6 +102,25 @@ def running_test(log):
     return None
 
 
+RESULT_WORDS = ("PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS")
+
+
+def outcomes_from_log(log):
+    """{test id: (outcome, "")} of the tests a -v log shows finished: for a run stopped before
+    pytest wrote its XML. Ids as in the XML (`tests.file.Class::name`)."""
+    result = {}
+    for line in open(log, errors="replace"):
+        parts = line.split()
+        if len(parts) < 2 or "::" not in parts[0] or parts[1] not in RESULT_WORDS:
+            continue
+        path, _, rest = parts[0].partition("::")
+        cls, _, name = rest.rpartition("::")
+        test = f"{path[:-3].replace('/', '.')}.{cls}::{name}" if cls else f"{path[:-3].replace('/', '.')}::{name}"
+        outcome = {"PASSED": "passed", "XPASS": "passed", "FAILED": "failed", "ERROR": "errors"}.get(parts[1], "skipped")
+        result[test] = (outcome, "")
+    return result
+
+
 def counts(results):
     c = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
     for outcome, _ in results.values():
@@ -151,12 +170,17 @@ def main():
 
 def write_report(out):
     report = {}
-    names = sorted({n.rsplit(".", 2)[0] for n in os.listdir(out) if n.endswith((".cpu.json", ".hlojit.json"))})
+    names = sorted({n.rsplit(".", 2)[0] for n in os.listdir(out) if n.endswith((".cpu.json", ".hlojit.json", ".cpu.log", ".hlojit.log"))})
     for stem in names:
         entry, results = {}, {}
         for platform in PLATFORMS:
             run_info = os.path.join(out, f"{stem}.{platform}.json")
+            log = os.path.join(out, f"{stem}.{platform}.log")
             if not os.path.exists(run_info):
+                if os.path.exists(log):
+                    # Still running, or stopped: the tests its log shows finished.
+                    results[platform] = outcomes_from_log(log)
+                    entry[platform] = dict(counts(results[platform]), partial=True)
                 continue
             info = json.load(open(run_info))
             xml = os.path.join(out, f"{stem}.{platform}.xml")
@@ -164,9 +188,14 @@ def write_report(out):
                 results[platform] = outcomes(xml)
                 info.update(counts(results[platform]))
             entry[platform] = info
+        partial = any(e.get("partial") for e in entry.values() if isinstance(e, dict))
         xla, ours = results.get("cpu"), results.get("hlojit")
         if xla is not None and ours is not None:
             passing = [t for t, (o, _) in xla.items() if o == "passed"]
+            if partial:
+                # Compare only the tests both (incomplete) runs got to.
+                passing = [t for t in passing if t in ours]
+                entry["partial"] = True
             lost = {}
             for t in passing:
                 outcome, message = ours.get(t, ("missing", ""))
@@ -190,6 +219,8 @@ def write_markdown(report, path):
             return f"CRASH ({info['crashed']}, in {info.get('running')})"
         if "passed" not in info:
             return "no results"
+        if info.get("partial"):
+            return f"{info['passed']} / {info['failed']} / {info['errors']} ({info['skipped']} skipped; stopped early)"
         return f"{info['passed']} / {info['failed']} / {info['errors']} ({info['skipped']} skipped, {info['seconds']} s)"
 
     lines = ["| file | XLA:CPU passed / failed / errors | hlojit passed / failed / errors | XLA-passing that pass on hlojit |",
@@ -199,6 +230,8 @@ def write_markdown(report, path):
             continue
         e = report[test_file]
         share = f"{e['hlojit_passing_of_those']} of {e['xla_passing']} ({e['percent']}%)" if "percent" in e else ""
+        if e.get("partial"):
+            share += " of the tests both runs reached"
         args = (e.get("hlojit") or {}).get("pytest_args") or (e.get("cpu") or {}).get("pytest_args")
         sub = f" (`{' '.join(args)}`)" if args else ""
         cases = (e.get("hlojit") or {}).get("generated_cases") or (e.get("cpu") or {}).get("generated_cases")
