@@ -184,6 +184,11 @@ def write_report(out):
                 continue
             info = json.load(open(run_info))
             xml = os.path.join(out, f"{stem}.{platform}.xml")
+            if info.get("crashed") == "return code timeout" and os.path.exists(log):
+                # Out of time is not a crash: report what it finished.
+                results[platform] = outcomes_from_log(log)
+                entry[platform] = dict(counts(results[platform]), partial=True, timeout=True)
+                continue
             if "crashed" not in info and os.path.exists(xml):
                 results[platform] = outcomes(xml)
                 info.update(counts(results[platform]))
@@ -220,7 +225,8 @@ def write_markdown(report, path):
         if "passed" not in info:
             return "no results"
         if info.get("partial"):
-            return f"{info['passed']} / {info['failed']} / {info['errors']} ({info['skipped']} skipped; stopped early)"
+            why = "timed out" if info.get("timeout") else "stopped early"
+            return f"{info['passed']} / {info['failed']} / {info['errors']} ({info['skipped']} skipped; {why})"
         return f"{info['passed']} / {info['failed']} / {info['errors']} ({info['skipped']} skipped, {info['seconds']} s)"
 
     lines = ["| file | XLA:CPU passed / failed / errors | hlojit passed / failed / errors | XLA-passing that pass on hlojit |",
