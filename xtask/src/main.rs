@@ -28,9 +28,10 @@ fn main() -> ExitCode {
         "jax-suite" => setup().and_then(|_| jax_suite(&rest)),
         "wheel" => setup().and_then(|_| wheel().map(|w| eprintln!("xtask: built {}", w.display()))),
         "pytest" => setup().and_then(|_| pytest(&rest)),
+        "jax-tests" => setup().and_then(|_| jax_tests(&rest)),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\n  setup        install what a fresh machine lacks (LLVM 19, jax for the FFI tests), refresh the test corpus\n  demo         compile and run the bundled example modules (an MLP, a GELU chain)\n  test         run the whole test suite, conformance corpus included\n  bench        run the benchmarks (hlojit vs XLA:CPU on the perf workloads)\n  conformance  run the conformance corpus and print failures\n  jax-suite    JAX's own test files as a differential test against XLA:CPU: jax-suite TESTS_DIR [TEST.py]...\n  wheel        build the hlojit Python package (python/: hlojit.compile and the PJRT plugin) into target/wheels\n  pytest       build the wheel, install it into target/python-site and run python/tests through JAX"
+                "usage: cargo xtask <task>\n\n  setup        install what a fresh machine lacks (LLVM 19, jax for the FFI tests), refresh the test corpus\n  demo         compile and run the bundled example modules (an MLP, a GELU chain)\n  test         run the whole test suite, conformance corpus included, and the Python tests (as pytest)\n  bench        run the benchmarks (hlojit vs XLA:CPU on the perf workloads)\n  conformance  run the conformance corpus and print failures\n  jax-suite    JAX's own test files as a differential test against XLA:CPU: jax-suite TESTS_DIR [TEST.py]...\n  wheel        build the hlojit Python package (python/: hlojit.compile and the PJRT plugin) into target/wheels\n  pytest       build the wheel, install it with the pinned jax into a fresh venv (target/wheel-venv) and run python/tests through JAX\n  jax-tests    JAX's own test files on hlojit (the plugin) and on XLA:CPU, per-file pass counts: jax-tests TESTS_DIR [TEST.py]... [-- PYTEST_ARGS]"
             );
             return if task == "help" { ExitCode::SUCCESS } else { ExitCode::FAILURE };
         }
@@ -232,28 +233,81 @@ fn wheel() -> Result<PathBuf, String> {
     }
 }
 
-/// The Python tests (python/tests) with the freshly built wheel: installed into its own
-/// directory (not into the shared virtual environment) that PYTHONPATH puts first, so JAX
-/// finds the plugin through the package's `jax_plugins` entry point as after `pip install`.
+/// The pinned version of a Python package in xtask/python-requirements.txt, as `name==version`.
+fn pinned(name: &str) -> Result<String, String> {
+    PYTHON_REQUIREMENTS
+        .lines()
+        .map(str::trim)
+        .find(|l| l.split("==").next() == Some(name))
+        .map(str::to_string)
+        .ok_or_else(|| format!("{name} is not pinned in xtask/python-requirements.txt"))
+}
+
+/// The Python tests (python/tests) as a user would run them: the freshly built wheel installed
+/// by pip into a new virtual environment (target/wheel-venv, recreated every time) together
+/// with the pinned jax and jaxlib, so JAX finds the plugin through the package's `jax_plugins`
+/// entry point and the wheel's declared dependencies are all it gets. pip's cache keeps this
+/// to an unpack after the first download.
 fn pytest(args: &[String]) -> Result<(), String> {
+    let wheel = wheel()?;
+    let env = root().join("target/wheel-venv");
+    let _ = std::fs::remove_dir_all(&env);
+    eprintln!("xtask: installing {} with the pinned jax into a fresh {}", wheel.display(), env.display());
+    run(Command::new("python3").args(["-m", "venv"]).arg(&env))?;
+    let python = env.join("bin/python3");
+    let mut install = Command::new(&python);
+    install.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).arg(&wheel);
+    for package in ["jax", "jaxlib", "pytest"] {
+        install.arg(pinned(package)?);
+    }
+    run(&mut install)?;
+    let mut c = Command::new(&python);
+    c.current_dir(root()).args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "python/tests"]).args(args);
+    run(&mut c)
+}
+
+/// The wheel installed (without dependencies) into target/python-site, for running it with
+/// the project's virtual environment (PYTHONPATH=target/python-site) as `jax-tests` does.
+fn python_site() -> Result<PathBuf, String> {
     let wheel = wheel()?;
     let site = root().join("target/python-site");
     let _ = std::fs::remove_dir_all(&site);
-    let python = venv().join("bin/python3");
-    run(Command::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--target"]).arg(&site).arg(&wheel))?;
-    let mut c = Command::new(&python);
-    c.current_dir(root()).args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "python/tests"]).args(args).env("PYTHONPATH", &site);
+    run(Command::new(venv().join("bin/python3"))
+        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--target"])
+        .arg(&site)
+        .arg(&wheel))?;
+    Ok(site)
+}
+
+/// JAX's own test files with JAX_PLATFORMS=hlojit and JAX_PLATFORMS=cpu (XLA), file by file
+/// (tools/jax_tests.py); the report is target/jax-tests/report.md and report.json.
+fn jax_tests(args: &[String]) -> Result<(), String> {
+    let Some((tests_dir, rest)) = args.split_first() else {
+        return Err("usage: cargo xtask jax-tests TESTS_DIR [TEST_FILE.py]... [-- PYTEST_ARGS] (TESTS_DIR: the tests/ folder of jax at the installed version's tag)".into());
+    };
+    let site = python_site()?;
+    let mut c = Command::new(venv().join("bin/python3"));
+    c.current_dir(root())
+        .arg(root().join("tools/jax_tests.py"))
+        .arg("--tests-dir")
+        .arg(tests_dir)
+        .arg("--out")
+        .arg(root().join("target/jax-tests"))
+        .arg("--site")
+        .arg(&site)
+        .args(rest);
     run(with_venv(&mut c))
 }
 
-/// The test suite, then every example program (they check their own results).
+/// The test suite, then every example program (they check their own results), then the
+/// Python package's tests through JAX from a fresh install of the wheel.
 fn test(args: &[String]) -> Result<(), String> {
     run(cargo().args(["test", "--release", "--workspace", "--no-fail-fast"]).args(args))?;
     for example in examples()? {
         eprintln!("xtask: running example {example}");
         run(cargo().args(["run", "--release", "--quiet", "--example", &example]))?;
     }
-    Ok(())
+    pytest(&[])
 }
 
 /// The root package's example programs (examples/*.rs).

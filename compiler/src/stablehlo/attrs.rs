@@ -394,8 +394,12 @@ fn parse_hash_attr(c: &mut Cursor) -> PResult<Attr> {
         return Ok(Attr::Dialect { name: kind, fields });
     };
     if dialect != "stablehlo" && dialect != "mhlo" && dialect != "chlo" {
+        // Kept whole: a Shardy mesh (`#sdy.mesh<["x"=2]>`) is checked for its axis sizes.
+        let rest = c.rest();
+        let body_start = c.pos();
         c.skip_balanced('<', '>')?;
-        return Ok(Attr::Opaque(name));
+        let body = &rest[..c.pos() - body_start];
+        return Ok(Attr::Opaque(format!("#{name}{body}")));
     }
     let kind = kind.to_string();
     c.expect("<")?;

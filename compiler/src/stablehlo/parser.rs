@@ -140,6 +140,19 @@ fn skip_sdy_mesh(c: &mut Cursor) -> PResult<()> {
     let body_start = c.pos();
     c.skip_balanced('<', '>')?;
     let body = &body[..c.pos() - body_start];
+    if let Err(e) = check_single_device_mesh(body) {
+        return Err(c.error_at(start, e));
+    }
+    c.skip_ws();
+    if c.rest().starts_with('{') {
+        parse_dict(c)?;
+    }
+    skip_loc(c)
+}
+
+/// A Shardy mesh's body (`<["x"=2, "y"=1]>`, as text) is fine when no axis is larger than 1;
+/// a larger one makes the module a sharded program, which hlojit does not partition.
+pub(crate) fn check_single_device_mesh(body: &str) -> Result<(), String> {
     // Axis sizes follow `=` ("x"=2); device ids (`device_ids=[...]`) do not.
     let largest = body
         .split('=')
@@ -148,16 +161,11 @@ fn skip_sdy_mesh(c: &mut Cursor) -> PResult<()> {
         .max()
         .unwrap_or(1);
     if largest > 1 {
-        return Err(c.error_at(
-            start,
-            format!("a sharded program (sdy.mesh with an axis of {largest} devices): hlojit runs programs that are already per device"),
+        return Err(format!(
+            "a sharded program (sdy.mesh with an axis of {largest} devices): hlojit runs programs that are already per device, it does not partition sharded ones"
         ));
     }
-    c.skip_ws();
-    if c.rest().starts_with('{') {
-        parse_dict(c)?;
-    }
-    skip_loc(c)
+    Ok(())
 }
 
 fn skip_loc(c: &mut Cursor) -> PResult<()> {

@@ -60,7 +60,8 @@ impl<'a, 'b> IrReader<'a, 'b> {
                 };
                 module.attrs = op.attrs.into_iter().filter(|(k, _)| k != "sym_name" && k != "sym_visibility").collect();
                 let block = op.regions.into_iter().next().and_then(|r| r.blocks.into_iter().next()).unwrap_or_default();
-                module.ops = block.ops;
+                // Checked (single-device) Shardy meshes carry nothing the conversion needs.
+                module.ops = block.ops.into_iter().filter(|op| op.name != "sdy.mesh").collect();
             } else {
                 return Err(BcError { offset: 0, message: format!("unexpected top-level op '{}' (a StableHLO artifact holds one builtin.module)", op.name) });
             }

@@ -28,6 +28,29 @@ pub fn to_stablehlo(op: &mut Op, props: Vec<Option<Attr>>) -> Result<(), String>
         }
         return Ok(());
     }
+    if op.name == "sdy.mesh" {
+        // JAX names a Shardy mesh in every module whose arrays are committed to devices, also
+        // in portable artifacts. One without axes larger than 1 changes nothing (the reader
+        // drops it, as the text parser does); a larger one is a sharded program, refused.
+        for attr in props.iter().flatten().chain(op.attrs.values()) {
+            if let Attr::Opaque(text) = attr {
+                if let Some(body) = text.strip_prefix("#sdy.mesh") {
+                    crate::stablehlo::parser::check_single_device_mesh(body)?;
+                }
+            }
+        }
+        return Ok(());
+    }
+    if op.name == "builtin.unrealized_conversion_cast" || op.name.starts_with("sdy.") {
+        // Ops of other dialects that StableHLO's serializer leaves in the artifact (see
+        // `pass_through` in the converter); their properties keep their positions.
+        for (i, value) in props.into_iter().enumerate() {
+            if let Some(v) = value {
+                op.attrs.insert(format!("property{i}"), v);
+            }
+        }
+        return Ok(());
+    }
     let Some(short) = op.name.strip_prefix("vhlo.") else {
         return Err(format!("op '{}' is not VHLO (a portable artifact holds VHLO ops only)", op.name));
     };

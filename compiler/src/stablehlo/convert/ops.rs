@@ -121,11 +121,43 @@ impl<'m> Converter<'m> {
         matches!(op.attr(name), Some(Attr::Bool(true)) | Some(Attr::Unit))
     }
 
+    /// Ops that leave their operands unchanged on one device:
+    /// - `builtin.unrealized_conversion_cast`: when StableHLO serializes a module with ops of
+    ///   other dialects (Shardy's) into VHLO, it casts their operands from VHLO types and their
+    ///   results back; read back, both sides are the same tensor type.
+    /// - `sdy.sharding_constraint` and `sdy.reshard` on a mesh of one device (JAX writes them
+    ///   for `with_sharding_constraint` and `device_put` under jit); a mesh with more devices
+    ///   makes it a sharded program, which hlojit does not partition.
+    fn pass_through(&self, op: &Op, operands: &[Val]) -> CResult<Option<Vec<Val>>> {
+        match op.name.as_str() {
+            "builtin.unrealized_conversion_cast" => {
+                if operands.len() != op.result_types.len() || operands.iter().zip(&op.result_types).any(|(v, t)| &v.ty != t) {
+                    return Err(self.err("unrealized_conversion_cast between different types"));
+                }
+            }
+            "sdy.sharding_constraint" | "sdy.reshard" => {
+                for attr in op.attrs.values() {
+                    if let Attr::Opaque(text) = attr {
+                        crate::stablehlo::parser::check_single_device_mesh(text).map_err(|e| self.err(e))?;
+                    }
+                }
+                if operands.len() != 1 || op.result_types.len() != 1 || operands[0].ty != op.result_types[0] {
+                    return Err(self.err(format!("{} takes one operand of its result's type", op.name)));
+                }
+            }
+            _ => return Ok(None),
+        }
+        Ok(Some(operands.to_vec()))
+    }
+
     pub(super) fn convert_op(&mut self, comp: &mut Comp, op: &'m Op) -> CResult<()> {
         let operands = op.operands.iter().map(|v| self.get(comp, v)).collect::<CResult<Vec<_>>>()?;
         let (dialect, short) = op.name.split_once('.').unwrap_or(("", op.name.as_str()));
         if dialect == "chlo" {
             let vals = self.convert_chlo(comp, op, short, &operands)?;
+            return self.bind(comp, op, vals);
+        }
+        if let Some(vals) = self.pass_through(op, &operands)? {
             return self.bind(comp, op, vals);
         }
         if dialect != "stablehlo" && dialect != "mhlo" && op.name != "func.call" {
@@ -209,6 +241,24 @@ impl<'m> Converter<'m> {
             }
             "convolution" => vec![self.convert_convolution(comp, op, &operands)?],
             "reduce" => self.convert_reduce(comp, op, &operands)?,
+            "all_reduce" => {
+                // XLA's converter: one all-reduce over all operands (a tuple when several),
+                // the region as to_apply, replica groups and channel as HLO spells them.
+                let body = self.region_or_err(op, 0, "all_reduce_body")?;
+                let mut text = format!("all-reduce({args}), replica_groups={}", self.replica_groups(op)?);
+                if let Some(channel) = self.channel_id(op)? {
+                    text.push_str(&format!(", channel_id={channel}"));
+                }
+                if Self::bool_attr(op, "use_global_device_ids") {
+                    text.push_str(", use_global_device_ids=true");
+                }
+                text.push_str(&format!(", to_apply={body}"));
+                if op.result_types.len() == 1 {
+                    vec![self.emit(comp, "all-reduce", &self.result_type(op)?, text)?]
+                } else {
+                    self.emit_multi(comp, "all-reduce", &op.result_types, text)?
+                }
+            }
             "reduce_window" => {
                 let body = self.region_or_err(op, 0, "reduce_window_body")?;
                 let n = operands.len() / 2;
@@ -384,6 +434,41 @@ impl<'m> Converter<'m> {
         let r = self.emit(comp, "reshape", &reshaped_ty, format!("reshape({})", x.name))?;
         let kept_dims: Vec<i64> = keep.iter().map(|&i| dims_[i]).collect();
         self.emit(comp, "broadcast", ty, format!("broadcast({}), dimensions={}", r.name, list(&kept_dims)))
+    }
+
+    /// `replica_groups = dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>` as HLO's `{{0,1},{2,3}}`;
+    /// -1 entries pad groups of unequal size and are left out, as XLA's converter does.
+    fn replica_groups(&self, op: &Op) -> CResult<String> {
+        let Some(Attr::Dense(d)) = op.attr("replica_groups") else {
+            return Err(self.err("replica_groups must be a dense i64 tensor"));
+        };
+        let shape: Vec<i64> = d.ty.dims.iter().map(|x| x.unwrap_or(-1)).collect();
+        let values = self.ints_attr(op, "replica_groups")?;
+        let (groups, size) = match shape.as_slice() {
+            [g, n] if *g >= 0 && *n >= 0 && (g * n) as usize == values.len() => (*g as usize, *n as usize),
+            _ => return Err(self.err(format!("replica_groups of shape {shape:?}: a 2-D tensor expected"))),
+        };
+        let text: Vec<String> = (0..groups)
+            .map(|g| {
+                let ids: Vec<String> = values[g * size..(g + 1) * size].iter().filter(|&&v| v >= 0).map(|v| v.to_string()).collect();
+                format!("{{{}}}", ids.join(","))
+            })
+            .collect();
+        Ok(format!("{{{}}}", text.join(",")))
+    }
+
+    /// The channel of a collective: `channel_handle = #stablehlo.channel_handle<handle = 1,
+    /// type = 1>` in text, `channel_id` in VHLO; none (or handle 0) for a cross-replica one.
+    fn channel_id(&self, op: &Op) -> CResult<Option<i64>> {
+        let handle = match (op.attr("channel_handle"), op.attr("channel_id")) {
+            (Some(Attr::Dialect { fields, .. }), _) => match fields.get("handle") {
+                Some(a) => ints(&Attr::Array(vec![a.clone()])).map_err(|e| self.err(format!("channel_handle: {e}")))?[0],
+                None => return Err(self.err("channel_handle without handle")),
+            },
+            (_, Some(a)) => ints(&Attr::Array(vec![a.clone()])).map_err(|e| self.err(format!("channel_id: {e}")))?[0],
+            _ => 0,
+        };
+        Ok((handle > 0).then_some(handle))
     }
 
     fn region_or_err(&mut self, op: &'m Op, i: usize, kind: &str) -> CResult<String> {
