@@ -60,27 +60,29 @@ fn simplify_round(comp: &mut Computation) -> bool {
     true
 }
 
+/// For a commutative op with identity element `identity`: the operand of `a`, `b` that is
+/// left when the other is all `identity` (`b` checked first, as XLA does).
+fn other_than(comp: &Computation, a: InstrId, b: InstrId, identity: i64) -> Option<InstrId> {
+    if is_all(comp, b, identity) {
+        Some(a)
+    } else if is_all(comp, a, identity) {
+        Some(b)
+    } else {
+        None
+    }
+}
+
 /// The instruction `id` can be replaced by, if any (new instructions are added to `comp`).
 fn simplify(comp: &mut Computation, id: InstrId) -> Option<InstrId> {
     let inst = comp.get(id);
     let ty = inst.shape.element_type()?;
     let operand = |i: usize| inst.operands[i];
     match inst.opcode {
-        Opcode::Add if !ty.is_pred() => {
-            if is_all(comp, operand(1), 0) {
-                Some(operand(0))
-            } else if is_all(comp, operand(0), 0) {
-                Some(operand(1))
-            } else {
-                None
-            }
-        }
+        Opcode::Add if !ty.is_pred() => other_than(comp, operand(0), operand(1), 0),
         Opcode::Subtract if is_all(comp, operand(1), 0) => Some(operand(0)),
         Opcode::Multiply if !ty.is_pred() => {
-            if is_all(comp, operand(1), 1) {
-                Some(operand(0))
-            } else if is_all(comp, operand(0), 1) {
-                Some(operand(1))
+            if let Some(x) = other_than(comp, operand(0), operand(1), 1) {
+                Some(x)
             } else if ty.is_int() && is_all(comp, operand(0), 0) {
                 Some(operand(0))
             } else if ty.is_int() && is_all(comp, operand(1), 0) {
@@ -92,24 +94,8 @@ fn simplify(comp: &mut Computation, id: InstrId) -> Option<InstrId> {
         Opcode::Divide if is_all(comp, operand(1), 1) => Some(operand(0)),
         Opcode::Power if ty.is_floating() && is_all(comp, operand(1), 1) => Some(operand(0)),
         // XLA: `A && True => A`, `A || False => A` for predicates.
-        Opcode::And if ty.is_pred() => {
-            if is_all(comp, operand(1), 1) {
-                Some(operand(0))
-            } else if is_all(comp, operand(0), 1) {
-                Some(operand(1))
-            } else {
-                None
-            }
-        }
-        Opcode::Or if ty.is_pred() => {
-            if is_all(comp, operand(1), 0) {
-                Some(operand(0))
-            } else if is_all(comp, operand(0), 0) {
-                Some(operand(1))
-            } else {
-                None
-            }
-        }
+        Opcode::And if ty.is_pred() => other_than(comp, operand(0), operand(1), 1),
+        Opcode::Or if ty.is_pred() => other_than(comp, operand(0), operand(1), 0),
         Opcode::Negate => {
             let inner = comp.get(operand(0));
             (inner.opcode == Opcode::Negate).then(|| inner.operands[0])

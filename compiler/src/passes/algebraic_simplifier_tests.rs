@@ -1,15 +1,11 @@
 //! Unit tests of the algebraic simplifier: what is rewritten and, as importantly, what is not.
 
 use super::*;
-use crate::hlo::text::{parse_module, print_module};
+use crate::hlo::text::print_module;
 use crate::hlo::SliceDim;
 
 fn simplified(text: &str) -> (bool, Module) {
-    let mut m = parse_module(text).unwrap();
-    crate::hlo::verify_module(&m).unwrap();
-    let changed = run(&mut m).unwrap();
-    crate::hlo::verify_module(&m).unwrap();
-    (changed, m)
+    crate::passes::test_util::run_verified(text, run)
 }
 
 fn entry(body: &str) -> String {

@@ -96,14 +96,9 @@ impl super::pass::Pass for Cse {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hlo::text::parse_module;
 
     fn cse(text: &str) -> (bool, Module) {
-        let mut m = parse_module(text).unwrap();
-        crate::hlo::verify_module(&m).unwrap();
-        let changed = run(&mut m).unwrap();
-        crate::hlo::verify_module(&m).unwrap();
-        (changed, m)
+        crate::passes::test_util::run_verified(text, run)
     }
 
     fn names(m: &Module) -> Vec<String> {

@@ -90,14 +90,10 @@ impl super::pass::Pass for Dce {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hlo::text::{parse_module, print_module};
+    use crate::hlo::text::print_module;
 
     fn dce(text: &str) -> (bool, Module) {
-        let mut m = parse_module(text).unwrap();
-        crate::hlo::verify_module(&m).unwrap();
-        let changed = run(&mut m).unwrap();
-        crate::hlo::verify_module(&m).unwrap();
-        (changed, m)
+        crate::passes::test_util::run_verified(text, run)
     }
 
     #[test]

@@ -14,6 +14,8 @@ pub mod layout_assignment;
 pub mod pass;
 pub mod rng_expander;
 pub mod sharding_markers;
+#[cfg(test)]
+mod test_util;
 pub mod simplify_data_movement;
 pub mod topk_sorts;
 pub mod transpose_folding;

@@ -75,14 +75,9 @@ impl super::pass::Pass for TrivialReductions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hlo::text::parse_module;
 
     fn rewritten(text: &str) -> (bool, Module) {
-        let mut m = parse_module(text).unwrap();
-        crate::hlo::verify_module(&m).unwrap();
-        let changed = run(&mut m).unwrap();
-        crate::hlo::verify_module(&m).unwrap();
-        (changed, m)
+        crate::passes::test_util::run_verified(text, run)
     }
 
     fn root_opcode(m: &Module) -> Opcode {
