@@ -47,7 +47,11 @@ impl Search<'_, '_, '_> {
         }
         if let Some(Input::Array(array)) = self.kc.bindings.get(&id) {
             let layout = array.shape.layout_or_default();
-            if layout.tiles.is_empty() {
+            // An operand that does not vary along the output's minor dimension (a row vector
+            // broadcast across the columns, say) is read at one element for the whole inner
+            // loop: no stride to hide, and tiling would only add loops and remainders.
+            let varies_along_minor = map.iter().any(|m| m.is_none_or(|d| d == self.out_minor));
+            if layout.tiles.is_empty() && varies_along_minor {
                 if let Some(Some(t)) = physical_minor(&array.shape.dims, &layout).map(|p| map.get(p).copied().flatten()) {
                     if t != self.out_minor {
                         self.found = Some(t);
