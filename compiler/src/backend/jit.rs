@@ -79,7 +79,7 @@ extern "C" fn object_layer_for_perf(
 impl Jit {
     /// A JIT that resolves `symbols` (name, address) first and the process's symbols second.
     pub fn new(symbols: &[(String, usize)]) -> Result<Jit> {
-        super::target::TargetOptions::default().machine(true)?; // initializes the targets
+        super::target::initialize();
         let mut jit: LLVMOrcLLJITRef = std::ptr::null_mut();
         // SAFETY: plain C API calls; every error is checked.
         unsafe {

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple};
 use inkwell::OptimizationLevel;
-use std::sync::Once;
+use std::sync::{Mutex, Once, OnceLock};
 
 /// Target selection and optimization settings.
 ///
@@ -38,9 +38,17 @@ const X86_32_BIT_CPUS: &[&str] = &[
     "geode", "k6", "k6-2", "k6-3", "athlon", "athlon-tbird", "athlon-4", "athlon-xp", "athlon-mp",
 ];
 
-fn initialize() {
+/// Registers LLVM's targets (once per process).
+pub(crate) fn initialize() {
     static INIT: Once = Once::new();
     INIT.call_once(|| Target::initialize_all(&InitializationConfig::default()));
+}
+
+/// The host CPU's LLVM name and feature string, asked once: LLVM finds them with dozens of
+/// `cpuid` instructions, each a trap to the hypervisor in a virtual machine.
+pub fn host_cpu() -> &'static (String, String) {
+    static HOST: OnceLock<(String, String)> = OnceLock::new();
+    HOST.get_or_init(|| (TargetMachine::get_host_cpu_name().to_string(), TargetMachine::get_host_cpu_features().to_string()))
 }
 
 impl TargetOptions {
@@ -69,7 +77,7 @@ impl TargetOptions {
     pub fn validate(&self) -> Result<()> {
         let features = match (&self.triple, &self.features) {
             (_, Some(features)) => features.clone(),
-            (None, None) => TargetMachine::get_host_cpu_features().to_string(),
+            (None, None) => host_cpu().1.clone(),
             (Some(_), None) => String::new(),
         };
         let mut long_mode: Option<bool> = None;
@@ -96,25 +104,80 @@ impl TargetOptions {
         Ok(())
     }
 
-    /// A target machine for code that is relocatable (AOT) or loaded in this process (JIT).
-    pub fn machine(&self, for_jit: bool) -> Result<TargetMachine> {
+    /// A target machine for code that is relocatable (AOT) or loaded in this process (JIT):
+    /// an idle one made earlier for the same target if there is one (see [`Machine`]).
+    pub fn machine(&self, for_jit: bool) -> Result<Machine> {
         initialize();
         self.validate()?;
         let triple = self.triple();
-        let target = Target::from_triple(&triple).map_err(|e| Error::Llvm(format!("unknown target {triple}: {e}")))?;
         let (cpu, features) = match (&self.triple, &self.cpu, &self.features) {
             (None, cpu, features) => (
-                cpu.clone().unwrap_or_else(|| TargetMachine::get_host_cpu_name().to_string()),
-                features.clone().unwrap_or_else(|| TargetMachine::get_host_cpu_features().to_string()),
+                cpu.clone().unwrap_or_else(|| host_cpu().0.clone()),
+                features.clone().unwrap_or_else(|| host_cpu().1.clone()),
             ),
             (Some(_), cpu, features) => (cpu.clone().unwrap_or_else(|| "generic".into()), features.clone().unwrap_or_default()),
         };
+        let key = (triple.as_str().to_string_lossy().into_owned(), cpu, features);
+        if let Some(machine) = Machine::reuse(&key) {
+            return Ok(machine);
+        }
+        let target = Target::from_triple(&triple).map_err(|e| Error::Llvm(format!("unknown target {triple}: {e}")))?;
         // Position-independent code for the JIT too: it maps code anywhere in the address space.
         let _ = for_jit;
         let reloc = RelocMode::PIC;
-        target
-            .create_target_machine(&triple, &cpu, &features, OptimizationLevel::Aggressive, reloc, CodeModel::Default)
-            .ok_or_else(|| Error::Llvm(format!("cannot create a target machine for {triple} / {cpu}")))
+        let tm = target
+            .create_target_machine(&triple, &key.1, &key.2, OptimizationLevel::Aggressive, reloc, CodeModel::Default)
+            .ok_or_else(|| Error::Llvm(format!("cannot create a target machine for {triple} / {}", key.1)))?;
+        Ok(Machine { key, tm: Some(tm) })
+    }
+}
+
+/// Triple, CPU and feature string: what makes two target machines interchangeable.
+type MachineKey = (String, String, String);
+
+/// A target machine in use by one compilation, back to the idle ones when dropped. Creating
+/// one builds its subtarget's instruction-lowering tables (about a millisecond, for every
+/// LLVM module of every compilation); a machine holds no per-module state between uses, so
+/// the next compilation for the same target takes it over.
+pub struct Machine {
+    key: MachineKey,
+    tm: Option<TargetMachine>,
+}
+
+/// Idle machines; a few per target are plenty (one per compile thread).
+static IDLE_MACHINES: Mutex<Vec<(MachineKey, IdleMachine)>> = Mutex::new(Vec::new());
+const MAX_IDLE_MACHINES: usize = 8;
+
+/// An idle machine. LLVM's target machines may move between threads; only concurrent use
+/// is unsafe, and an idle one has no user.
+struct IdleMachine(TargetMachine);
+// SAFETY: see above: held by the pool only while no thread uses it.
+unsafe impl Send for IdleMachine {}
+
+impl Machine {
+    fn reuse(key: &MachineKey) -> Option<Machine> {
+        let mut idle = IDLE_MACHINES.lock().unwrap_or_else(|e| e.into_inner());
+        let at = idle.iter().position(|(k, _)| k == key)?;
+        let (key, IdleMachine(tm)) = idle.swap_remove(at);
+        Some(Machine { key, tm: Some(tm) })
+    }
+}
+
+impl std::ops::Deref for Machine {
+    type Target = TargetMachine;
+    fn deref(&self) -> &TargetMachine {
+        self.tm.as_ref().expect("a machine in use")
+    }
+}
+
+impl Drop for Machine {
+    fn drop(&mut self) {
+        if let Some(tm) = self.tm.take() {
+            let mut idle = IDLE_MACHINES.lock().unwrap_or_else(|e| e.into_inner());
+            if idle.len() < MAX_IDLE_MACHINES {
+                idle.push((std::mem::take(&mut self.key), IdleMachine(tm)));
+            }
+        }
     }
 }
 
@@ -193,4 +256,23 @@ pub fn emit_object(module: &inkwell::module::Module, machine: &TargetMachine, fi
         .write_to_memory_buffer(module, file_type)
         .map_err(|e| Error::Llvm(format!("code generation failed: {e}")))?;
     Ok(buffer.as_slice().to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TargetOptions;
+
+    #[test]
+    fn an_idle_machine_is_reused_for_the_same_target_only() {
+        // A feature string no other test uses, so no other test takes this machine meanwhile.
+        let options = TargetOptions { cpu: Some("haswell".into()), features: Some("+avx2,+fma,+bmi2,+popcnt".into()), ..TargetOptions::default() };
+        let first = options.machine(true).expect("a machine");
+        let address = first.as_mut_ptr();
+        drop(first);
+        let again = options.machine(true).expect("a machine");
+        assert_eq!(again.as_mut_ptr(), address, "the idle machine is taken over");
+        let other = TargetOptions { features: Some("+avx2,+fma,+bmi2".into()), ..options.clone() };
+        let different = other.machine(true).expect("a machine");
+        assert_ne!(different.as_mut_ptr(), address, "a machine in use is never handed out twice, nor one for other features");
+    }
 }

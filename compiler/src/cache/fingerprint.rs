@@ -51,8 +51,8 @@ fn resolved_target(t: &TargetOptions) -> (String, String, String) {
     let host = HOST.get_or_init(|| {
         (
             TargetMachine::get_default_triple().as_str().to_string_lossy().into_owned(),
-            TargetMachine::get_host_cpu_name().to_string(),
-            TargetMachine::get_host_cpu_features().to_string(),
+            crate::backend::target::host_cpu().0.clone(),
+            crate::backend::target::host_cpu().1.clone(),
         )
     });
     match &t.triple {
