@@ -90,6 +90,7 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(dce::Dce)
         .add(while_dead_state::WhileDeadState)
         .add(while_licm::WhileLicm)
+        .add(while_init_broadcasts::WhileInitBroadcasts)
         .add(layout_assignment::LayoutAssignment)
         .add(fusion::Fusion)
         // Fusion's second round can leave a claimed producer's computation uncalled.

@@ -16,6 +16,7 @@ pub mod limits;
 pub mod linalg;
 pub mod literal;
 pub mod npy;
+pub mod parallel_loop;
 pub mod physical;
 pub mod profile;
 pub mod shape;

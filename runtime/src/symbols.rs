@@ -2,11 +2,8 @@
 //! that AOT objects link against the runtime library; the JIT registers their addresses.
 
 use crate::block_cache::{self, BUFFER_ALIGNMENT};
-use crate::float_env::FlushDenormals;
 use std::ptr::NonNull;
 use crate::custom_call::last_error;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Mutex;
 
 /// A kernel task: runs iterations `[begin, end)` of a kernel over the buffer table.
 pub type KernelTask = unsafe extern "C" fn(table: *const *mut u8, begin: i64, end: i64);
@@ -49,7 +46,7 @@ pub unsafe extern "C" fn hlojit_rt_free(ptr: *mut u8, size: i64) {
 /// as many pool threads as there are other cores, each taking the next chunk until none is
 /// left: one wake-up per helper and none for the caller, which a kernel of a few microseconds
 /// (a step of a recurrent loop) cannot afford more of; a helper that wakes late finds no
-/// chunk and costs nothing.
+/// chunk and costs nothing, not even the caller's wait (see [`crate::parallel_loop`]).
 ///
 /// # Safety
 /// `task` must be safe to run concurrently on disjoint ranges with this `table`.
@@ -62,35 +59,8 @@ pub unsafe extern "C" fn hlojit_rt_parallel_for(task: KernelTask, table: *const 
         task(table, 0, extent);
         return;
     }
-    let table = table as usize;
-    let next = AtomicI64::new(0);
-    let work_through_chunks = || loop {
-        let c = next.fetch_add(1, Ordering::Relaxed);
-        if c >= chunks {
-            break;
-        }
-        // SAFETY: the caller guarantees disjoint ranges may run concurrently.
-        unsafe { task(table as *const *mut u8, extent * c / chunks, extent * (c + 1) / chunks) };
-    };
-    // A helper's failure (a kernel's allocation) is handed to the calling thread, which the
-    // generated code asks.
-    let helper_failure: Mutex<Option<String>> = Mutex::new(None);
-    rayon::in_place_scope(|s| {
-        for _ in 1..threads.min(chunks) {
-            s.spawn(|_| {
-                let _env = FlushDenormals::new();
-                work_through_chunks();
-                if last_error::take_failure() {
-                    let message = last_error::take_last_error().unwrap_or_default();
-                    *helper_failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
-                }
-            });
-        }
-        work_through_chunks();
-    });
-    if let Some(message) = helper_failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        last_error::set_failure(message);
-    }
+    // SAFETY: as this function's own contract.
+    unsafe { crate::parallel_loop::run(task, table, extent, chunks, threads.min(chunks) - 1) };
 }
 
 /// 1 if something on this thread failed without a status to return it in (an allocation in a

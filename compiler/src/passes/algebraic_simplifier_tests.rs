@@ -105,3 +105,16 @@ fn layouts_and_control_edges_are_respected() {
     let (_, m) = simplified(&entry("  x = f32[12] parameter(0)\n  a = f32[3,4] reshape(x)\n  ROOT b = f32[2,6] reshape(a)"));
     assert!(!simplified(&print_module(&m)).0);
 }
+
+#[test]
+fn slices_of_a_broadcast_scalar_are_broadcasts() {
+    let (op, _, operands) = root_of(
+        "  c = f32[] constant(1)\n  b = f32[200,32,8] broadcast(c), dimensions={}\n  i = s32[] parameter(0)\n  z = s32[] constant(0)\n  ROOT d = f32[1,32,8] dynamic-slice(b, i, z, z), dynamic_slice_sizes={1,32,8}",
+    );
+    assert_eq!((op, operands), (Opcode::Broadcast, vec!["c".to_string()]));
+    let (op, _, operands) = root_of("  c = f32[] constant(2)\n  b = f32[6,4] broadcast(c), dimensions={}\n  ROOT s = f32[2,4] slice(b), slice={[1:5:2], [0:4]}");
+    assert_eq!((op, operands), (Opcode::Broadcast, vec!["c".to_string()]));
+    // A slice of a broadcast array moves elements: it stays.
+    let (op, _, _) = root_of("  x = f32[4] parameter(0)\n  b = f32[6,4] broadcast(x), dimensions={1}\n  i = s32[] parameter(1)\n  ROOT d = f32[2,4] dynamic-slice(b, i, i), dynamic_slice_sizes={2,4}");
+    assert_eq!(op, Opcode::DynamicSlice);
+}

@@ -129,7 +129,7 @@ pub fn assign_buffers(
 
 /// The (while, state leaf) pairs whose state can live in the buffer of its initial value, so
 /// the loop starts without copying it: an initial value that is a temporary of this
-/// computation and dead once the loop starts, or one the loop never writes (a state element
+/// computation and dead once the loop starts (for the first element it initializes), or one the loop never writes (a state element
 /// the body passes through unchanged: the loop's inputs, weights) held in a parameter or
 /// constant. Decided on a first assignment's slots and liveness (`first`).
 fn while_state_in_init(module: &Module, comp: &Computation, schedule: &[InstrId], first: &BufferAssignment) -> HashSet<(InstrId, usize)> {
@@ -145,14 +145,17 @@ fn while_state_in_init(module: &Module, comp: &Computation, schedule: &[InstrId]
         let state = first.leaf_slots(id);
         let passed_through = inst.while_body().map(|b| passed_through_leaves(module.computation(b))).unwrap_or_default();
         for (i, &s) in init.iter().enumerate() {
-            let unique = init.iter().filter(|&&t| t == s).count() == 1;
+            // One buffer passed as several initial elements (JAX's zeros for every stacked
+            // output of a scan, merged by CSE) is shared by the first of them; the others are
+            // copied from it before the loop starts, while it still holds the initial value.
+            let first_of_buffer = init.iter().position(|&t| t == s) == Some(i);
             let same_layout = state.get(i).is_some_and(|&t| first.slots[t].shape == first.slots[s].shape);
             let fits = match first.slots[s].allocation {
                 Allocation::Temp { .. } => last_use.get(&s) == Some(&position[&id]),
                 Allocation::Parameter(_) | Allocation::Constant(_) => passed_through.contains(&i),
                 _ => false,
             };
-            if unique && same_layout && fits {
+            if first_of_buffer && same_layout && fits {
                 shared.insert((id, i));
             }
         }

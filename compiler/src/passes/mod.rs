@@ -22,4 +22,5 @@ pub mod transpose_folding;
 pub mod trivial_reductions;
 pub mod unfuse;
 pub mod while_dead_state;
+pub mod while_init_broadcasts;
 pub mod while_licm;

@@ -1,6 +1,7 @@
 //! The algebraic simplifier's rewrites of pure data movement (no arithmetic, so every one is
 //! exact): a reshape, broadcast, transpose, slice, pad, reverse or concatenate that moves
-//! nothing is its operand, and two in a row of the same kind are one.
+//! nothing is its operand, two in a row of the same kind are one, and a slice of a broadcast
+//! scalar is a broadcast.
 //!
 //! A composed instruction takes the shape (and layout) of the instruction it replaces and
 //! its name with a suffix, so dumps still say where it came from.
@@ -49,6 +50,17 @@ pub(super) fn simplify(comp: &mut Computation, id: InstrId) -> Option<InstrId> {
             Some(compose(comp, id, Opcode::Transpose, y, |i| i.attrs.dimensions = Some(perm)))
         }
         Opcode::Slice if same_dims => Some(x),
+        // A slice or dynamic-slice of a broadcast scalar is the scalar broadcast to the slice's
+        // shape, whatever the offsets (XLA's simplifier rewrites both): the gradient of a sum
+        // over a scan reads such a slice of a broadcast 1 on every step.
+        Opcode::Slice | Opcode::DynamicSlice
+            if operand.opcode == Opcode::Broadcast && comp.get(operand.operands[0]).shape.rank() == 0 =>
+        {
+            let scalar = operand.operands[0];
+            let mut new = Instruction::new(format!("{}.simplified", inst.name), Opcode::Broadcast, inst.shape.clone(), vec![scalar]);
+            new.attrs.dimensions = Some(Vec::new());
+            Some(comp.add(new))
+        }
         Opcode::Slice if operand.opcode == Opcode::Slice => {
             let dims: Vec<SliceDim> = inst
                 .attrs

@@ -4,7 +4,8 @@
 //! blocks that and costs far more).
 //!
 //! The polynomial coefficients were fitted for this file (least squares refined to minimax on
-//! Chebyshev nodes against 120-bit references). Each function is within a few ulp of the
+//! Chebyshev nodes against 120-bit references), except tanh's, which is XLA:CPU's own rational
+//! approximation so that results agree with XLA's. Each function is within a few ulp of the
 //! correctly rounded result. Edge cases follow XLA:CPU's results under flush-to-zero: results
 //! that would be subnormal come out as 0, subnormal arguments of tanh pass through.
 
@@ -41,14 +42,36 @@ const EXPM1_P: [f64; 6] = [
     0.0013996177157928784,
     0.00019849807035686844,
 ];
-/// tanh(x) = x + x^3 P(x^2) for |x| < 0.625 (relative error 4e-9).
-const TANH_P: [f64; 5] = [
-    -0.3333328194018193,
-    0.1333144215753233,
-    -0.0537397121565591,
-    0.020639078740586174,
-    -0.005704978373397314,
+/// XLA:CPU's f32 tanh (xla/codegen/intrinsic/tanh.cc, after Eigen's `ptanh_float`) is the
+/// rational function x N(x^2) / D(x^2) with these f32 coefficients (increasing powers of x^2).
+/// Its results differ from the correctly rounded tanh by a few ulp; using the same function,
+/// evaluated the same way (fused Horner steps), gives XLA's results, and it costs one division
+/// instead of an exp and a division.
+#[allow(clippy::excessive_precision)] // XLA's decimal text, rounded to f32 as in XLA
+const TANH_NUM: [f32; 7] = [
+    4.89352455891786e-03,
+    6.37261928875436e-04,
+    1.48572235717979e-05,
+    5.12229709037114e-08,
+    -8.60467152213735e-11,
+    2.00018790482477e-13,
+    -2.76076847742355e-16,
 ];
+#[allow(clippy::excessive_precision)]
+const TANH_DEN: [f32; 4] = [
+    4.89352518554385e-03,
+    2.26843463243900e-03,
+    1.18534705686654e-04,
+    1.19825839466702e-06,
+];
+/// The rational function is exactly ±1 (with fused steps) at ±this argument; larger arguments
+/// are clamped to it so that the result never leaves [-1, 1].
+const TANH_CLAMP: f32 = 7.998_811_7;
+/// Below this |x| XLA returns x itself (the rational function would flush tiny arguments to 0).
+const TANH_LINEAR_BELOW: f64 = 0.0004;
+/// From this |x| on XLA returns ±1 directly.
+const TANH_ONE_FROM: f64 = 20.0;
+
 /// erf(x) = x P(x^2) for |x| < 0.75 (relative error 1.4e-9).
 const ERF_P: [f64; 6] = [
     1.1283791654964386,
@@ -172,18 +195,23 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         f.sel(in_range, small, large)
     }
 
-    /// tanh(x) for f32: a polynomial near 0, 1 - 2 / (e^2|x| + 1) beyond, the sign of x.
+    /// tanh(x) for f32, computed as XLA:CPU computes it (see `TANH_NUM`): x below 0.0004,
+    /// ±1 from 20 on, otherwise x N(x^2) / D(x^2) of x clamped to ±`TANH_CLAMP`. The clamp
+    /// is written as XLA's "fast" min/max (an unordered compare and a select), so NaN passes
+    /// through it and comes out as NaN.
     pub(super) fn vtanh(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
         let f = self.f(x.get_type());
         let a = f.abs(x)?;
-        let x2 = f.mul(x, x)?;
-        let small = f.fma(f.mul(x2, x)?, f.poly_inc(x2, &TANH_P)?, x)?;
-        let e = self.vexp(f.add(a, a)?)?;
-        let large = f.sub(f.k(1.0), f.div(f.k(2.0), f.add(e, f.k(1.0))?)?)?;
-        let large = f.copysign(large, x)?;
-        let r = f.sel(f.cmp(FloatPredicate::OLT, a, f.k(0.625))?, small, large)?;
-        // Below 2^-12 tanh(x) rounds to x; returning x also keeps subnormal arguments.
-        f.sel(f.cmp(FloatPredicate::OLT, a, f.k(2f64.powi(-12)))?, x, r)
+        let lo = f.k(-(TANH_CLAMP as f64));
+        let hi = f.k(TANH_CLAMP as f64);
+        let c = f.sel(f.cmp(FloatPredicate::UGE, x, lo)?, x, lo)?;
+        let c = f.sel(f.cmp(FloatPredicate::ULE, c, hi)?, c, hi)?;
+        let c2 = f.mul(c, c)?;
+        let num: Vec<f64> = TANH_NUM.iter().map(|&v| v as f64).collect();
+        let den: Vec<f64> = TANH_DEN.iter().map(|&v| v as f64).collect();
+        let r = f.div(f.mul(c, f.poly_inc(c2, &num)?)?, f.poly_inc(c2, &den)?)?;
+        let r = f.sel(f.cmp(FloatPredicate::OLT, a, f.k(TANH_LINEAR_BELOW))?, x, r)?;
+        f.sel(f.cmp(FloatPredicate::OGE, a, f.k(TANH_ONE_FROM))?, f.copysign(f.k(1.0), x)?, r)
     }
 
     /// erf(x) for f32: x P(x^2) near 0, 1 - e^(-x^2) R(1 / (1 + |x|/2)) beyond, ±1 from 4 on.
