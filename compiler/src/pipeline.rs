@@ -90,6 +90,8 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(dce::Dce)
         .add(while_dead_state::WhileDeadState)
         .add(while_licm::WhileLicm)
+        // Before layout assignment, which gives the new inner reductions their layouts.
+        .add(reduction_splitting::ReductionSplitting)
         .add(layout_assignment::LayoutAssignment)
         .add(fusion::Fusion)
         // Multi-output fusion after plain fusion, as XLA orders them: it merges the kernels

@@ -14,6 +14,7 @@ pub mod layout_assignment;
 pub mod multi_output;
 pub mod pass;
 pub mod producer_consumer_fusion;
+pub mod reduction_splitting;
 pub mod rng_expander;
 pub mod sharding_markers;
 pub mod sibling_fusion;

@@ -132,6 +132,29 @@ ENTRY main {
         [X],
         "rtol=1e-6 atol=0",
     ),
+    "full_reduction_split_to_share_the_walk": (
+        """The maximum over all of x and the row sums: the maximum is split into row maxima and a
+maximum of those (reduction splitting), and the row maxima join the row sums in one walk over x
+(sibling fusion). The second kernel reads one value per row.
+check: ENTRY
+check-next: %x = f32[8,16] parameter(0)
+check-next: (f32[8], f32[8]) fusion(%x), kind=kInput
+check: f32[] fusion(
+check-not: fusion(""",
+        f"""HloModule sum_rows_and_max
+{ADD}
+{MAX}
+ENTRY main {{
+  x = f32[8,16] parameter(0)
+  z = f32[] constant(0)
+  ninf = f32[] constant(-inf)
+  s = f32[8] reduce(x, z), dimensions={{1}}, to_apply=add
+  m = f32[] reduce(x, ninf), dimensions={{0,1}}, to_apply=max
+  ROOT t = (f32[8], f32[]) tuple(s, m)
+}}""",
+        [X],
+        "rtol=1e-6 atol=1e-6",
+    ),
 }
 
 
