@@ -91,9 +91,16 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(while_dead_state::WhileDeadState)
         .add(while_licm::WhileLicm)
         .add(while_init_broadcasts::WhileInitBroadcasts)
+        // Before layout assignment, which gives the new inner reductions their layouts.
+        .add(reduction_splitting::ReductionSplitting)
         .add(layout_assignment::LayoutAssignment)
         .add(fusion::Fusion)
-        // Fusion's second round can leave a claimed producer's computation uncalled.
+        // Multi-output fusion after plain fusion, as XLA orders them: it merges the kernels
+        // fusion made (producer into consumer first, then siblings of a shared operand).
+        .add(producer_consumer_fusion::ProducerConsumerFusion)
+        .add(sibling_fusion::SiblingFusion)
+        // Fusion's second round can leave a claimed producer's computation uncalled, and the
+        // multi-output passes leave the merged fusions' computations uncalled.
         .add(dce::Dce)
         .add(channel_order::ChannelOrder);
     pipeline.verify |= options.verify_passes;

@@ -27,7 +27,7 @@ pub fn run(module: &mut Module) -> Result<bool> {
 
 /// One pass in post order: each instruction's operands are already canonical when it is looked
 /// at, so chains of equal instructions merge in a single walk.
-fn cse_computation(comp: &mut Computation) -> bool {
+pub(crate) fn cse_computation(comp: &mut Computation) -> bool {
     let mut canonical: HashMap<InstrId, InstrId> = HashMap::new();
     // (opcode, operands) -> instructions seen with that key; full equality is checked on a hit.
     let mut seen: HashMap<(Opcode, Vec<InstrId>), Vec<InstrId>> = HashMap::new();

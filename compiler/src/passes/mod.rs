@@ -11,9 +11,13 @@ pub mod expand_util;
 pub mod fusion;
 pub mod inline_calls;
 pub mod layout_assignment;
+pub mod multi_output;
 pub mod pass;
+pub mod producer_consumer_fusion;
+pub mod reduction_splitting;
 pub mod rng_expander;
 pub mod sharding_markers;
+pub mod sibling_fusion;
 #[cfg(test)]
 mod test_util;
 pub mod simplify_data_movement;
