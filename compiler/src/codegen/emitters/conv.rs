@@ -43,23 +43,27 @@ pub fn emit_convolution(kc: &KernelContext) -> Result<i64> {
     // non-finite weights (padding) or inputs (group expansion): those are checked for at run
     // time, once per call, and then the direct loop nest computes the whole result.
     let has_zeros = dims.window.iter().any(|w| w.padding_low > 0 || w.padding_high > 0 || w.base_dilation > 1);
-    let check = if taps.cross_group_zeros {
-        Some(lhs)
-    } else if !taps.multiply_padding && has_zeros {
-        Some(rhs)
-    } else {
-        None
-    };
-    let check = check.filter(|&id| kc.comp.get(id).shape.element_type().is_some_and(|t| t.is_floating()));
+    let mut check = Vec::new();
+    if taps.cross_group_zeros {
+        check.push(lhs);
+    }
+    if !taps.multiply_padding && has_zeros {
+        check.push(rhs);
+    }
+    check.retain(|&id| kc.comp.get(id).shape.element_type().is_some_and(|t| t.is_floating()));
     if super::gemm::conv::plan_fits(kc, lhs, rhs, &dims)? {
-        let Some(id) = check else {
+        if check.is_empty() {
             if let Some(extent) = super::gemm::conv::try_emit(kc, lhs, rhs, &dims)? {
                 return Ok(extent);
             }
             return emit_direct(kc, lhs, rhs, &dims);
-        };
+        }
         let cg = kc.cg;
-        let bad = any_non_finite(kc, id)?;
+        let mut bad = cg.const_bool(false);
+        for &id in &check {
+            let b = any_non_finite(kc, id)?;
+            bad = cg.b.build_or(bad, b, "")?;
+        }
         let mut emitted = None;
         let good = cg.b.build_not(bad, "")?;
         cg.if_then("conv.gemm", good, || {
