@@ -76,6 +76,8 @@ impl Default for CompileOptions {
 pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
     use passes::*;
     let mut pipeline = pass::PassPipeline::new()
+        // Before inlining: XLA:CPU's choice depends on which computation a convolution is in.
+        .add(conv_taps::ConvTapsPass)
         .add(inline_calls::InlineCalls)
         .add(sharding_markers::ShardingMarkers)
         .add(trivial_reductions::TrivialReductions)

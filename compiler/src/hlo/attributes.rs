@@ -275,6 +275,21 @@ pub enum BackendConfig {
     Braced(String),
 }
 
+/// Which zeros of a convolution's padded, dilated input are multiplied by the kernel. The
+/// operation semantics pad with zeros, so `0 x w` is computed for every tap and a non-finite
+/// `w` on padding gives NaN; XLA:CPU does that only where it runs the convolution on Eigen
+/// and skips such taps elsewhere (`passes::conv_taps` has the rules). The two agree whenever
+/// the kernel is finite.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConvTaps {
+    /// Taps on padding or base-dilation holes contribute `0 x w` (Eigen); else nothing.
+    pub multiply_padding: bool,
+    /// A grouped convolution computed as one ungrouped convolution whose kernel is zero
+    /// outside each group's block (XLA:CPU's group expansion for f64 and complex): every input
+    /// feature of the other groups contributes `x x 0`, NaN when `x` is not finite.
+    pub cross_group_zeros: bool,
+}
+
 /// An attribute hlojit keeps but does not interpret: `key=value` with the value's raw text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RawAttribute {
@@ -318,6 +333,10 @@ pub struct Attributes {
     pub feature_group_count: Option<i64>,
     /// `batch_group_count=` of convolution (1 when absent).
     pub batch_group_count: Option<i64>,
+    /// Not printed: how XLA:CPU would treat this convolution's padded taps, decided by the
+    /// `conv-taps` pass from where the convolution sits before calls are inlined (see
+    /// `passes::conv_taps`); `None` until that pass ran.
+    pub conv_taps: Option<ConvTaps>,
     /// `lhs_batch_dims=`, `lhs_contracting_dims=` ... of dot.
     pub dot_dims: Option<DotDimensionNumbers>,
     /// `operand_precision={default,high}` of dot and convolution.

@@ -106,6 +106,23 @@ impl Accumulator {
         Ok(())
     }
 
+    /// Adds `v x 0` for one generated operand element `v`: a zero of the padded input (or of a
+    /// masked kernel) met by `v`. Only a non-finite `v` changes the sum (to NaN).
+    pub fn add_times_zero<'ctx>(
+        &self,
+        e: &mut Elemental<'_, 'ctx>,
+        slot: PointerValue<'ctx>,
+        (id, index, ty): (InstrId, Index<'ctx>, ElementType),
+    ) -> Result<()> {
+        let cg = e.cg;
+        let v = e.gen_scalar(id, &index)?;
+        let v = self.operand(e, v, ty)?;
+        let sum = cg.b.build_load(self.llvm_type(cg), slot, "")?;
+        let sum = self.mul_add(cg, sum, v, self.zero(cg)?)?;
+        cg.b.build_store(slot, sum)?;
+        Ok(())
+    }
+
     /// `acc + a * b` on compute-type values.
     pub fn mul_add<'ctx>(
         &self,

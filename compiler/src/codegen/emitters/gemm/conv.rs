@@ -99,6 +99,11 @@ pub fn try_emit(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &Conv
     emit(kc, &caps, &plan).map(Some)
 }
 
+/// Whether the convolution is big enough and shaped for the GEMM or depthwise kernel.
+pub fn plan_fits(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &ConvDims) -> Result<bool> {
+    Ok(plan(kc, lhs, rhs, d)?.is_some())
+}
+
 fn plan(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &ConvDims) -> Result<Option<Plan>> {
     let out = &kc.outputs[0];
     let out_type = out.element_type();
