@@ -9,8 +9,8 @@
 //! All parts add to the same deduplicated module folder, and each finished part leaves a marker,
 //! so an interrupted collection resumes with the parts still missing.
 //!
-//! After the tool's diff, `tools/jax_suite_narrow.py` runs the modules the tool skipped because
-//! their element types (s2/s4/u2/u4, f8, f4) are outside its comparison set.
+//! After the tool's diff, `tools/jax_suite_narrow.py` runs the modules the tool skipped although
+//! they can be compared: element types outside its set (s2/s4/u2/u4, f8, f4) and Shardy markers.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -95,7 +95,7 @@ pub fn jax_suite(args: &[String]) -> Result<(), String> {
         eprintln!("xtask: {file}: XLA:CPU against hlojit");
         let hlojit = root().join("target/release/hlojit");
         run(python().arg("diff").arg(&out).arg("--hlojit").arg(&hlojit))?;
-        // The modules the tool skips for their element types (s4, f8, ...), compared from our side.
+        // The modules the tool skips for their element types (s4, f8, ...) or Shardy markers.
         run(Command::new(venv().join("bin/python3")).arg(root().join("tools/jax_suite_narrow.py")).arg(&tool).arg(&out).arg("--hlojit").arg(&hlojit))?;
     }
     Ok(())
