@@ -145,3 +145,20 @@ ENTRY main {{
   ROOT t = ({", ".join(outs)}) tuple({", ".join(roots)})
 }}""", expects=[np.asarray(jax.jit(jax.lax.mulhi)(ins[2 * k], ins[2 * k + 1]))
                 for k in range(len(types))])
+
+# --- dce_sink: jax.lax.dce_sink(y, prevent_mlir_dce=True), a no-op custom call jaxlib registers.
+x = np.array([1.5, -2.0, 3.25], np.float32)
+case("dce_sink", """jax.lax.dce_sink(y, prevent_mlir_dce=True) as lax_test's test_dce_sink_prevents_xla_dce
+compiles it: a side-effecting custom call "dce_sink" on y = x + 1 that returns nothing, while the
+program returns x. jaxlib registers a CPU handler for it that does nothing; hlojit had no such
+target ("custom-call target 'dce_sink' not found") and now builds it in.""", [x], """
+HloModule dce_sink, entry_computation_layout={(f32[3]{0})->f32[3]{0}}
+
+ENTRY main {
+  x = f32[3]{0} parameter(0)
+  one = f32[] constant(1)
+  ones = f32[3]{0} broadcast(one), dimensions={}
+  y = f32[3]{0} add(x, ones)
+  sink = () custom-call(y), custom_call_target="dce_sink", operand_layout_constraints={f32[3]{0}}, custom_call_has_side_effect=true, api_version=API_VERSION_TYPED_FFI
+  ROOT r = f32[3]{0} copy(x)
+}""")
