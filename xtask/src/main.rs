@@ -4,6 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+mod jax_suite;
+use jax_suite::jax_suite;
+
 const LLVM_PREFIX: &str = "/usr/lib/llvm-19";
 const DEBIAN_PACKAGES: &[&str] = &["llvm-19-dev", "libpolly-19-dev", "libzstd-dev"];
 /// `hlojit run --distributed mpi` (the tools' default `mpi` feature): OpenMPI, and libclang for
@@ -31,7 +34,7 @@ fn main() -> ExitCode {
         "jax-tests" => setup().and_then(|_| jax_tests(&rest)),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\n  setup        install what a fresh machine lacks (LLVM 19, jax for the FFI tests), refresh the test corpus\n  demo         compile and run the bundled example modules (an MLP, a GELU chain)\n  test         run the whole test suite, conformance corpus included, and the Python tests (as pytest)\n  bench        run the benchmarks (hlojit vs XLA:CPU on the perf workloads)\n  conformance  run the conformance corpus and print failures\n  jax-suite    JAX's own test files as a differential test against XLA:CPU: jax-suite TESTS_DIR [TEST.py]...\n  wheel        build the hlojit Python package (python/: hlojit.compile and the PJRT plugin) into target/wheels\n  pytest       build the wheel, install it with the pinned jax into a fresh venv (target/wheel-venv) and run python/tests through JAX\n  jax-tests    JAX's own test files on hlojit (the plugin) and on XLA:CPU, per-file pass counts: jax-tests TESTS_DIR [TEST.py]... [-- PYTEST_ARGS]"
+                "usage: cargo xtask <task>\n\n  setup        install what a fresh machine lacks (LLVM 19, jax for the FFI tests), refresh the test corpus\n  demo         compile and run the bundled example modules (an MLP, a GELU chain)\n  test         run the whole test suite, conformance corpus included, and the Python tests (as pytest)\n  bench        run the benchmarks (hlojit vs XLA:CPU on the perf workloads)\n  conformance  run the conformance corpus and print failures\n  jax-suite    JAX's own test files as a differential test against XLA:CPU: jax-suite TESTS_DIR [--parts N] [--collect-only] [TEST.py]...\n  wheel        build the hlojit Python package (python/: hlojit.compile and the PJRT plugin) into target/wheels\n  pytest       build the wheel, install it with the pinned jax into a fresh venv (target/wheel-venv) and run python/tests through JAX\n  jax-tests    JAX's own test files on hlojit (the plugin) and on XLA:CPU, per-file pass counts: jax-tests TESTS_DIR [TEST.py]... [-- PYTEST_ARGS]"
             );
             return if task == "help" { ExitCode::SUCCESS } else { ExitCode::FAILURE };
         }
@@ -45,11 +48,11 @@ fn main() -> ExitCode {
     }
 }
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
 }
 
-fn run(cmd: &mut Command) -> Result<(), String> {
+pub(crate) fn run(cmd: &mut Command) -> Result<(), String> {
     let status = cmd.status().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
     if status.success() {
         Ok(())
@@ -58,7 +61,7 @@ fn run(cmd: &mut Command) -> Result<(), String> {
     }
 }
 
-fn cargo() -> Command {
+pub(crate) fn cargo() -> Command {
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     c.current_dir(root());
     c.env("LLVM_SYS_191_PREFIX", llvm_prefix());
@@ -131,7 +134,7 @@ fn graphviz() -> Result<(), String> {
 const PYTHON_REQUIREMENTS: &str = include_str!("../python-requirements.txt");
 
 /// The project's virtual environment: Python packages never go into the system's Python.
-fn venv() -> PathBuf {
+pub(crate) fn venv() -> PathBuf {
     root().join("target/venv")
 }
 
@@ -389,57 +392,3 @@ fn bench(args: &[String]) -> Result<(), String> {
 }
 
 
-/// The JAX test files the differential test runs by default (issue: "JAX's own test suite as a
-/// differential test").
-const JAX_SUITE_FILES: &[&str] = &[
-    "lax_control_flow_test.py",
-    "lax_numpy_reducers_test.py",
-    "lax_test.py",
-    "lax_numpy_operators_test.py",
-    "lax_numpy_indexing_test.py",
-    "lax_autodiff_test.py",
-    "lax_vmap_op_test.py",
-    "random_lax_test.py",
-    "nn_test.py",
-    "fft_test.py",
-    "lax_scipy_special_functions_test.py",
-    "lax_scipy_test.py",
-    "linalg_test.py",
-];
-
-/// Runs JAX's own test files (from the jax repository at the installed jax's tag, e.g.
-/// `git archive jax-v0.10.2 tests`) with XLA's dump on, then every HLO module they compiled on
-/// XLA:CPU and on hlojit with the same inputs (`../shared/tools/jax_suite_diff.py`). Modules
-/// are collected once per test file into target/jax-suite/<file>/ (delete it to collect again);
-/// each file's report is target/jax-suite/<file>/report.json.
-fn jax_suite(args: &[String]) -> Result<(), String> {
-    let Some((tests_dir, files)) = args.split_first() else {
-        return Err("usage: cargo xtask jax-suite TESTS_DIR [TEST_FILE.py]... (TESTS_DIR: the tests/ folder of jax at the installed version's tag)".into());
-    };
-    let tool = root().join("../shared/tools/jax_suite_diff.py");
-    if !tool.exists() {
-        return Err(format!("{} not found", tool.display()));
-    }
-    let files: Vec<String> = if files.is_empty() { JAX_SUITE_FILES.iter().map(|f| f.to_string()).collect() } else { files.to_vec() };
-    run(cargo().args(["build", "--release", "--quiet", "-p", "hlojit-tools", "--bin", "hlojit"]))?;
-    let hlojit = root().join("target/release/hlojit");
-    for file in &files {
-        let test = Path::new(tests_dir).join(file);
-        if !test.exists() {
-            return Err(format!("{}: no such test file", test.display()));
-        }
-        let out = root().join("target/jax-suite").join(file.trim_end_matches(".py"));
-        let python = || {
-            let mut c = Command::new(venv().join("bin/python3"));
-            c.arg(&tool);
-            c
-        };
-        if !out.join("modules").is_dir() {
-            eprintln!("xtask: collecting the modules {file} compiles (runs the test file)");
-            run(python().arg("collect").arg(&out).arg(&test))?;
-        }
-        eprintln!("xtask: {file}: XLA:CPU against hlojit");
-        run(python().arg("diff").arg(&out).arg("--hlojit").arg(&hlojit))?;
-    }
-    Ok(())
-}

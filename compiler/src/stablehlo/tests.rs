@@ -20,6 +20,20 @@ fn parses_and_converts_a_simple_module() {
     assert!(printed.contains("add("), "{printed}");
 }
 
+/// JAX lowers lax.mulhi to chlo.mulhi (jaxlib 0.10), which is one HLO `mulhi`; its values are
+/// checked by the file test jax_suite/mulhi.hlo.
+#[test]
+fn chlo_mulhi_is_the_mulhi_instruction() {
+    let text = r#"module @jit_mulhi attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4xi32>, %arg1: tensor<4xi32>) -> (tensor<4xi32> {jax.result_info = "result"}) {
+    %0 = chlo.mulhi %arg0, %arg1 : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
+    return %0 : tensor<4xi32>
+  }
+}"#;
+    let hlo = mlir_text_to_hlo_text(text).unwrap();
+    assert!(hlo.contains("= s32[4] mulhi("), "{hlo}");
+}
+
 #[test]
 fn unknown_op_names_the_op_and_location() {
     let text = "module {\n  func.func public @main(%arg0: tensor<f32>) -> tensor<f32> {\n    %0 = stablehlo.frobnicate %arg0 : tensor<f32>\n    return %0 : tensor<f32>\n  }\n}";

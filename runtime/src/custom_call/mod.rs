@@ -5,6 +5,7 @@
 pub mod api;
 pub mod call;
 pub mod descriptor;
+pub mod jaxlib_targets;
 pub mod last_error;
 pub mod process_symbols;
 pub mod registry;

@@ -211,7 +211,7 @@ fn with_sources(e: &dyn std::error::Error) -> String {
 
 /// Finds target `name`: registered functions of each registry in turn, then the plugins of
 /// each registry in turn, then the main executable's functions as `process` allows, then the
-/// built-in LAPACK targets.
+/// built-in LAPACK targets and the other targets jaxlib registers (`jaxlib_targets`).
 pub fn resolve_target(registries: &[&CustomCallRegistry], name: &str, process: &ProcessSymbols) -> Option<Resolved> {
     if let Some(address) = registries.iter().find_map(|r| r.registered(name)) {
         return Some(Resolved { address, plugin: None });
@@ -222,6 +222,7 @@ pub fn resolve_target(registries: &[&CustomCallRegistry], name: &str, process: &
     process
         .resolve(name)
         .or_else(|| crate::linalg::builtin_handler(name).map(|h| h as usize))
+        .or_else(|| super::jaxlib_targets::handler(name).map(|h| h as usize))
         .map(|address| Resolved { address, plugin: None })
 }
 
@@ -262,6 +263,17 @@ mod tests {
         let r = CustomCallRegistry::new();
         r.register_original("lapack_spotrf_ffi", first);
         assert_eq!(resolve_target(&[&r], "lapack_spotrf_ffi", &none).unwrap().address, first as *const () as usize);
+    }
+
+    /// jaxlib's `dce_sink` is built in, and like the LAPACK targets it yields to a registration.
+    #[test]
+    fn jaxlib_dce_sink_is_built_in() {
+        let none = ProcessSymbols::None;
+        let builtin = super::super::jaxlib_targets::handler("dce_sink").expect("built in") as usize;
+        assert_eq!(resolve_target(&[], "dce_sink", &none).unwrap().address, builtin);
+        let r = CustomCallRegistry::new();
+        r.register_original("dce_sink", first);
+        assert_eq!(resolve_target(&[&r], "dce_sink", &none).unwrap().address, first as *const () as usize);
     }
 
     #[test]

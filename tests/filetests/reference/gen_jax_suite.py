@@ -27,9 +27,12 @@ def xla_run(text, inputs):
     return [np.asarray(r[0]) for r in res]
 
 
-def case(name, comment, inputs, module, tolerance=None):
+def case(name, comment, inputs, module, tolerance=None, expects=None):
+    """`expects`: XLA:CPU's values computed another way, for opcodes that XLA's HLO text to
+    StableHLO converter (which `xla_run` goes through) does not know."""
     inputs = [np.asarray(a) for a in inputs]
-    write(f"{ROOT}/jax_suite/{name}.hlo", comment + "\n" + NOTE, inputs, xla_run(module, inputs), module, tolerance)
+    expects = xla_run(module, inputs) if expects is None else expects
+    write(f"{ROOT}/jax_suite/{name}.hlo", comment + "\n" + NOTE, inputs, expects, module, tolerance)
 
 
 # --- a * b + c is one fused multiply-add on XLA:CPU (LLVM's AllowFPOpFusion=Fast): rounded once.
@@ -114,4 +117,48 @@ ENTRY main {
   q = s32[2,24]{1,0} get-tuple-element(t), index=1
   qf = s32[2,24]{1,0} slice(q), slice={[0:2], [0:24]}
   ROOT r = (f32[2,5]{1,0}, s32[2,5]{1,0}, f32[2,24]{1,0}, s32[2,24]{1,0}) tuple(vk, pk, wf, qf)
+}""")
+
+# --- mulhi: the high half of the double-width integer product (lax.mulhi, chlo.mulhi).
+types = [("s8", np.int8), ("u8", np.uint8), ("s16", np.int16), ("u16", np.uint16), ("s32", np.int32),
+         ("u32", np.uint32), ("s64", np.int64), ("u64", np.uint64)]
+ins, params, roots, outs = [], [], [], []
+for k, (name, dt) in enumerate(types):
+    info = np.iinfo(dt)
+    a = np.array([info.max, info.min, info.max, 3, info.max // 3 + 1, 0, -1 if info.min else info.max - 1, 7], dtype=dt)
+    b = np.array([info.max, info.min, info.min if info.min else 2, 5, info.max - 2, info.max, info.max, -5 if info.min else 9], dtype=dt)
+    ins += [a, b]
+    params += [f"  a{k} = {name}[8]{{0}} parameter({2 * k})", f"  b{k} = {name}[8]{{0}} parameter({2 * k + 1})",
+               f"  m{k} = {name}[8]{{0}} mulhi(a{k}, b{k})"]
+    roots.append(f"m{k}")
+    outs.append(f"{name}[8]{{0}}")
+case("mulhi", """mulhi (lax.mulhi, chlo.mulhi): the upper N bits of the exact 2N-bit product of two N-bit
+integers, read as signed or unsigned by the element type; JAX's lax_test compiles it for every
+integer type. Extremes (max * max, min * min, min * max), small products (high half 0 or -1)
+and the 64-bit types, whose product needs 128 bits. XLA's HLO-to-StableHLO converter does not
+know `mulhi` (it becomes `mhlo.unknown`), so the expected values come from jax.jit(lax.mulhi),
+which hands chlo.mulhi to XLA:CPU directly.""", ins, f"""
+HloModule mulhi, entry_computation_layout={{({", ".join(o for o in outs for _ in (0, 1))})->({", ".join(outs)})}}
+
+ENTRY main {{
+{chr(10).join(params)}
+  ROOT t = ({", ".join(outs)}) tuple({", ".join(roots)})
+}}""", expects=[np.asarray(jax.jit(jax.lax.mulhi)(ins[2 * k], ins[2 * k + 1]))
+                for k in range(len(types))])
+
+# --- dce_sink: jax.lax.dce_sink(y, prevent_mlir_dce=True), a no-op custom call jaxlib registers.
+x = np.array([1.5, -2.0, 3.25], np.float32)
+case("dce_sink", """jax.lax.dce_sink(y, prevent_mlir_dce=True) as lax_test's test_dce_sink_prevents_xla_dce
+compiles it: a side-effecting custom call "dce_sink" on y = x + 1 that returns nothing, while the
+program returns x. jaxlib registers a CPU handler for it that does nothing; hlojit had no such
+target ("custom-call target 'dce_sink' not found") and now builds it in.""", [x], """
+HloModule dce_sink, entry_computation_layout={(f32[3]{0})->f32[3]{0}}
+
+ENTRY main {
+  x = f32[3]{0} parameter(0)
+  one = f32[] constant(1)
+  ones = f32[3]{0} broadcast(one), dimensions={}
+  y = f32[3]{0} add(x, ones)
+  sink = () custom-call(y), custom_call_target="dce_sink", operand_layout_constraints={f32[3]{0}}, custom_call_has_side_effect=true, api_version=API_VERSION_TYPED_FFI
+  ROOT r = f32[3]{0} copy(x)
 }""")

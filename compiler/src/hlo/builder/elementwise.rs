@@ -132,6 +132,9 @@ binary_ops! {
     sub, sub_in_dim => Subtract,
     /// `lhs * rhs`.
     mul, mul_in_dim => Multiply,
+    /// The high half of the double-width product of two integers (signed or unsigned as
+    /// their type): the upper N bits of the 2N-bit `lhs * rhs`.
+    mulhi, mulhi_in_dim => MulHi,
     /// `lhs / rhs`.
     div, div_in_dim => Divide,
     /// The remainder of `lhs / rhs`, with the sign of `lhs`.

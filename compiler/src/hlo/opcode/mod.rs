@@ -139,6 +139,7 @@ opcodes! {
     Map                     => "map", ANY, exact(1), Elementwise, Elemental, 2, schema::REDUCE;
     Maximum                 => "maximum", exact(2), NONE, Elementwise, Elemental, 2, schema::NO_OWN;
     Minimum                 => "minimum", exact(2), NONE, Elementwise, Elemental, 2, schema::NO_OWN;
+    MulHi                   => "mulhi", exact(2), NONE, Elementwise, Elemental, 2, schema::NO_OWN;
     Multiply                => "multiply", exact(2), NONE, Elementwise, Elemental, 2, schema::NO_OWN;
     Negate                  => "negate", exact(1), NONE, Elementwise, Elemental, 2, schema::UNARY;
     Not                     => "not", exact(1), NONE, Elementwise, Elemental, 2, schema::UNARY;
@@ -225,6 +226,6 @@ mod tests {
         assert!(!ReplicaId.is_collective() && AllReduceDone.is_collective());
         let unary = Opcode::ALL.iter().filter(|o| o.is_elementwise_unary()).count();
         let binary = Opcode::ALL.iter().filter(|o| o.is_elementwise_binary()).count();
-        assert_eq!((unary, binary), (30, 18));
+        assert_eq!((unary, binary), (30, 19));
     }
 }

@@ -121,7 +121,7 @@ pub fn infer_binary(op: Opcode, lhs: &Shape, rhs: &Shape) -> Result<Shape, Strin
             }
             result(t)
         }
-        ShiftLeft | ShiftRightArithmetic | ShiftRightLogical => {
+        ShiftLeft | ShiftRightArithmetic | ShiftRightLogical | MulHi => {
             if !t.is_int() {
                 fail!(op, "expected integer operands, got {}", array_text(l));
             }

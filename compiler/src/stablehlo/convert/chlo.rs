@@ -1,4 +1,4 @@
-//! CHLO ops: the ones HLO has an instruction for (`erf`, `top_k`, `tan`) map to it; the others
+//! CHLO ops: the ones HLO has an instruction for (`erf`, `top_k`, `tan`, `mulhi`) map to it; the others
 //! are decomposed into HLO as stablehlo's chlo-legalize-to-stablehlo does (same formulas and
 //! coefficients: Giles' erf_inv, Cephes' erfc, Lanczos lgamma/digamma). f16 and bf16 are
 //! computed in f32, as there.
@@ -101,6 +101,7 @@ impl<'m> Converter<'m> {
         match short {
             "erf" => return Ok(vec![self.emit(comp, "erf", &ty, format!("erf({args})"))?]),
             "tan" => return Ok(vec![self.emit(comp, "tan", &ty, format!("tan({args})"))?]),
+            "mulhi" => return Ok(vec![self.emit(comp, "mulhi", &ty, format!("mulhi({args})"))?]),
             "square" => {
                 let x = &operands[0].name;
                 return Ok(vec![self.emit(comp, "multiply", &ty, format!("multiply({x}, {x})"))?]);
