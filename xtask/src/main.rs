@@ -409,7 +409,8 @@ const JAX_SUITE_FILES: &[&str] = &[
 
 /// Runs JAX's own test files (from the jax repository at the installed jax's tag, e.g.
 /// `git archive jax-v0.10.2 tests`) with XLA's dump on, then every HLO module they compiled on
-/// XLA:CPU and on hlojit with the same inputs (`../shared/tools/jax_suite_diff.py`). Modules
+/// XLA:CPU and on hlojit with the same inputs (`../shared/tools/jax_suite_diff.py`; collected by
+/// `tools/jax_suite_collect.py`, which has no pytest timeout). Modules
 /// are collected once per test file into target/jax-suite/<file>/ (delete it to collect again);
 /// each file's report is target/jax-suite/<file>/report.json.
 fn jax_suite(args: &[String]) -> Result<(), String> {
@@ -436,7 +437,11 @@ fn jax_suite(args: &[String]) -> Result<(), String> {
         };
         if !out.join("modules").is_dir() {
             eprintln!("xtask: collecting the modules {file} compiles (runs the test file)");
-            run(python().arg("collect").arg(&out).arg(&test))?;
+            // Our collector, not the tool's: the tool gives pytest one hour, and a slow file
+            // (linalg_test.py: 1 h 23 min here) then loses every module it dumped.
+            let mut collect = Command::new(venv().join("bin/python3"));
+            collect.arg(root().join("tools/jax_suite_collect.py")).arg(&out).arg(&test);
+            run(&mut collect)?;
         }
         eprintln!("xtask: {file}: XLA:CPU against hlojit");
         run(python().arg("diff").arg(&out).arg("--hlojit").arg(&hlojit))?;
