@@ -1,7 +1,8 @@
 """n = 1024 LAPACK factorizations as `hlojit bench` workloads (one custom call each, as JAX
 lowers them: column-major operand, jaxlib's attributes) plus the same factorizations timed
 in scipy on the same inputs. Usage:
-    target/venv/bin/python3 benches/lapack/make_workloads.py OUT    # writes OUT/<name>/, times scipy
+    target/venv/bin/python3 benches/lapack/make_workloads.py OUT [PREFIX...]  # writes OUT/<name>/, times scipy
+(with PREFIXes, only the workloads whose name starts with one, e.g. `geev gees`)
     target/release/hlojit bench --root OUT --inputs-dir OUT --runs 5
 """
 import json, os, sys, time
@@ -9,11 +10,14 @@ import numpy as np, scipy.linalg as sl
 
 N = 1024
 out = sys.argv[1]
+only = sys.argv[2:]
 rng = np.random.default_rng(0)
 T = {"f32": np.float32, "f64": np.float64}
 
 
 def workload(name, ty, hlo_call, results, x, scipy_fn, description):
+    if only and not any(name.startswith(p) for p in only):
+        return
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
     shape = f"{ty}[{N},{N}]"
@@ -56,3 +60,12 @@ for ty, t in T.items():
     workload(f"gesdd_{ty}", ty, f'custom_call_target="lapack_{p}gesdd_ffi", backend_config={{mode = 65 : ui8}}',
              f"{m}, {v}, {m}, {m}, s32[]", a, lambda c: sl.svd(c, full_matrices=True, overwrite_a=True, check_finite=False, lapack_driver="gesdd"),
              "SVD with full U and Vt (divide and conquer)")
+    # Nonsymmetric: jnp.linalg.eig's right eigenvectors (geev, as JAX lowers it: compute_left
+    # 'N', compute_right 'V') and jax.scipy.linalg.schur with Schur vectors, unsorted (gees).
+    c, r = f"c{64 if ty == 'f32' else 128}[{N},{N}]{{0,1}}", f"{ty}[{N}]{{0}}"
+    workload(f"geev_{ty}", ty, f'custom_call_target="lapack_{p}geev_ffi", backend_config={{compute_left = 78 : ui8, compute_right = 86 : ui8}}',
+             f"{r}, {r}, {c}, {c}, s32[]", a, lambda c: sl.eig(c, left=False, right=True, overwrite_a=True, check_finite=False),
+             "nonsymmetric eigendecomposition with right eigenvectors")
+    workload(f"gees_{ty}", ty, f'custom_call_target="lapack_{p}gees_ffi", backend_config={{mode = 86 : ui8, sort = 78 : ui8}}',
+             f"{m}, {m}, {r}, {r}, s32[], s32[]", a, lambda c: sl.schur(c, output="real", overwrite_a=True, check_finite=False),
+             "real Schur form with Schur vectors")

@@ -3,16 +3,23 @@
 //! runtime's [`Communicator`], so generated code runs the same collectives as in one process;
 //! here a collective copies each member's operand buffers to every other member of its group
 //! (non-blocking sends to all, then the receives), and the reduction itself runs in generated
-//! code on the copies, so any reduction computation works.
+//! code on the copies, so any reduction computation works. All-reduces whose reduction MPI
+//! has built in, with the same result in any combining order, run as MPI reductions instead
+//! (`builtin`).
 //!
 //! Errors end every rank: [`Communicator::abort`] prints the message and calls `MPI_Abort`.
 //! No wait blocks inside MPI: a rank polls for the message it waits for, so it notices when the
 //! sender finished the program without sending (every rank announces that it finished) or when
-//! the run was cancelled or timed out, and fails with a message instead of hanging.
+//! the run was cancelled or timed out, and fails with a message instead of hanging; and when
+//! every running rank waits for a message nobody will send, each one reports the deadlock
+//! (`deadlock`).
 
+mod builtin;
+mod deadlock;
 mod wire;
 
-use hlojit_runtime::collectives::{Communicator, Contribution, InstanceKey};
+use deadlock::{Report, Watch, REPORT_TAG};
+use hlojit_runtime::collectives::{BuiltinReduction, Communicator, Contribution, InstanceKey, ReduceLeaf};
 use hlojit_runtime::{AlignedBuffer, HostBuffer};
 use mpi::datatype::Equivalence;
 use mpi::point_to_point::{Destination, Source};
@@ -33,6 +40,15 @@ fn channel_tag(channel: i64) -> i32 {
     16 + channel.rem_euclid(1 << 24) as i32
 }
 
+/// What a data message with `tag` carries, for messages.
+fn describe_tag(tag: i32) -> String {
+    if tag == COLLECTIVE_TAG {
+        "a collective".into()
+    } else {
+        format!("channel {}", tag - 16)
+    }
+}
+
 /// A send in flight: MPI reads the leaked buffer until the request completes.
 struct PendingSend {
     request: Request<'static, [u8], StaticScope>,
@@ -46,6 +62,10 @@ struct State {
     sends: Vec<PendingSend>,
     /// Runs this rank finished: a "finished" message of an earlier run is stale.
     runs_finished: u64,
+    /// The communicators of the groups built-in all-reduces ran on, by sorted members.
+    groups: HashMap<Vec<usize>, SimpleCommunicator>,
+    /// Message counts, finished runs and wait reports, for deadlock detection.
+    watch: Watch,
 }
 
 /// MPI's world communicator as hlojit's collectives interface: rank r is global device r.
@@ -100,8 +120,9 @@ impl MpiCommunicator {
 
     /// Waits (polling, so nothing blocks inside MPI) until a message with `tag` from rank
     /// `from` can be received; returns its size in bytes. Fails when `from` finished the run
-    /// without sending it (`what` says what this rank waited for) or the run was cancelled
-    /// or timed out.
+    /// without sending it (`what` says what this rank waited for), when every running rank
+    /// waits for a message nobody will send (`deadlock`), or when the run was cancelled or
+    /// timed out.
     fn await_message(&self, from: usize, tag: i32, what: &dyn Fn() -> String) -> Result<usize, String> {
         let source = self.world.process_at_rank(from as i32);
         let this_run = self.lock().runs_finished;
@@ -110,29 +131,63 @@ impl MpiCommunicator {
             if let Some(status) = source.immediate_probe_with_tag(tag) {
                 return Ok(status.count(u8::equivalent_datatype()).max(0) as usize);
             }
-            if source.immediate_probe_with_tag(FINISHED_TAG).is_some() {
-                let (run, _) = source.receive_vec_with_tag::<u8>(FINISHED_TAG);
-                let run = u64::from_le_bytes(run.get(..8).and_then(|b| b.try_into().ok()).unwrap_or_default());
+            self.drain_control();
+            if self.lock().watch.has_finished(from, this_run) {
                 // A rank's messages arrive in order: what it sent before finishing is here.
-                if run >= this_run {
-                    if let Some(status) = source.immediate_probe_with_tag(tag) {
-                        return Ok(status.count(u8::equivalent_datatype()).max(0) as usize);
-                    }
-                    return Err(format!("device {from} finished the program without {}", what()));
+                if let Some(status) = source.immediate_probe_with_tag(tag) {
+                    return Ok(status.count(u8::equivalent_datatype()).max(0) as usize);
                 }
-                continue;
+                return Err(format!("device {from} finished the program without {}", what()));
             }
             if hlojit_runtime::executor::hlojit_rt_poll_interrupt() != 0 {
                 return Err(format!("the run was interrupted while {}", what()));
             }
             // Yield at first (the message is usually close), then sleep: with more processes
-            // than cores a spinning rank takes the core from the one it waits for.
+            // than cores a spinning rank takes the core from the one it waits for. A wait that
+            // lasts is announced to every rank, for deadlock detection.
             polls += 1;
             if polls < 100 {
                 std::thread::yield_now();
-            } else {
-                std::thread::sleep(std::time::Duration::from_micros(200));
+                continue;
             }
+            if polls == 100 {
+                self.announce_wait(this_run, from, tag);
+            }
+            let size = self.world.size() as usize;
+            if let Some(waits) = self.lock().watch.deadlock(size, self.rank(), this_run, from, tag) {
+                let waits: Vec<String> = waits.iter().map(|&(r, f, t)| format!("device {r} for device {f} ({})", describe_tag(t))).collect();
+                return Err(format!("deadlock: every running device waits for a value no device will send: {}", waits.join(", ")));
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    }
+
+    /// Takes every "finished" message and wait report the other ranks sent so far.
+    fn drain_control(&self) {
+        let me = self.rank();
+        for r in (0..self.world.size() as usize).filter(|&r| r != me) {
+            let source = self.world.process_at_rank(r as i32);
+            while source.immediate_probe_with_tag(FINISHED_TAG).is_some() {
+                let (run, _) = source.receive_vec_with_tag::<u8>(FINISHED_TAG);
+                let run = u64::from_le_bytes(run.get(..8).and_then(|b| b.try_into().ok()).unwrap_or_default());
+                self.lock().watch.finished(r, run);
+            }
+            while source.immediate_probe_with_tag(REPORT_TAG).is_some() {
+                let (bytes, _) = source.receive_vec_with_tag::<u8>(REPORT_TAG);
+                if let Some(report) = Report::decode(&bytes) {
+                    self.lock().watch.report_from(r, report);
+                }
+            }
+        }
+    }
+
+    /// Tells every other rank that this one waits for `(from, tag)` in run `run`.
+    fn announce_wait(&self, run: u64, from: usize, tag: i32) {
+        let report = self.lock().watch.report(run, from, tag).encode();
+        let me = self.rank() as i32;
+        for r in (0..self.world.size()).filter(|&r| r != me) {
+            // Small enough to go out eagerly: this does not wait for the receiver.
+            self.world.process_at_rank(r).send_with_tag(&report[..], REPORT_TAG);
         }
     }
 
@@ -184,7 +239,11 @@ impl Communicator for MpiCommunicator {
         let pointer: *mut [u8] = shared;
         let shared: &'static [u8] = shared;
         let requests: Vec<Request<'static, [u8], StaticScope>> = (1..n)
-            .map(|k| self.world.process_at_rank(members[(rank + k) % n] as i32).immediate_send_with_tag(StaticScope, shared, COLLECTIVE_TAG))
+            .map(|k| {
+                let to = members[(rank + k) % n];
+                self.lock().watch.sent(to, COLLECTIVE_TAG);
+                self.world.process_at_rank(to as i32).immediate_send_with_tag(StaticScope, shared, COLLECTIVE_TAG)
+            })
             .collect();
         let received = (1..n).try_for_each(|k| -> Result<(), String> {
             let from_rank = (rank + n - k) % n;
@@ -193,6 +252,7 @@ impl Communicator for MpiCommunicator {
             let bytes = self.await_message(from, COLLECTIVE_TAG, &what)?;
             let mut buf = AlignedBuffer::try_zeroed(bytes.max(16)).map_err(|e| format!("collective buffer of {bytes} bytes: {e}"))?;
             self.world.process_at_rank(from as i32).receive_into_with_tag(&mut buf.as_mut_slice()[..bytes], COLLECTIVE_TAG);
+            self.lock().watch.received(from, COLLECTIVE_TAG);
             let got = [0, 1].map(|i| i64::from_le_bytes(buf.as_slice()[i * 8..i * 8 + 8].try_into().unwrap_or_default()));
             if got != header || bytes != total {
                 return Err(format!(
@@ -230,11 +290,16 @@ impl Communicator for MpiCommunicator {
         Ok(())
     }
 
+    fn reduce_builtin(&self, key: InstanceKey, members: &[usize], rank: usize, reduction: BuiltinReduction, leaves: &[ReduceLeaf]) -> Option<Result<(), String>> {
+        Some(self.reduce_natively(key, members, rank, reduction, leaves))
+    }
+
     fn post(&self, channel: i64, _from: usize, to: Option<usize>, leaves: Vec<HostBuffer>) -> Result<(), String> {
         self.on_mpi_thread()?;
-        let to = to.ok_or("a send between processes needs _xla_send_recv_source_target_pairs to name its receiver")?;
+        let to = to.ok_or_else(|| unpaired("send", channel))?;
         let buffer: &'static mut [u8] = Box::leak(wire::encode(&leaves).into_boxed_slice());
         let pointer: *mut [u8] = buffer;
+        self.lock().watch.sent(to, channel_tag(channel));
         let request = self.world.process_at_rank(to as i32).immediate_send_with_tag(StaticScope, &*buffer, channel_tag(channel));
         self.lock().sends.push(PendingSend { request, buffer: pointer });
         Ok(())
@@ -242,9 +307,10 @@ impl Communicator for MpiCommunicator {
 
     fn take(&self, channel: i64, _me: usize, from: Option<usize>) -> Result<Vec<HostBuffer>, String> {
         self.on_mpi_thread()?;
-        let from = from.ok_or("a recv between processes needs _xla_send_recv_source_target_pairs to name its sender")?;
+        let from = from.ok_or_else(|| unpaired("recv", channel))?;
         self.await_message(from, channel_tag(channel), &|| format!("sending on channel {channel}"))?;
         let (bytes, _) = self.world.process_at_rank(from as i32).receive_vec_with_tag::<u8>(channel_tag(channel));
+        self.lock().watch.received(from, channel_tag(channel));
         wire::decode(&bytes)
     }
 
@@ -267,6 +333,19 @@ impl Communicator for MpiCommunicator {
         eprintln!("error: {reason}");
         self.world.abort(1);
     }
+}
+
+/// Why a device-to-device send or recv without `_xla_send_recv_source_target_pairs` cannot
+/// run across processes. XLA:CPU runs no send or recv at all (its thunk emitter has no case for
+/// them: "HLO opcode `send` is not supported by XLA:CPU ThunkEmitter"), so there is no XLA
+/// behaviour to follow; in one process hlojit hands the value to whichever device receives on
+/// the channel, but an MPI message has to name its rank when it is sent.
+fn unpaired(op: &str, channel: i64) -> String {
+    format!(
+        "{op} on channel {channel} names no peer device: across processes (--distributed mpi) a device-to-device send/recv \
+         needs _xla_send_recv_source_target_pairs in its frontend_attributes (XLA:CPU runs no send/recv at all; \
+         pairing by channel alone works only in one process)"
+    )
 }
 
 /// Initializes MPI for this thread (`None` when it already is); MPI ends when the universe drops.

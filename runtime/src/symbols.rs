@@ -105,6 +105,7 @@ pub fn runtime_symbols() -> Vec<(&'static str, usize)> {
         ("hlojit_rt_partition_id", crate::collectives::entry_points::hlojit_rt_partition_id as *const () as usize),
         ("hlojit_rt_collective_enter", crate::collectives::entry_points::hlojit_rt_collective_enter as *const () as usize),
         ("hlojit_rt_collective_leave", crate::collectives::entry_points::hlojit_rt_collective_leave as *const () as usize),
+        ("hlojit_rt_collective_reduce_builtin", crate::collectives::entry_points::hlojit_rt_collective_reduce_builtin as *const () as usize),
         ("hlojit_rt_transfer", crate::transfers::entry_points::hlojit_rt_transfer as *const () as usize),
         ("XLA_FFI_GetApi", crate::custom_call::api::XLA_FFI_GetApi as *const () as usize),
         ("hlojit_rt_poll_interrupt", crate::executor::hlojit_rt_poll_interrupt as *const () as usize),

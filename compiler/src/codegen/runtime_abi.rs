@@ -40,6 +40,8 @@ pub enum RuntimeFunction {
     PartitionId,
     CollectiveEnter,
     CollectiveLeave,
+    /// An all-reduce the communicator may run with a built-in reduction.
+    CollectiveReduceBuiltin,
     Transfer,
     PollInterrupt,
     /// Profiling builds: the clock before a kernel, and recording its time after it.
@@ -58,7 +60,7 @@ pub enum RuntimeFunction {
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 26] = [
+    pub const ALL: [RuntimeFunction; 27] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
@@ -76,6 +78,7 @@ impl RuntimeFunction {
         RuntimeFunction::PartitionId,
         RuntimeFunction::CollectiveEnter,
         RuntimeFunction::CollectiveLeave,
+        RuntimeFunction::CollectiveReduceBuiltin,
         RuntimeFunction::Transfer,
         RuntimeFunction::PollInterrupt,
         RuntimeFunction::ProfileNow,
@@ -107,6 +110,7 @@ impl RuntimeFunction {
             RuntimeFunction::PartitionId => "hlojit_rt_partition_id",
             RuntimeFunction::CollectiveEnter => "hlojit_rt_collective_enter",
             RuntimeFunction::CollectiveLeave => "hlojit_rt_collective_leave",
+            RuntimeFunction::CollectiveReduceBuiltin => "hlojit_rt_collective_reduce_builtin",
             RuntimeFunction::Transfer => "hlojit_rt_transfer",
             RuntimeFunction::PollInterrupt => "hlojit_rt_poll_interrupt",
             RuntimeFunction::ProfileNow => "hlojit_rt_profile_now",
@@ -148,6 +152,8 @@ impl RuntimeFunction {
                 (Some(I32), &[I64, I64, Ptr, I64, I64, Ptr, Ptr, Ptr, Ptr, Ptr])
             }
             RuntimeFunction::CollectiveLeave => (Some(I32), &[]),
+            // (op, devices, groups, stride, leaves, inputs, outputs, sizes, reduction, element)
+            RuntimeFunction::CollectiveReduceBuiltin => (Some(I32), &[I64, I64, Ptr, I64, I64, Ptr, Ptr, Ptr, I32, I32]),
             // (kind, channel, peers, devices, table, table_len, leaves, buffers, name)
             RuntimeFunction::Transfer => (Some(I32), &[I32, I64, Ptr, I64, Ptr, I64, I64, Ptr, Ptr]),
             RuntimeFunction::PollInterrupt => (Some(I32), &[]),
@@ -377,6 +383,10 @@ mod tests {
             RuntimeFunction::CollectiveLeave => def!(
                 collectives::hlojit_rt_collective_leave,
                 unsafe extern "C" fn() -> i32
+            ),
+            RuntimeFunction::CollectiveReduceBuiltin => def!(
+                collectives::hlojit_rt_collective_reduce_builtin,
+                unsafe extern "C" fn(i64, i64, *const i64, i64, i64, *const C, *const P, *const i64, i32, i32) -> i32
             ),
             RuntimeFunction::Transfer => def!(
                 hlojit_runtime::transfers::entry_points::hlojit_rt_transfer,

@@ -5,6 +5,7 @@
 //!
 //! [`Rendezvous`]: super::Rendezvous
 
+use super::builtin::{BuiltinReduction, ReduceLeaf};
 use super::rendezvous::InstanceKey;
 use crate::HostBuffer;
 
@@ -34,6 +35,15 @@ pub trait Communicator: Send + Sync {
 
     /// Ends instance `key` for this device once no member reads its buffers any more.
     fn depart(&self, key: InstanceKey) -> Result<(), String>;
+
+    /// Runs all-reduce instance `key` with `reduction` itself, as member `rank` of `members`:
+    /// writes the reduction of every member's `input` to this device's `output`, leaf by leaf.
+    /// `None` when this communicator has no native reduction: the caller then exchanges the
+    /// buffers through [`Communicator::arrive`] and reduces them in generated code.
+    fn reduce_builtin(&self, key: InstanceKey, members: &[usize], rank: usize, reduction: BuiltinReduction, leaves: &[ReduceLeaf]) -> Option<Result<(), String>> {
+        let _ = (key, members, rank, reduction, leaves);
+        None
+    }
 
     /// Sends `leaves` on `channel` from device `from` to device `to` (`None`: whichever
     /// device receives on the channel). Does not wait for the receiver.

@@ -123,3 +123,77 @@ pub extern "C" fn hlojit_rt_collective_leave() -> i32 {
         }
     }
 }
+
+/// What [`hlojit_rt_collective_reduce_builtin`] returns when the run's communicator has no
+/// native reduction: generated code then runs the all-reduce through enter / leave.
+pub const REDUCE_BY_EXCHANGE: i32 = 2;
+
+/// All-reduce `op` whose reduction computation is the built-in `reduction` (a
+/// [`BuiltinOp`](super::BuiltinOp) code) on `element` (a [`BuiltinElement`](super::BuiltinElement)
+/// code), run by the communicator itself when it can: leaf `l` reduces `inputs[l]` into
+/// `outputs[l]`, `sizes[l]` bytes each, same layout. `groups` and `stride` as for
+/// [`hlojit_rt_collective_enter`]. Returns 0, 1 with the thread's last error set, or
+/// [`REDUCE_BY_EXCHANGE`] (nothing happened; the op's instance count is unchanged).
+///
+/// # Safety
+/// As for [`hlojit_rt_collective_enter`]; `inputs`, `outputs` and `sizes` hold `leaves` values.
+#[no_mangle]
+pub unsafe extern "C" fn hlojit_rt_collective_reduce_builtin(
+    op: i64,
+    devices: i64,
+    groups: *const i64,
+    stride: i64,
+    leaves: i64,
+    inputs: *const *const u8,
+    outputs: *const *mut u8,
+    sizes: *const i64,
+    reduction: i32,
+    element: i32,
+) -> i32 {
+    let spec = super::BuiltinOp::from_code(reduction)
+        .zip(super::BuiltinElement::from_code(element))
+        .and_then(|(o, e)| super::BuiltinReduction::new(o, e));
+    let Some(spec) = spec else {
+        set_last_error(format!("collective op {op}: no built-in reduction {reduction} on element type {element}"));
+        return 1;
+    };
+    let stride = stride.max(1) as usize;
+    // SAFETY: the caller passes `leaves` pointers and sizes.
+    let own: Vec<super::ReduceLeaf> = (0..leaves.max(0) as usize)
+        .map(|l| unsafe {
+            super::ReduceLeaf { input: *inputs.add(l) as usize, output: *outputs.add(l) as usize, bytes: (*sizes.add(l)).max(0) as usize }
+        })
+        .collect();
+    let outcome = DEVICE.with(|d| -> Option<Result<(), String>> {
+        let mut d = d.borrow_mut();
+        let ctx = d.as_mut()?;
+        if devices as usize != ctx.communicator.devices() {
+            return None;
+        }
+        // SAFETY: the table has a row for every device the program was compiled for.
+        let row = unsafe { std::slice::from_raw_parts(groups.add(ctx.id.global * stride), stride) };
+        let n = (row[0].max(0) as usize).min(stride - 1);
+        let members: Vec<usize> = row[1..=n].iter().map(|&m| m as usize).collect();
+        let me = members.iter().position(|&m| m == ctx.id.global)?;
+        let sequence = ctx.sequence.get(&op).copied().unwrap_or(0);
+        let key = InstanceKey { op, sequence, leader: members[0] };
+        let communicator = ctx.communicator.clone();
+        drop(d);
+        let result = communicator.reduce_builtin(key, &members, me, spec, &own)?;
+        // Counted only when it ran here, so the exchange fallback meets the same instance.
+        DEVICE.with(|d| {
+            if let Some(ctx) = d.borrow_mut().as_mut() {
+                *ctx.sequence.entry(op).or_insert(0) += 1;
+            }
+        });
+        Some(result)
+    });
+    match outcome {
+        None => REDUCE_BY_EXCHANGE,
+        Some(Ok(())) => 0,
+        Some(Err(e)) => {
+            set_last_error(e);
+            1
+        }
+    }
+}

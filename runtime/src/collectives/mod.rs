@@ -7,12 +7,14 @@
 //! [`run_on_devices`] installs on each device thread; without one (a single-device run) every
 //! collective involves this device alone.
 
+mod builtin;
 mod communicator;
 mod device;
 pub mod entry_points;
 mod rendezvous;
 pub use rendezvous::InstanceKey;
 
+pub use builtin::{BuiltinElement, BuiltinOp, BuiltinReduction, ReduceLeaf};
 pub use communicator::{Communicator, Contribution};
 pub use device::{current_device, run_as_device, run_on_devices, DeviceId};
 pub(crate) use device::current_communicator;

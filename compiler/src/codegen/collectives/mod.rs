@@ -10,6 +10,7 @@
 //! more. Groups are computed here, at compile time, for every device of the module's
 //! `replica_count` × `num_partitions` (see [`groups`]).
 
+mod builtin;
 pub mod groups;
 mod ops;
 
@@ -17,10 +18,15 @@ use super::array::IrArray;
 use super::function::{copy_array, pointer_array, FunctionLowering, ModuleLowering};
 use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::error::{Error, Result};
-use crate::hlo::{Computation, InstrId, Opcode};
+use crate::hlo::{Computation, InstrId, Instruction, Opcode};
 use groups::{participants, DeviceGrid};
+use hlojit_runtime::collectives::entry_points::REDUCE_BY_EXCHANGE;
+use hlojit_runtime::collectives::BuiltinReduction;
+use hlojit_runtime::physical::PhysicalLayout;
+use inkwell::basic_block::BasicBlock;
 use inkwell::module::Linkage;
 use inkwell::values::{IntValue, PointerValue};
+use inkwell::IntPredicate;
 
 /// Whether `op` is lowered here.
 pub fn is_collective_step(op: Opcode) -> bool {
@@ -96,6 +102,16 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                     participants(inst, grid).map_err(verr)?
                 };
                 let op_uid = op_uid(&comp.name, &inst.name);
+                let native = match kind {
+                    Opcode::AllReduce => self.builtin_reduction(fl, inst, &operand_slots, &outputs),
+                    _ => None,
+                };
+                // With a built-in reduction the exchange below runs only when the communicator
+                // has no native one; both paths meet at `done`.
+                let done = match native {
+                    Some(reduction) => Some(self.offer_builtin(fl, op_uid, &members, &operand_slots, &outputs, reduction)?),
+                    None => None,
+                };
                 let exchange = self.enter(fl, op_uid, &members, &operand_slots)?;
                 let group_size = members.first().map_or(1, Vec::len);
                 let ctx = ops::OpContext { module: self.module, inst, kind, grid, operand_slots, outputs, exchange, group_size };
@@ -105,18 +121,90 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                 })?;
                 let leave = cg.runtime(RuntimeFunction::CollectiveLeave)?;
                 let status = cg.call(leave, &[])?.into_int_value();
-                fl.check(cg, status)
+                fl.check(cg, status)?;
+                if let Some(done) = done {
+                    cg.b.build_unconditional_branch(done)?;
+                    cg.b.position_at_end(done);
+                }
+                Ok(())
             }
         }
     }
 
-    /// Publishes this device's operand leaves and receives its group's.
-    fn enter(&self, fl: &mut FunctionLowering<'_, 'ctx>, op: i64, members: &[Vec<usize>], operand_slots: &[usize]) -> Result<Exchange<'ctx>> {
+    /// The built-in reduction of an all-reduce whose every leaf reduces its operand buffer
+    /// element by element into a result buffer of the same physical layout; `None` otherwise.
+    fn builtin_reduction(&self, fl: &FunctionLowering<'_, 'ctx>, inst: &Instruction, operand_slots: &[usize], outputs: &[usize]) -> Option<BuiltinReduction> {
+        let shape = |s: usize| &fl.assignment.slots[s].shape;
+        let element = shape(*outputs.first()?).element_type;
+        let same = operand_slots.len() == outputs.len()
+            && operand_slots.iter().zip(outputs).all(|(&i, &o)| {
+                let (a, b) = (shape(i), shape(o));
+                a.dims == b.dims
+                    && a.element_type == element
+                    && b.element_type == element
+                    && PhysicalLayout::new(a).ok().zip(PhysicalLayout::new(b).ok()).is_some_and(|(x, y)| x == y)
+            });
+        if !same {
+            return None;
+        }
+        builtin::recognise(self.module, inst.to_apply()?, element)
+    }
+
+    /// Offers the all-reduce to the communicator's built-in `reduction`. Leaves the builder
+    /// where the exchange fallback goes and returns the block both paths continue in.
+    fn offer_builtin(
+        &self,
+        fl: &mut FunctionLowering<'_, 'ctx>,
+        op: i64,
+        members: &[Vec<usize>],
+        operand_slots: &[usize],
+        outputs: &[usize],
+        reduction: BuiltinReduction,
+    ) -> Result<BasicBlock<'ctx>> {
         let cg = self.cg;
-        let devices = members.len();
+        let (table, stride) = self.groups_table(op, members);
+        let inputs: Vec<PointerValue> = operand_slots.iter().map(|&s| fl.slot_ptrs[s]).collect();
+        let inputs = pointer_array(cg, &inputs, "allreduce.inputs")?;
+        let results: Vec<PointerValue> = outputs.iter().map(|&s| fl.slot_ptrs[s]).collect();
+        let results = pointer_array(cg, &results, "allreduce.outputs")?;
+        let sizes = cg.entry_alloca(cg.i64().array_type(outputs.len().max(1) as u32).into(), "allreduce.sizes")?;
+        for (l, &s) in outputs.iter().enumerate() {
+            let bytes = IrArray::new(fl.slot_ptrs[s], &fl.assignment.slots[s].shape)?.byte_size();
+            let at = cg.gep(cg.i64().into(), sizes, cg.const_i64(l as i64))?;
+            cg.b.build_store(at, cg.const_i64(bytes))?;
+        }
+        let f = cg.runtime(RuntimeFunction::CollectiveReduceBuiltin)?;
+        let args = [
+            cg.const_i64(op).into(),
+            cg.const_i64(members.len() as i64).into(),
+            table.into(),
+            cg.const_i64(stride as i64).into(),
+            cg.const_i64(outputs.len() as i64).into(),
+            inputs.into(),
+            results.into(),
+            sizes.into(),
+            cg.i32().const_int(reduction.op as u64, false).into(),
+            cg.i32().const_int(reduction.element as u64, false).into(),
+        ];
+        let status = cg.call(f, &args)?.into_int_value();
+        let by_exchange = cg.b.build_int_compare(IntPredicate::EQ, status, cg.i32().const_int(REDUCE_BY_EXCHANGE as u64, false), "")?;
+        let exchange = cg.block("allreduce.exchange");
+        let native = cg.block("allreduce.native");
+        let done = cg.block("allreduce.done");
+        cg.b.build_conditional_branch(by_exchange, exchange, native)?;
+        cg.b.position_at_end(native);
+        fl.check(cg, status)?;
+        cg.b.build_unconditional_branch(done)?;
+        cg.b.position_at_end(exchange);
+        Ok(done)
+    }
+
+    /// The constant table of every device's group (`[size, members..]` rows) and its stride.
+    fn groups_table(&self, op: i64, members: &[Vec<usize>]) -> (PointerValue<'ctx>, usize) {
+        let cg = self.cg;
         let max_group = members.iter().map(Vec::len).max().unwrap_or(1).max(1);
         let stride = max_group + 1;
-        let mut table = Vec::with_capacity(devices * stride);
+        let mut table = Vec::with_capacity(members.len() * stride);
         for row in members {
             table.push(cg.i64().const_int(row.len() as u64, false));
             table.extend(row.iter().map(|&m| cg.i64().const_int(m as u64, false)));
@@ -134,6 +222,15 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                 g
             }
         };
+        (global.as_pointer_value(), stride)
+    }
+
+    /// Publishes this device's operand leaves and receives its group's.
+    fn enter(&self, fl: &mut FunctionLowering<'_, 'ctx>, op: i64, members: &[Vec<usize>], operand_slots: &[usize]) -> Result<Exchange<'ctx>> {
+        let cg = self.cg;
+        let devices = members.len();
+        let max_group = members.iter().map(Vec::len).max().unwrap_or(1).max(1);
+        let (table, stride) = self.groups_table(op, members);
         let leaves = operand_slots.len();
         let mine: Vec<PointerValue> = operand_slots.iter().map(|&s| fl.slot_ptrs[s]).collect();
         let mine = pointer_array(cg, &mine, "collective.mine")?;
@@ -151,7 +248,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let args = [
             cg.const_i64(op).into(),
             cg.const_i64(devices as i64).into(),
-            global.as_pointer_value().into(),
+            table.into(),
             cg.const_i64(stride as i64).into(),
             cg.const_i64(leaves as i64).into(),
             mine.into(),
