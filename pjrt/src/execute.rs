@@ -30,6 +30,7 @@ unsafe fn execute(a: &mut LoadedExecutableExecuteArgs) -> Result<()> {
     }
     let c = &le.compiled;
     let mut non_donatable: Vec<i64> = Vec::new();
+    let mut run_options = hlojit::RunOptions::default();
     // SAFETY: null or the caller's options struct.
     if let Some(o) = unsafe { a.options.as_ref() } {
         if o.struct_size < ExecuteOptions::STRUCT_SIZE {
@@ -39,6 +40,11 @@ unsafe fn execute(a: &mut LoadedExecutableExecuteArgs) -> Result<()> {
             return Err(PjrtError::new(ErrorCode::Unimplemented, "send/recv callbacks are not supported by the hlojit PJRT plugin"));
         }
         non_donatable = slice(o.non_donatable_input_indices, o.num_non_donatable_input_indices).to_vec();
+        if o.struct_size >= ExecuteOptions::WITH_CONTEXT && !o.context.is_null() {
+            // SAFETY: a context from PJRT_ExecuteContext_Create, alive during the call.
+            let context = unsafe { &*o.context.cast::<crate::ffi::ExecuteContext>() };
+            run_options = run_options.with_ffi_context(context.context.clone());
+        }
     }
     let devices = if a.execute_device.is_null() {
         le.devices.clone()
@@ -95,9 +101,9 @@ unsafe fn execute(a: &mut LoadedExecutableExecuteArgs) -> Result<()> {
         .collect();
     let results = if c.exe.num_devices() == 1 && arguments.len() == 1 {
         let mut arguments = arguments;
-        vec![c.exe.run(arguments.pop().unwrap_or_default())?]
+        vec![c.exe.run_with(arguments.pop().unwrap_or_default(), &run_options)?]
     } else {
-        c.exe.run_devices(arguments)?
+        c.exe.run_devices_with(arguments, &run_options)?
     };
     drop(held);
     let outputs: Vec<*mut *mut Buffer> = slice(a.output_lists, a.num_devices).to_vec();

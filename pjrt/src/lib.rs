@@ -13,6 +13,7 @@ pub mod dtype;
 pub mod error;
 pub mod event;
 pub mod executable;
+pub mod ffi;
 pub mod execute;
 pub mod options;
 pub mod plugin;
