@@ -632,8 +632,12 @@ impl<'m> Converter<'m> {
                 .iter()
                 .zip(layouts)
                 .map(|(v, l)| {
-                    let m2m = ints(l).map_err(|e| self.err(e))?;
                     let s = super::text::shape_text(&v.ty).map_err(|e| self.err(e))?;
+                    // A token has no layout (its entry is `dense<>`): HLO writes it bare.
+                    if matches!(v.ty, Type::Token) {
+                        return Ok(s);
+                    }
+                    let m2m = ints(l).map_err(|e| self.err(e))?;
                     Ok(format!("{s}{}", list(&m2m)))
                 })
                 .collect::<CResult<Vec<_>>>()?;
