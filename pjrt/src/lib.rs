@@ -17,6 +17,7 @@ pub mod ffi;
 pub mod execute;
 pub mod options;
 pub mod plugin;
+pub mod tokens;
 pub mod util;
 
 use abi::table::{entry, Entry};
