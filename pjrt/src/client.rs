@@ -434,16 +434,21 @@ pub unsafe extern "C" fn topology_fingerprint(args: *mut TopologyDescriptionFing
     }
 }
 
-/// An execute context: hlojit keeps nothing in it.
+/// An execute context: user data for the FFI handlers of the runs it is passed to (see `ffi`).
 pub unsafe extern "C" fn execute_context_create(args: *mut ExecuteContextCreateArgs) -> *mut PjrtError {
-    unsafe { guard(args, |a| { a.context = Box::into_raw(Box::new(0u8)).cast(); Ok(()) }) }
+    unsafe {
+        guard(args, |a| {
+            a.context = Box::into_raw(Box::new(crate::ffi::ExecuteContext::new())).cast();
+            Ok(())
+        })
+    }
 }
 
 pub unsafe extern "C" fn execute_context_destroy(args: *mut ExecuteContextDestroyArgs) -> *mut PjrtError {
     unsafe {
         guard(args, |a| {
             if !a.context.is_null() {
-                drop(Box::from_raw(a.context.cast::<u8>()));
+                drop(Box::from_raw(a.context.cast::<crate::ffi::ExecuteContext>()));
             }
             Ok(())
         })

@@ -21,8 +21,13 @@ pub struct Compiled {
     pub exe: hlojit::Executable,
     pub options: Options,
     pub fingerprint: String,
+    /// Parameter leaves as the caller passes them (tokens included).
     pub num_parameters: usize,
-    /// Parameter leaves an output may be computed in (`input_output_alias`): donated at
+    /// For each parameter leaf: the executor's argument it is, or `None` for a token.
+    pub parameter_leaves: Vec<Option<usize>>,
+    /// For each output leaf: the executor's result it is, or `None` for a token.
+    pub output_leaves: Vec<Option<usize>>,
+    /// Parameter leaves (as the caller counts them) an output may be computed in (`input_output_alias`): donated at
     /// execution unless the caller says otherwise.
     pub donatable: Vec<bool>,
     pub output_types: Vec<i32>,
@@ -84,12 +89,19 @@ pub fn compile(client: &Client, format: &str, code: &[u8], options: &[u8]) -> Re
         module.header_attributes.push(("num_partitions".into(), options.partitions.to_string()));
     }
     let exe = client.compiler.compile(&module)?;
-    let outputs = exe.output_shapes().into_iter().cloned().collect::<Vec<_>>();
-    let num_parameters = exe.argument_shapes().len();
+    let signature = exe.executor().signature();
+    let parameter_leaves = crate::tokens::leaves(&signature.parameters);
+    let output_leaves = crate::tokens::leaves(std::slice::from_ref(&signature.result));
+    let arrays = exe.output_shapes().into_iter().cloned().collect::<Vec<_>>();
+    // A token travels as JAX's own stand-in for one, an empty bool array.
+    let token = hlojit::ArrayShape::new(hlojit::ElementType::Pred, vec![0]);
+    let outputs: Vec<hlojit::ArrayShape> =
+        output_leaves.iter().map(|l| l.map_or_else(|| token.clone(), |i| arrays[i].clone())).collect();
+    let num_parameters = parameter_leaves.len();
     let mut donatable = vec![false; num_parameters];
-    for a in &exe.executor().signature().aliases {
-        if let Some(d) = donatable.get_mut(a.parameter) {
-            *d = true;
+    for a in &signature.aliases {
+        if let Some(k) = parameter_leaves.iter().position(|&l| l == Some(a.parameter)) {
+            donatable[k] = true;
         }
     }
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -104,6 +116,8 @@ pub fn compile(client: &Client, format: &str, code: &[u8], options: &[u8]) -> Re
         name: module.name.clone(),
         fingerprint: format!("hlojit-{:016x}", hasher.finish()),
         num_parameters,
+        parameter_leaves,
+        output_leaves,
         donatable,
         output_types: outputs.iter().map(|s| dtype::to_pjrt(s.element_type)).collect(),
         output_dims: outputs.iter().flat_map(|s| s.dims.iter().copied()).collect(),

@@ -30,6 +30,7 @@ unsafe fn execute(a: &mut LoadedExecutableExecuteArgs) -> Result<()> {
     }
     let c = &le.compiled;
     let mut non_donatable: Vec<i64> = Vec::new();
+    let mut run_options = hlojit::RunOptions::default();
     // SAFETY: null or the caller's options struct.
     if let Some(o) = unsafe { a.options.as_ref() } {
         if o.struct_size < ExecuteOptions::STRUCT_SIZE {
@@ -39,6 +40,11 @@ unsafe fn execute(a: &mut LoadedExecutableExecuteArgs) -> Result<()> {
             return Err(PjrtError::new(ErrorCode::Unimplemented, "send/recv callbacks are not supported by the hlojit PJRT plugin"));
         }
         non_donatable = slice(o.non_donatable_input_indices, o.num_non_donatable_input_indices).to_vec();
+        if o.struct_size >= ExecuteOptions::WITH_CONTEXT && !o.context.is_null() {
+            // SAFETY: a context from PJRT_ExecuteContext_Create, alive during the call.
+            let context = unsafe { &*o.context.cast::<crate::ffi::ExecuteContext>() };
+            run_options = run_options.with_ffi_context(context.context.clone());
+        }
     }
     let devices = if a.execute_device.is_null() {
         le.devices.clone()
@@ -56,28 +62,36 @@ unsafe fn execute(a: &mut LoadedExecutableExecuteArgs) -> Result<()> {
     if lists.iter().any(|l| l.len() != a.num_args) {
         return Err(PjrtError::invalid("an argument list is null"));
     }
-    let buffers: Vec<Vec<&Buffer>> = lists
+    // Token arguments carry no data: checked for presence, not passed on.
+    let buffers: Vec<Vec<(usize, &Buffer)>> = lists
         .iter()
-        .map(|l| l.iter().enumerate().map(|(i, &b)| non_null(b, &format!("argument {i}")).map(|b| &*b)).collect::<Result<Vec<_>>>())
+        .map(|l| {
+            l.iter()
+                .enumerate()
+                .map(|(i, &b)| non_null(b, &format!("argument {i}")).map(|b| (i, &*b)))
+                .filter(|r| r.as_ref().map_or(true, |(i, _)| c.parameter_leaves[*i].is_some()))
+                .collect::<Result<Vec<_>>>()
+        })
         .collect::<Result<_>>()?;
     // Donations first (each takes and releases its buffer's write lock), then shared reads.
     let mut held: Vec<Vec<Option<Held>>> = buffers.iter().map(|l| l.iter().map(|_| None).collect()).collect();
     for (d, list) in buffers.iter().enumerate() {
-        for (i, b) in list.iter().enumerate() {
+        for (k, (i, b)) in list.iter().enumerate() {
+            let i = *i;
             if c.donatable[i] && !non_donatable.contains(&(i as i64)) {
                 let data = b.write().take().ok_or_else(|| b.deleted_error())?;
-                held[d][i] = Some(Held::Donated(Some(data)));
+                held[d][k] = Some(Held::Donated(Some(data)));
             }
         }
     }
     for (d, list) in buffers.iter().enumerate() {
-        for (i, b) in list.iter().enumerate() {
-            if held[d][i].is_none() {
+        for (k, (_, b)) in list.iter().enumerate() {
+            if held[d][k].is_none() {
                 let g = b.read();
                 if g.is_none() {
                     return Err(b.deleted_error());
                 }
-                held[d][i] = Some(Held::Borrowed(g));
+                held[d][k] = Some(Held::Borrowed(g));
             }
         }
     }
@@ -95,20 +109,26 @@ unsafe fn execute(a: &mut LoadedExecutableExecuteArgs) -> Result<()> {
         .collect();
     let results = if c.exe.num_devices() == 1 && arguments.len() == 1 {
         let mut arguments = arguments;
-        vec![c.exe.run(arguments.pop().unwrap_or_default())?]
+        vec![c.exe.run_with(arguments.pop().unwrap_or_default(), &run_options)?]
     } else {
-        c.exe.run_devices(arguments)?
+        c.exe.run_devices_with(arguments, &run_options)?
     };
     drop(held);
     let outputs: Vec<*mut *mut Buffer> = slice(a.output_lists, a.num_devices).to_vec();
     // A program without outputs gets null lists (the C++ client passes `vector::data()` of
     // empty vectors).
-    let has_outputs = results.iter().any(|r| !r.is_empty());
+    let has_outputs = !c.output_leaves.is_empty();
     if outputs.len() != devices.len() || (has_outputs && outputs.iter().any(|p| p.is_null())) {
         return Err(PjrtError::invalid("output_lists must hold one list per device"));
     }
     for ((list, device), result) in outputs.iter().zip(&devices).zip(results) {
-        for (i, data) in result.into_iter().enumerate() {
+        let mut result: Vec<Option<HostBuffer>> = result.into_iter().map(Some).collect();
+        for (i, leaf) in c.output_leaves.iter().enumerate() {
+            let data = match leaf {
+                Some(j) => result.get_mut(*j).and_then(Option::take).ok_or_else(|| PjrtError::new(ErrorCode::Internal, format!("output {i} is missing")))?,
+                // A token: the empty bool array JAX itself passes for one.
+                None => HostBuffer::zeros(&hlojit::ArrayShape::new(hlojit::ElementType::Pred, vec![0])).map_err(|e| PjrtError::new(ErrorCode::Internal, e.to_string()))?,
+            };
             // SAFETY: the caller's list has room for every output of the executable.
             unsafe { *list.add(i) = Box::into_raw(Buffer::new(*device, data)) };
         }

@@ -13,9 +13,11 @@ pub mod dtype;
 pub mod error;
 pub mod event;
 pub mod executable;
+pub mod ffi;
 pub mod execute;
 pub mod options;
 pub mod plugin;
+pub mod tokens;
 pub mod util;
 
 use abi::table::{entry, Entry};

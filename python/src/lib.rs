@@ -6,6 +6,8 @@
 // Linked for its exported `GetPjrtApi`.
 use hlojit_pjrt as _;
 
+mod targets;
+
 use hlojit::{Argument, ArrayShape, ArrayView, ElementType, HostBuffer};
 use pyo3::buffer::PyBuffer;
 use pyo3::create_exception;
@@ -162,6 +164,7 @@ fn compile(py: Python<'_>, module: Vec<u8>) -> PyResult<Executable> {
 #[pymodule]
 fn _hlojit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile, m)?)?;
+    m.add_function(wrap_pyfunction!(targets::register_custom_call_target, m)?)?;
     m.add_class::<Executable>()?;
     m.add_class::<Output>()?;
     m.add("HlojitError", m.py().get_type::<HlojitError>())?;

@@ -157,3 +157,49 @@ fn regions_use_constants_of_the_enclosing_function() {
     assert!(comparator.matches("constant(0)").count() >= 1, "{hlo}");
     parse_mlir_text(text).unwrap();
 }
+
+#[test]
+fn custom_call_layouts_leave_token_operands_bare() {
+    // What JAX writes for an ordered io_callback: the token's layout is `dense<>`.
+    let text = r#"module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: !stablehlo.token, %arg1: tensor<i32>) -> (!stablehlo.token, tensor<i32>) {
+    %0:2 = stablehlo.custom_call @cb(%arg0, %arg1) {has_side_effect = true, mhlo.backend_config = {index = 0 : ui64}, operand_layouts = [dense<> : tensor<0xindex>, dense<> : tensor<0xindex>], result_layouts = [dense<> : tensor<0xindex>, dense<> : tensor<0xindex>]} : (!stablehlo.token, tensor<i32>) -> (!stablehlo.token, tensor<i32>)
+    return %0#0, %0#1 : !stablehlo.token, tensor<i32>
+  }
+}"#;
+    let hlo = mlir_text_to_hlo_text(text).unwrap();
+    assert!(hlo.contains("operand_layout_constraints={token[], s32[]{}}"), "{hlo}");
+    parse_mlir_text(text).unwrap();
+}
+
+#[test]
+fn reduce_window_of_a_scalar_has_an_empty_window() {
+    // lax.reduce_window on a rank-0 operand (JAX's testReduceWindowScalar).
+    let text = r#"module @jit_f {
+  func.func public @main(%arg0: tensor<f32>) -> tensor<f32> {
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %0 = "stablehlo.reduce_window"(%arg0, %cst) <{window_dimensions = array<i64>}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %1 = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %1 : tensor<f32>
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    return %0 : tensor<f32>
+  }
+}"#;
+    let hlo = mlir_text_to_hlo_text(text).unwrap();
+    assert!(hlo.contains("window={}"), "{hlo}");
+    parse_mlir_text(text).unwrap();
+}
+
+#[test]
+fn create_token_becomes_an_after_all_of_nothing() {
+    let text = r#"module @jit_f {
+  func.func public @main(%arg0: tensor<f32>) -> (!stablehlo.token, tensor<f32>) {
+    %0 = stablehlo.create_token : !stablehlo.token
+    return %0, %arg0 : !stablehlo.token, tensor<f32>
+  }
+}"#;
+    let hlo = mlir_text_to_hlo_text(text).unwrap();
+    assert!(hlo.contains("after-all()"), "{hlo}");
+    parse_mlir_text(text).unwrap();
+}

@@ -165,10 +165,14 @@ pub struct ExecuteOptions {
     pub launch_id: i32,
     pub non_donatable_input_indices: *const i64,
     pub num_non_donatable_input_indices: usize,
+    /// A `PJRT_ExecuteContext` (from API 0.54 on; read only when `struct_size` reaches it).
+    pub context: *mut c_void,
 }
 
 impl ExecuteOptions {
     pub const STRUCT_SIZE: usize = std::mem::offset_of!(ExecuteOptions, num_non_donatable_input_indices) + 8;
+    /// Where `context` ends.
+    pub const WITH_CONTEXT: usize = std::mem::offset_of!(ExecuteOptions, context) + 8;
 }
 
 /// `PJRT_LogicalDeviceIds`.

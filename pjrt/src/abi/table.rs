@@ -120,7 +120,7 @@ impl Api {
 
 struct Shared(Api);
 // SAFETY: the table is built once and never written again; its pointers are functions and
-// a null extension list.
+// the immutable extension list.
 unsafe impl Sync for Shared {}
 unsafe impl Send for Shared {}
 
@@ -137,7 +137,9 @@ pub fn api() -> &'static Api {
         }
         Shared(Api {
             struct_size: std::mem::size_of::<Api>(),
-            extension_start: std::ptr::null_mut(),
+            // The FFI extension: execute-context user data (JAX's host callbacks) and handler
+            // registration.
+            extension_start: crate::ffi::extension(),
             pjrt_api_version: ApiVersion {
                 struct_size: std::mem::size_of::<ApiVersion>(),
                 extension_start: std::ptr::null_mut(),

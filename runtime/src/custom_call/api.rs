@@ -35,6 +35,15 @@ pub(crate) unsafe fn consume_error(error: *mut XLA_FFI_Error) -> String {
     }
 }
 
+/// The message of an error this API created, taking ownership of it (for callers outside
+/// the runtime that called an API function themselves).
+///
+/// # Safety
+/// `error` must come from this API and not be used afterwards.
+pub unsafe fn take_error_message(error: *mut XLA_FFI_Error) -> String {
+    consume_error(error)
+}
+
 unsafe extern "C" fn error_create(args: *mut XLA_FFI_Error_Create_Args) -> *mut XLA_FFI_Error {
     let Some(a) = args.as_ref() else { return new_error(XLA_FFI_Error_Code_INVALID_ARGUMENT, "null arguments") };
     let message =
@@ -107,23 +116,40 @@ unsafe extern "C" fn type_register(args: *mut XLA_FFI_Type_Register_Args) -> *mu
     std::ptr::null_mut()
 }
 
+/// User data of the run the call belongs to (the frame's `ctx` is always one of
+/// `context::ExecutionContext`, see `call.rs`).
 unsafe extern "C" fn execution_context_get(args: *mut XLA_FFI_ExecutionContext_Get_Args) -> *mut XLA_FFI_Error {
-    let id = args.as_ref().and_then(|a| a.type_id.as_ref()).map_or(0, |t| t.type_id);
-    new_error(XLA_FFI_Error_Code_NOT_FOUND, &format!("no user data of type id {id} in hlojit's execution context"))
+    let Some(a) = args.as_mut() else { return new_error(XLA_FFI_Error_Code_INVALID_ARGUMENT, "null arguments") };
+    let Some(id) = a.type_id.as_ref().map(|t| t.type_id) else {
+        return new_error(XLA_FFI_Error_Code_INVALID_ARGUMENT, "null type id");
+    };
+    let Some(context) = (a.ctx as *const super::context::ExecutionContext).as_ref() else {
+        return new_error(XLA_FFI_Error_Code_INVALID_ARGUMENT, "null execution context");
+    };
+    match context.lookup(id) {
+        Some(data) => {
+            a.data = data;
+            std::ptr::null_mut()
+        }
+        None => new_error(XLA_FFI_Error_Code_NOT_FOUND, &format!("no user data of type id {id} in the execution context of this run")),
+    }
 }
 
 unsafe extern "C" fn state_set(_args: *mut XLA_FFI_State_Set_Args) -> *mut XLA_FFI_Error {
     new_error(
         XLA_FFI_Error_Code_UNIMPLEMENTED,
-        "hlojit does not run the instantiate stage: handler state is unavailable",
+        "hlojit does not run the instantiate stage: handler state cannot be set",
     )
 }
 
-unsafe extern "C" fn state_get(_args: *mut XLA_FFI_State_Get_Args) -> *mut XLA_FFI_Error {
-    new_error(
-        XLA_FFI_Error_Code_UNIMPLEMENTED,
-        "hlojit does not run the instantiate stage: handler state is unavailable",
-    )
+/// hlojit runs no instantiate stage, so there is never a state: the handler gets null. (XLA
+/// reports an error when a handler's bundle has no instantiate stage; jaxlib's CPU callback
+/// handlers do have one, but jaxlib exports only their execute stage, and they use the state
+/// — a cache of transpose plans — only for callback results not in row-major order.)
+unsafe extern "C" fn state_get(args: *mut XLA_FFI_State_Get_Args) -> *mut XLA_FFI_Error {
+    let Some(a) = args.as_mut() else { return new_error(XLA_FFI_Error_Code_INVALID_ARGUMENT, "null arguments") };
+    a.state = std::ptr::null_mut();
+    std::ptr::null_mut()
 }
 
 /// Host memory for a handler. The free call does not repeat the alignment, so the block

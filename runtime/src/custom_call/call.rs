@@ -145,10 +145,6 @@ fn prepared(bytes: &[u8]) -> Result<Rc<Prepared>, String> {
     Ok(p)
 }
 
-/// The execution context handlers receive: hlojit keeps nothing in it, but handlers may
-/// expect a non-null pointer.
-static CONTEXT: u8 = 0;
-
 fn buffers(specs: &[super::descriptor::BufferSpec], data: *const *mut c_void) -> Vec<XLA_FFI_Buffer> {
     specs
         .iter()
@@ -203,7 +199,8 @@ pub unsafe extern "C" fn hlojit_rt_ffi_call(
         struct_size: sizes::call_frame(),
         extension_start: std::ptr::null_mut(),
         api: api(),
-        ctx: &CONTEXT as *const u8 as *mut XLA_FFI_ExecutionContext,
+        // The run's user data (see `context`); never null.
+        ctx: super::context::current() as *mut XLA_FFI_ExecutionContext,
         stage: XLA_FFI_ExecutionStage_EXECUTE,
         args: XLA_FFI_Args {
             struct_size: sizes::args(),

@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod call;
+pub mod context;
 pub mod descriptor;
 pub mod jaxlib_targets;
 pub mod last_error;
@@ -11,6 +12,7 @@ pub mod process_symbols;
 pub mod registry;
 pub mod status;
 
+pub use context::ExecutionContext;
 pub use descriptor::{ffi_dtype, ArrayValue, AttrValue, BufferSpec, CallDescriptor};
 pub use last_error::{clear_last_error, take_last_error};
 pub use process_symbols::ProcessSymbols;

@@ -93,6 +93,9 @@ pub struct RunOptions {
     pub timeout: Option<Duration>,
     /// The run fails with a cancellation error once this token is cancelled.
     pub cancellation: Option<CancellationToken>,
+    /// User data typed-FFI handlers of this run may look up (XLA's execution context; JAX
+    /// passes its host callbacks this way).
+    pub ffi_context: Option<std::sync::Arc<crate::custom_call::ExecutionContext>>,
 }
 
 impl RunOptions {
@@ -108,6 +111,14 @@ impl RunOptions {
     pub fn with_deadline(self, deadline: Instant) -> RunOptions {
         RunOptions {
             deadline: Some(deadline),
+            ..self
+        }
+    }
+
+    /// The same options with user data for the run's typed-FFI handlers.
+    pub fn with_ffi_context(self, context: std::sync::Arc<crate::custom_call::ExecutionContext>) -> RunOptions {
+        RunOptions {
+            ffi_context: Some(context),
             ..self
         }
     }

@@ -291,6 +291,7 @@ impl Executor {
             };
         }
         clear_last_error();
+        let _context = crate::custom_call::context::install(options.ffi_context.as_ref());
         // SAFETY: every pointer is a live buffer of the size and layout the signature gives
         // (checked above), aliased outputs point at memory this call owns, and `new`'s caller
         // vouched that the function takes exactly these.

@@ -53,6 +53,34 @@ fn leaf_range(shape: &Shape, index: &[i64]) -> Option<(usize, usize)> {
     Some((start, s.array_leaves().len()))
 }
 
+/// The typed-FFI buffers of a value of `shape` (tuples flattened): array leaves take the next
+/// (shape, pointer) of `arrays`, tokens get a TOKEN buffer without data.
+fn ffi_leaves<'a, 'ctx: 'a>(
+    cg: &Codegen<'ctx>,
+    shape: &Shape,
+    arrays: &mut impl Iterator<Item = (&'a ArrayShape, &'a PointerValue<'ctx>)>,
+    out: &mut (Vec<BufferSpec>, Vec<PointerValue<'ctx>>),
+) -> Result<()> {
+    match shape {
+        Shape::Array(_) => {
+            let (s, &p) = arrays.next().ok_or_else(|| Error::Internal("custom call: fewer buffers than array leaves".into()))?;
+            out.0.push(BufferSpec { dtype: ffi_dtype(s.element_type), dims: s.dims.clone() });
+            out.1.push(p);
+        }
+        Shape::Tuple(elements) => {
+            for e in elements {
+                ffi_leaves(cg, e, arrays, out)?;
+            }
+        }
+        Shape::Token => {
+            out.0.push(BufferSpec { dtype: hlojit_ffi::xla::XLA_FFI_DataType_TOKEN, dims: Vec::new() });
+            out.1.push(cg.ptr().const_null());
+        }
+        Shape::Opaque => return Err(Error::Unsupported("an opaque value as a typed-FFI operand or result".into())),
+    }
+    Ok(())
+}
+
 fn with_layout(shape: &ArrayShape, layout_from: Option<&ArrayShape>) -> ArrayShape {
     let layout = match layout_from {
         Some(s) => s.layout_or_default(),
@@ -228,19 +256,25 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                 Some(cg.call(f, &args)?.into_int_value())
             }
             CustomCallApiVersion::TypedFfi => {
-                let spec = |s: &ArrayShape| BufferSpec { dtype: ffi_dtype(s.element_type), dims: s.dims.clone() };
+                // Tokens are buffers too in XLA's call frame (dtype TOKEN, no data): handlers
+                // count them (jaxlib's host callbacks pass a token operand on as None).
+                let mut args = (Vec::new(), Vec::new());
+                for (k, &o) in inst.operands.iter().enumerate() {
+                    ffi_leaves(cg, &comp.get(o).shape, &mut operand_shapes[k].iter().zip(&operand_ptrs[k]), &mut args)?;
+                }
+                let mut rets = (Vec::new(), Vec::new());
+                ffi_leaves(cg, &inst.shape, &mut result_shapes.iter().zip(&result_ptrs), &mut rets)?;
                 let descriptor = CallDescriptor {
                     target: target.clone(),
-                    args: operand_shapes.iter().flatten().map(spec).collect(),
-                    rets: result_shapes.iter().map(spec).collect(),
+                    args: args.0,
+                    rets: rets.0,
                     attrs: inst.attrs.ffi_attributes.clone(),
                 };
                 let bytes = descriptor.encode();
                 let base = format!("cc.{}.{}", sanitize(&comp.name), sanitize(&inst.name));
                 let desc_ptr = private_bytes(cg, &format!("{base}.ffi"), &bytes, false);
-                let flat: Vec<PointerValue> = operand_ptrs.iter().flatten().copied().collect();
-                let args = pointer_array(cg, &flat, "ffi.args")?;
-                let rets = pointer_array(cg, &result_ptrs, "ffi.rets")?;
+                let args = pointer_array(cg, &args.1, "ffi.args")?;
+                let rets = pointer_array(cg, &rets.1, "ffi.rets")?;
                 let f = cg.runtime(RuntimeFunction::FfiCall)?;
                 let call_args: [BasicMetadataValueEnum; 5] =
                     [callee.into(), desc_ptr.into(), cg.const_i64(bytes.len() as i64).into(), args.into(), rets.into()];

@@ -56,6 +56,8 @@ fn elementwise_opcode(short: &str) -> Option<&'static str> {
         "dynamic_update_slice" => "dynamic-update-slice",
         "tuple" => "tuple",
         "after_all" => "after-all",
+        // XLA writes a fresh token as an after-all of nothing.
+        "create_token" => "after-all",
         "erf" => "erf",
         "replica_id" => "replica-id",
         "partition_id" => "partition-id",
@@ -482,6 +484,10 @@ impl<'m> Converter<'m> {
         let n = size.len();
         let _ = rank;
         let x = |v: &[i64]| v.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x");
+        if n == 0 {
+            // The window of a scalar has no dimensions: XLA prints `window={}`.
+            return Ok(String::new());
+        }
         let mut parts = vec![format!("size={}", x(size))];
         let s = self.ints_or(op, strides, vec![1; n])?;
         if s.iter().any(|&v| v != 1) {
@@ -632,8 +638,12 @@ impl<'m> Converter<'m> {
                 .iter()
                 .zip(layouts)
                 .map(|(v, l)| {
-                    let m2m = ints(l).map_err(|e| self.err(e))?;
                     let s = super::text::shape_text(&v.ty).map_err(|e| self.err(e))?;
+                    // A token has no layout (its entry is `dense<>`): HLO writes it bare.
+                    if matches!(v.ty, Type::Token) {
+                        return Ok(s);
+                    }
+                    let m2m = ints(l).map_err(|e| self.err(e))?;
                     Ok(format!("{s}{}", list(&m2m)))
                 })
                 .collect::<CResult<Vec<_>>>()?;
