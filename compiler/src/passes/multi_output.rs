@@ -339,9 +339,12 @@ fn unique_name(names: &mut HashSet<String>, base: &str) -> String {
 }
 
 fn unique_computation_name(module: &Module, base: &str) -> String {
-    let mut name = format!("fused_computation.{base}.multi");
+    let stem = format!("fused_computation.{base}.multi");
+    let mut name = stem.clone();
+    let mut k = 1;
     while module.find_computation(&name).is_some() {
-        name.push('_');
+        name = format!("{stem}.{k}");
+        k += 1;
     }
     name
 }
