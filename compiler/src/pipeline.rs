@@ -97,6 +97,9 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(reduction_splitting::ReductionSplitting)
         .add(layout_assignment::LayoutAssignment)
         .add(fusion::Fusion)
+        // Before multi-output fusion: a row reduction that merges into its loop no longer
+        // needs to share an operand walk with a sibling.
+        .add(row_fusion::RowFusion)
         // Multi-output fusion after plain fusion, as XLA orders them: it merges the kernels
         // fusion made (producer into consumer first, then siblings of a shared operand).
         .add(producer_consumer_fusion::ProducerConsumerFusion)

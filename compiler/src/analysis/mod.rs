@@ -5,3 +5,4 @@ pub mod buffers;
 pub mod cost;
 pub mod custom_calls;
 pub mod rng;
+pub mod row_values;

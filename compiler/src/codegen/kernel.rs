@@ -172,6 +172,9 @@ pub(crate) fn emit_elemental_loop<'ctx>(kc: &KernelContext<'_, 'ctx>) -> Result<
     let dims = first.shape.dims.clone();
     let layout = first.shape.layout_or_default();
     let extent = outer_dimension(&dims, &layout).map(|d| dims[d]).unwrap_or(1);
+    if let Some(rows) = super::row_loops::plan(kc, &dims, &layout) {
+        return super::row_loops::emit(kc, &rows, &dims, &layout);
+    }
     let mut e = kc.elemental();
     let range = Some((kc.begin, kc.end)).filter(|_| !dims.is_empty());
     let body = |index: &Index<'ctx>| {

@@ -17,6 +17,7 @@ pub mod pass;
 pub mod producer_consumer_fusion;
 pub mod reduction_splitting;
 pub mod rng_expander;
+pub mod row_fusion;
 pub mod sharding_markers;
 pub mod sibling_fusion;
 #[cfg(test)]

@@ -327,7 +327,7 @@ fn redirect(comp: &mut crate::hlo::Computation, old: InstrId, new: InstrId, offs
     comp.replace_all_uses(old, t);
 }
 
-fn unique_name(names: &mut HashSet<String>, base: &str) -> String {
+pub fn unique_name(names: &mut HashSet<String>, base: &str) -> String {
     let mut name = base.to_string();
     let mut k = 1;
     while names.contains(&name) {

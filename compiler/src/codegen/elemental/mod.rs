@@ -103,6 +103,12 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         Elemental { cg, module, comp, inputs: bindings, scopes: vec![HashMap::new()] }
     }
 
+    /// From now on, `id`'s elements are read from `input` instead of generated (a value
+    /// computed once for the code that follows, such as a row's reduction).
+    pub fn bind(&mut self, id: InstrId, input: Input<'ctx>) {
+        self.inputs.insert(id, input);
+    }
+
     pub fn element_type(&self, id: InstrId) -> Result<ElementType> {
         self.comp
             .get(id)

@@ -1,0 +1,185 @@
+//! Values inside a loop fusion that can be computed once per row of its output.
+//!
+//! A loop kernel computes each output element from its operands' generators. When a reduce
+//! inside the fusion is read only through broadcasts and elementwise ops, at an index that
+//! depends on a few major output dimensions (a layernorm's mean and variance, a softmax's max
+//! and sum, broadcast back along the row), every element of one row reads the same reduced
+//! value: the kernel may compute it once at the start of the row and keep it in a register
+//! instead of re-running the reduction per element. The same holds for what is computed from
+//! those values before the broadcast (`rsqrt(var + eps)`). This analysis finds those values
+//! and the index each one is read at; the row-fusion pass uses it to decide, codegen to emit
+//! the row loop, so both apply the same rule.
+
+use crate::hlo::{Computation, InstrId, Opcode};
+use hlojit_runtime::Layout;
+use std::collections::HashMap;
+
+/// Where one dimension of a value's index comes from, given the index of the output element
+/// the kernel computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DimSource {
+    /// That dimension of the output index.
+    Output(usize),
+    /// Always 0 (a dimension of size 1).
+    Zero,
+    /// Anything else: a reduction's loop variable, a slice's offset, a gather's lookup.
+    Other,
+}
+
+/// The values a loop kernel computes once per row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowValues {
+    /// The output dimensions that index a row, the most major first (a prefix of the output
+    /// layout's major-to-minor order); the kernel loops over the others inside each row.
+    pub row_dims: Vec<usize>,
+    /// The values, producers before their users, each with the source of every dimension of
+    /// the index it is read at (only row dimensions and zeros): the reduces, and the values
+    /// broadcast into the row.
+    pub values: Vec<(InstrId, Vec<DimSource>)>,
+}
+
+/// The values of `comp` (whose root, an array of dimensions `out_dims` in `layout`, is what
+/// the kernel stores) that can be computed once per row, or `None` unless a reduction is
+/// among them. The instructions for which `is_input` holds are read from memory, not
+/// computed by the kernel.
+pub fn row_values(comp: &Computation, out_dims: &[i64], layout: &Layout, is_input: &dyn Fn(InstrId) -> bool) -> Option<RowValues> {
+    let root = comp.root_instruction();
+    if !root.shape.is_array() || root.shape.dims() != out_dims || is_input(comp.root) {
+        return None;
+    }
+    let sources = index_sources(comp, is_input);
+    let users = comp.users();
+    // (value, its index, whether it is a reduce)
+    let mut candidates = Vec::new();
+    for id in comp.post_order() {
+        let inst = comp.get(id);
+        let computed = !matches!(inst.opcode, Opcode::Parameter | Opcode::Constant | Opcode::Iota);
+        if id == comp.root || is_input(id) || !computed || !inst.shape.is_array() {
+            continue;
+        }
+        let is_reduce = inst.opcode == Opcode::Reduce;
+        let broadcast = users[id.index()].iter().any(|&u| comp.get(u).opcode == Opcode::Broadcast);
+        // Read at one index only, made of output dimensions: one value per row.
+        let Some(Some(indices)) = sources.get(&id) else { continue };
+        if let [src] = indices.as_slice() {
+            if (is_reduce || broadcast) && src.iter().all(|s| matches!(s, DimSource::Output(_) | DimSource::Zero)) {
+                candidates.push((id, src.clone(), is_reduce));
+            }
+        }
+    }
+    // The rows: the shortest prefix of the output's major-to-minor order that holds every
+    // dimension a reduce is read at.
+    let output_dims = |s: &[DimSource]| -> Vec<usize> { s.iter().filter_map(|d| if let DimSource::Output(o) = d { Some(*o) } else { None }).collect() };
+    let used: Vec<usize> = candidates.iter().filter(|c| c.2).flat_map(|c| output_dims(&c.1)).collect();
+    if !candidates.iter().any(|c| c.2) {
+        return None;
+    }
+    let order: Vec<usize> = layout.major_to_minor().iter().map(|&d| d as usize).collect();
+    let prefix = order.iter().rposition(|d| used.contains(d)).map_or(0, |i| i + 1);
+    let row_dims = order[..prefix].to_vec();
+    // A row must leave something to loop over: otherwise the reduces are plain per-element
+    // values and the generic loop is the same thing.
+    if row_dims.len() == order.len() {
+        return None;
+    }
+    let values = candidates
+        .into_iter()
+        .filter(|(_, src, _)| output_dims(src).iter().all(|d| row_dims.contains(d)))
+        .map(|(id, src, _)| (id, src))
+        .collect();
+    Some(RowValues { row_dims, values })
+}
+
+/// The one index instruction `id` of `comp` is read at, when it is made of output dimensions
+/// only (see [`row_values`]).
+pub fn row_index(comp: &Computation, id: InstrId) -> Option<Vec<DimSource>> {
+    let sources = index_sources(comp, &|_| false);
+    match sources.get(&id) {
+        Some(Some(indices)) => match indices.as_slice() {
+            [src] if src.iter().all(|s| matches!(s, DimSource::Output(_) | DimSource::Zero)) => Some(src.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Distinct indices one instruction may be read at before the analysis gives up on it.
+const MAX_INDICES: usize = 8;
+
+/// For every instruction of `comp`, the distinct indices it is read at, each given by the
+/// source of every dimension relative to the root's index (`x - mean` feeds both the variance's
+/// reduction and the output, at two indices); `None` past [`MAX_INDICES`]. The walk stops at
+/// inputs: what produced them is not part of the kernel.
+fn index_sources(comp: &Computation, is_input: &dyn Fn(InstrId) -> bool) -> HashMap<InstrId, Option<Vec<Vec<DimSource>>>> {
+    let mut sources: HashMap<InstrId, Option<Vec<Vec<DimSource>>>> = HashMap::new();
+    let rank = comp.root_instruction().shape.dims().len();
+    sources.insert(comp.root, Some(vec![(0..rank).map(DimSource::Output).collect()]));
+    // Users before operands: each instruction's indices are complete before they propagate.
+    for id in comp.post_order().into_iter().rev() {
+        let Some(Some(indices)) = sources.get(&id).cloned() else { continue };
+        if is_input(id) {
+            continue;
+        }
+        let inst = comp.get(id);
+        for (k, &operand) in inst.operands.iter().enumerate() {
+            let Some(operand_rank) = comp.get(operand).shape.as_array().map(|a| a.dims.len()) else { continue };
+            let entry = sources.entry(operand).or_insert_with(|| Some(Vec::new()));
+            for src in &indices {
+                let derived = operand_sources(comp, id, k, src, operand_rank);
+                if let Some(list) = entry {
+                    if !list.contains(&derived) {
+                        list.push(derived);
+                    }
+                    if list.len() > MAX_INDICES {
+                        *entry = None;
+                    }
+                }
+            }
+        }
+    }
+    sources
+}
+
+/// The index operand `k` (an array of rank `rank`) of `user` is read at, when `user` is read
+/// at `src`.
+fn operand_sources(comp: &Computation, user: InstrId, k: usize, src: &[DimSource], rank: usize) -> Vec<DimSource> {
+    let inst = comp.get(user);
+    let other = || vec![DimSource::Other; rank];
+    let operand_dims = comp.get(inst.operands[k]).shape.dims().to_vec();
+    let zero_or = |d: usize, s: DimSource| if operand_dims[d] == 1 { DimSource::Zero } else { s };
+    match inst.opcode {
+        _ if rank == 0 => Vec::new(),
+        op if op.is_elementwise() && rank == src.len() => src.to_vec(),
+        Opcode::Broadcast => inst.attrs.dims().iter().enumerate().map(|(j, &d)| zero_or(j, src[d as usize])).collect(),
+        Opcode::Transpose => {
+            let mut out = vec![DimSource::Other; rank];
+            for (i, &p) in inst.attrs.dims().iter().enumerate() {
+                out[p as usize] = src[i];
+            }
+            out
+        }
+        Opcode::Reshape => {
+            // Only reshapes that add or drop dimensions of size 1 keep the index.
+            let out_dims = inst.shape.dims();
+            let kept_in: Vec<usize> = (0..rank).filter(|&d| operand_dims[d] != 1).collect();
+            let kept_out: Vec<usize> = (0..out_dims.len()).filter(|&d| out_dims[d] != 1).collect();
+            let same = kept_in.len() == kept_out.len() && kept_in.iter().zip(&kept_out).all(|(&i, &o)| operand_dims[i] == out_dims[o]);
+            if !same {
+                return other();
+            }
+            let mut out = vec![DimSource::Zero; rank];
+            for (&i, &o) in kept_in.iter().zip(&kept_out) {
+                out[i] = src[o];
+            }
+            out
+        }
+        Opcode::Reduce if k < inst.operands.len() / 2 => {
+            let reduced = inst.attrs.dims();
+            let mut kept = src.iter();
+            (0..rank)
+                .map(|d| if reduced.contains(&(d as i64)) { DimSource::Other } else { kept.next().copied().unwrap_or(DimSource::Other) })
+                .collect()
+        }
+        _ => other(),
+    }
+}
