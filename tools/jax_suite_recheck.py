@@ -16,7 +16,8 @@ supports, and nothing else is re-judged:
   Accepted when hlojit's T is upper triangular, its Z unitary, Z·T·Zᴴ equals XLA's Z·T·Zᴴ (the
   same matrix) and T's diagonal holds XLA's eigenvalues, all within the tool's rtol relative to
   the matrix's largest element.
-- `normwise`: jax.scipy.linalg.expm / expm_frechet (module jit_expm / jit_expm_frechet). Padé
+- `normwise`: jax.scipy.linalg.expm / expm_frechet (module jit_expm / jit_expm_frechet, or one
+  holding expm's computations `_calc_P_Q` and `_squaring`, as when a test wraps it). Padé
   approximant and repeated squaring are matrix products, whose error is bounded relative to the
   matrix's norm, not per element: XLA:CPU's own result misses float64 scipy.linalg.expm by more
   than the tool's per-element tolerance in the same small elements. Accepted when
@@ -32,6 +33,8 @@ import numpy as np
 from jax_suite_narrow import load_tool
 
 GEES = re.compile(r'custom_call_target="lapack_[cz]gees_ffi"')
+EXPM_PADE = re.compile(r"^%_calc_P_Q[.\d]* ", re.M)
+EXPM_SQUARING = re.compile(r"^%_squaring[.\d]* ", re.M)
 
 
 def rule_for(text):
@@ -40,7 +43,9 @@ def rule_for(text):
     targets = set(re.findall(r'custom_call_target="([^"]+)"', text))
     if len(targets) == 1 and GEES.search(text):
         return "schur"
-    if name in ("jit_expm", "jit_expm_frechet"):
+    # expm's scaling and squaring, also when a test wraps it (jit_wrapped_fun): JAX names the
+    # computations of its jitted helpers after them.
+    if name in ("jit_expm", "jit_expm_frechet") or (EXPM_PADE.search(text) and EXPM_SQUARING.search(text)):
         return "normwise"
     return None
 
