@@ -11,8 +11,8 @@ the tool's own input generator, XLA:CPU through the tool's `run_hlo` in a child 
 run` on the same inputs — with the narrow types carried by ml_dtypes, and compares bit for bit
 (NaNs equal whatever their payload, as the tool does). It also runs the modules the tool skips for
 a Shardy marker custom call (`xla.sdy.FuncResultSharding`, ...), which its list of identity
-markers lacks, and for `dce_sink`, a target jaxlib registers and hlojit builds in. Results go to
-OUT/report_narrow.json.
+markers lacks, and for `dce_sink` and `tridiagonal_solve_perturbed_ffi`, targets jaxlib
+registers and hlojit builds in. Results go to OUT/report_narrow.json.
 
 How hlojit's .npy files hold these types (runtime/src/npy.rs): s2/s4 as int8 and u2/u4 as uint8
 (one element per byte), the f8/f4 formats as their raw bits in uint8.
@@ -34,10 +34,11 @@ NARROW_FLOAT = {
 def comparable_skip(detail):
     """The tool's skips this script runs: narrow element types; Shardy's `xla.sdy.*` markers,
     which the tool's custom-call list omits although both XLA:CPU and hlojit (its pass
-    passes/sharding_markers.rs) take them as the identity on one device; and `dce_sink`, a target
-    jaxlib registers for XLA:CPU and hlojit builds in (runtime/src/custom_call/jaxlib_targets.rs)."""
+    passes/sharding_markers.rs) take them as the identity on one device; and `dce_sink` and
+    `tridiagonal_solve_perturbed_ffi` (lax.linalg.tridiagonal_solve's CPU kernel), targets jaxlib
+    registers for XLA:CPU without the tool's `lapack_` prefix and hlojit builds in."""
     return (detail == "element type outside the comparison set" or detail.startswith("custom call xla.sdy.")
-            or detail == "custom call dce_sink")
+            or detail in ("custom call dce_sink", "custom call tridiagonal_solve_perturbed_ffi"))
 
 
 def load_tool(path):

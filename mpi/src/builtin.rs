@@ -14,8 +14,8 @@ use crate::{MpiCommunicator, COLLECTIVE_TAG};
 use hlojit_runtime::collectives::{BuiltinElement, BuiltinOp, BuiltinReduction, InstanceKey, ReduceLeaf};
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::datatype::Equivalence;
-use mpi::point_to_point::{Destination, Source};
-use mpi::request::{Request, StaticScope};
+use mpi::point_to_point::Source;
+use mpi::request::StaticScope;
 use mpi::topology::{Communicator as _, Group as _, SimpleCommunicator};
 
 /// The tag `MPI_Comm_create_group` uses for a group's communicator.
@@ -69,46 +69,27 @@ impl MpiCommunicator {
         let mut header = [0u8; 16];
         header[..8].copy_from_slice(&key.op.to_le_bytes());
         header[8..].copy_from_slice(&(key.sequence as i64).to_le_bytes());
-        let shared: &'static mut [u8] = Box::leak(Box::new(header));
-        let pointer: *mut [u8] = shared;
-        let shared: &'static [u8] = shared;
-        let requests: Vec<Request<'static, [u8], StaticScope>> = (1..n)
-            .map(|k| {
-                let to = members[(rank + k) % n];
-                self.lock().watch.sent(to, COLLECTIVE_TAG);
-                self.world.process_at_rank(to as i32).immediate_send_with_tag(StaticScope, shared, COLLECTIVE_TAG)
+        self.send_to_all_then(&header, members, rank, || {
+            (1..n).try_for_each(|k| -> Result<(), String> {
+                let from = members[(rank + n - k) % n];
+                let what = || format!("joining collective op {:x} (instance {})", key.op, key.sequence);
+                let bytes = self.await_message(from, COLLECTIVE_TAG, &what)?;
+                let (got, _) = self.world.process_at_rank(from as i32).receive_vec_with_tag::<u8>(COLLECTIVE_TAG);
+                self.lock().watch.received(from, COLLECTIVE_TAG);
+                if bytes != 16 || got[..] != header[..] {
+                    let field = |i: usize| got.get(i * 8..i * 8 + 8).and_then(|b| b.try_into().ok()).map_or(-1, i64::from_le_bytes);
+                    return Err(format!(
+                        "device {from} reached another collective (op {:x}, instance {}) than device {} (op {:x}, instance {})",
+                        field(0),
+                        field(1),
+                        members[rank],
+                        key.op,
+                        key.sequence
+                    ));
+                }
+                Ok(())
             })
-            .collect();
-        let received = (1..n).try_for_each(|k| -> Result<(), String> {
-            let from = members[(rank + n - k) % n];
-            let what = || format!("joining collective op {:x} (instance {})", key.op, key.sequence);
-            let bytes = self.await_message(from, COLLECTIVE_TAG, &what)?;
-            let (got, _) = self.world.process_at_rank(from as i32).receive_vec_with_tag::<u8>(COLLECTIVE_TAG);
-            self.lock().watch.received(from, COLLECTIVE_TAG);
-            if bytes != 16 || got[..] != header[..] {
-                let field = |i: usize| got.get(i * 8..i * 8 + 8).and_then(|b| b.try_into().ok()).map_or(-1, i64::from_le_bytes);
-                return Err(format!(
-                    "device {from} reached another collective (op {:x}, instance {}) than device {} (op {:x}, instance {})",
-                    field(0),
-                    field(1),
-                    members[rank],
-                    key.op,
-                    key.sequence
-                ));
-            }
-            Ok(())
-        });
-        if let Err(e) = received {
-            // The run ends (the caller aborts every rank); unfinished requests stay leaked.
-            std::mem::forget(requests);
-            return Err(e);
-        }
-        for request in requests {
-            request.wait();
-        }
-        // SAFETY: leaked above for these sends, which have completed.
-        drop(unsafe { Box::from_raw(pointer) });
-        Ok(())
+        })
     }
 
     /// Runs `f` on the communicator of `members` (created on first use, collectively by the

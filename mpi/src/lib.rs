@@ -199,6 +199,37 @@ impl MpiCommunicator {
             drop(unsafe { Box::from_raw(s.buffer) });
         }
     }
+
+    /// Sends a copy of `bytes` to every other member of a group (`members`, this rank at index
+    /// `rank`) with non-blocking sends, then runs `receive` and completes the sends. Every send
+    /// is posted before any receive, so no order of arrivals can deadlock; MPI reads the one
+    /// leaked copy until the sends complete. When `receive` fails the run ends (the caller
+    /// aborts every rank): the sends may never complete and an unfinished request must not be
+    /// dropped, so both stay leaked.
+    fn send_to_all_then<R>(&self, bytes: &[u8], members: &[usize], rank: usize, receive: impl FnOnce() -> Result<R, String>) -> Result<R, String> {
+        let n = members.len();
+        let shared: &'static mut [u8] = Box::leak(bytes.to_vec().into_boxed_slice());
+        let pointer: *mut [u8] = shared;
+        let shared: &'static [u8] = shared;
+        let requests: Vec<Request<'static, [u8], StaticScope>> = (1..n)
+            .map(|k| {
+                let to = members[(rank + k) % n];
+                self.lock().watch.sent(to, COLLECTIVE_TAG);
+                self.world.process_at_rank(to as i32).immediate_send_with_tag(StaticScope, shared, COLLECTIVE_TAG)
+            })
+            .collect();
+        let result = receive();
+        if result.is_err() {
+            std::mem::forget(requests);
+            return result;
+        }
+        for request in requests {
+            request.wait();
+        }
+        // SAFETY: leaked above for these sends, which have completed.
+        drop(unsafe { Box::from_raw(pointer) });
+        result
+    }
 }
 
 impl Communicator for MpiCommunicator {
@@ -233,47 +264,26 @@ impl Communicator for MpiCommunicator {
             blob.as_mut_slice()[at..at + c.bytes].copy_from_slice(unsafe { std::slice::from_raw_parts(c.address as *const u8, c.bytes) });
         }
         let mut copies: Vec<Option<AlignedBuffer>> = (0..n).map(|_| None).collect();
-        // Every send is posted before any receive, so no order of arrivals can deadlock; MPI
-        // reads the one leaked copy until the sends complete.
-        let shared: &'static mut [u8] = Box::leak(blob.as_slice().to_vec().into_boxed_slice());
-        let pointer: *mut [u8] = shared;
-        let shared: &'static [u8] = shared;
-        let requests: Vec<Request<'static, [u8], StaticScope>> = (1..n)
-            .map(|k| {
-                let to = members[(rank + k) % n];
-                self.lock().watch.sent(to, COLLECTIVE_TAG);
-                self.world.process_at_rank(to as i32).immediate_send_with_tag(StaticScope, shared, COLLECTIVE_TAG)
+        self.send_to_all_then(blob.as_slice(), members, rank, || {
+            (1..n).try_for_each(|k| -> Result<(), String> {
+                let from_rank = (rank + n - k) % n;
+                let from = members[from_rank];
+                let what = || format!("joining collective op {:x} (instance {})", key.op, key.sequence);
+                let bytes = self.await_message(from, COLLECTIVE_TAG, &what)?;
+                let mut buf = AlignedBuffer::try_zeroed(bytes.max(16)).map_err(|e| format!("collective buffer of {bytes} bytes: {e}"))?;
+                self.world.process_at_rank(from as i32).receive_into_with_tag(&mut buf.as_mut_slice()[..bytes], COLLECTIVE_TAG);
+                self.lock().watch.received(from, COLLECTIVE_TAG);
+                let got = [0, 1].map(|i| i64::from_le_bytes(buf.as_slice()[i * 8..i * 8 + 8].try_into().unwrap_or_default()));
+                if got != header || bytes != total {
+                    return Err(format!(
+                        "device {from} reached another collective (op {:x}, instance {}) than device {} (op {:x}, instance {})",
+                        got[0], got[1], members[rank], key.op, key.sequence
+                    ));
+                }
+                copies[from_rank] = Some(buf);
+                Ok(())
             })
-            .collect();
-        let received = (1..n).try_for_each(|k| -> Result<(), String> {
-            let from_rank = (rank + n - k) % n;
-            let from = members[from_rank];
-            let what = || format!("joining collective op {:x} (instance {})", key.op, key.sequence);
-            let bytes = self.await_message(from, COLLECTIVE_TAG, &what)?;
-            let mut buf = AlignedBuffer::try_zeroed(bytes.max(16)).map_err(|e| format!("collective buffer of {bytes} bytes: {e}"))?;
-            self.world.process_at_rank(from as i32).receive_into_with_tag(&mut buf.as_mut_slice()[..bytes], COLLECTIVE_TAG);
-            self.lock().watch.received(from, COLLECTIVE_TAG);
-            let got = [0, 1].map(|i| i64::from_le_bytes(buf.as_slice()[i * 8..i * 8 + 8].try_into().unwrap_or_default()));
-            if got != header || bytes != total {
-                return Err(format!(
-                    "device {from} reached another collective (op {:x}, instance {}) than device {} (op {:x}, instance {})",
-                    got[0], got[1], members[rank], key.op, key.sequence
-                ));
-            }
-            copies[from_rank] = Some(buf);
-            Ok(())
-        });
-        if let Err(e) = received {
-            // The error ends the run (the caller aborts every rank): the sends may never
-            // complete, and an unfinished request must not be dropped, so both stay leaked.
-            std::mem::forget(requests);
-            return Err(e);
-        }
-        for request in requests {
-            request.wait();
-        }
-        // SAFETY: leaked above for these sends, which have completed.
-        drop(unsafe { Box::from_raw(pointer) });
+        })?;
         let addresses = (0..n)
             .map(|g| match &copies[g] {
                 Some(copy) => offsets.iter().map(|&at| copy.as_ptr() as usize + at).collect(),

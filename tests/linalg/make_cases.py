@@ -176,3 +176,54 @@ for t in (np.float32, np.complex64, np.float64, np.complex128):
 
     write(f"tridiagonal_solve_perturbed_{s}", perturbed, (dl, d, du, b),
           "tridiagonal_solve_perturbed_ffi called directly on a numerically singular system (T - λI)")
+
+# The functions built on the factorizations above (they lower to the same custom calls plus
+# generated code): matrix functions on Schur forms and LU solves, polar decomposition by QDWH
+# (QR + Cholesky) or SVD, the factor-then-solve pairs, and numpy's SVD-based norms. Written
+# after the cases above so that those keep their inputs (one random stream).
+for t in (np.float32, np.complex64, np.float64, np.complex128):
+    s = NAMES[np.dtype(t).name]
+    # expm's small-norm branch (Padé, no squaring) and a norm that needs squarings.
+    write(f"expm_{s}", jsl.expm, (mat((4, 4), t) / 4,), "jax.scipy.linalg.expm (Padé + getrf/getrs solve)",
+          lambda a, e: close(e, sl.expm(a), t))
+    write(f"expm_squaring_{s}", jsl.expm, (mat((4, 4), t) * 3,), "jax.scipy.linalg.expm of a matrix whose norm needs squarings",
+          lambda a, e: close(e / np.abs(e).max(), sl.expm(a) / np.abs(e).max(), t))
+    a, e = mat((3, 3), t) / 3, mat((3, 3), t)
+    write(f"expm_frechet_{s}", jsl.expm_frechet, (a, e), "jax.scipy.linalg.expm_frechet",
+          lambda a, e, x, l: (close(x, sl.expm(a), t), close(l, sl.expm_frechet(a, e)[1], t)))
+    write(f"sqrtm_{s}", jsl.sqrtm, (spd(4, t),), "jax.scipy.linalg.sqrtm (complex Schur form)",
+          lambda a, r: close(r, sl.sqrtm(a.astype(np.complex128)), t))
+    write(f"funm_{s}", lambda a: jsl.funm(a, jnp.exp), (mat((3, 3), t) / 2,), "jax.scipy.linalg.funm(a, exp)",
+          lambda a, r: close(r, sl.expm(a), t))
+    a, b = mat((3, 3), t) + 4 * np.eye(3, dtype=t), mat((2, 2), t) + 4 * np.eye(2, dtype=t)
+    write(f"solve_sylvester_{s}", jsl.solve_sylvester, (a, b, mat((3, 2), t)), "jax.scipy.linalg.solve_sylvester (Schur forms)",
+          lambda a, b, c, x: close(x, sl.solve_sylvester(a, b, c), t))
+    write(f"polar_qdwh_{s}", jsl.polar, (mat((4, 3), t),), "jax.scipy.linalg.polar, QDWH (QR and Cholesky)",
+          lambda a, u, p: (close(u, sl.polar(a)[0], t), close(p, sl.polar(a)[1], t)))
+    write(f"polar_svd_{s}", lambda a: jsl.polar(a, side="left", method="svd"), (mat((3, 3), t),), "jax.scipy.linalg.polar(side=left, method=svd)",
+          lambda a, u, p: (close(u, sl.polar(a, side="left")[0], t), close(p, sl.polar(a, side="left")[1], t)))
+    a, b = spd(4, t), mat((4, 2), t)
+    write(f"cho_solve_{s}", lambda a, b: jsl.cho_solve(jsl.cho_factor(a), b), (a, b), "jax.scipy.linalg.cho_factor + cho_solve",
+          lambda a, b, x: close(x, sl.cho_solve(sl.cho_factor(a), b), t))
+    write(f"solve_pos_{s}", lambda a, b: jsl.solve(a, b, assume_a="pos"), (a, b), "jax.scipy.linalg.solve(assume_a=pos) (Cholesky)",
+          lambda a, b, x: close(x, sl.solve(a, b, assume_a="pos"), t))
+    a, b = mat((4, 4), t), mat((4, 2), t)
+    write(f"lu_solve_{s}", lambda a, b: jsl.lu_solve(jsl.lu_factor(a), b, trans=1), (a, b), "jax.scipy.linalg.lu_factor + lu_solve(trans=1)",
+          lambda a, b, x: close(x, sl.lu_solve(sl.lu_factor(a), b, trans=1), t))
+    write(f"qr_multiply_{s}", lambda a, c: jsl.qr_multiply(a, c), (mat((4, 3), t), mat((2, 4), t)), "jax.scipy.linalg.qr_multiply (C·Q)",
+          lambda a, c, cq, r: (close(cq, sl.qr_multiply(a, c)[0], t), close(r, sl.qr_multiply(a, c)[1], t)))
+    write(f"cond_{s}", jnp.linalg.cond, (mat((4, 4), t),), "jnp.linalg.cond (singular values)",
+          lambda a, c: close(c, np.linalg.cond(a), t))
+    write(f"cond_fro_{s}", lambda a: jnp.linalg.cond(a, "fro"), (mat((3, 3), t),), "jnp.linalg.cond(p=fro) (inverse)",
+          lambda a, c: close(c, np.linalg.cond(a, "fro"), t))
+    write(f"svdvals_{s}", jnp.linalg.svdvals, (mat((3, 5), t),), "jnp.linalg.svdvals",
+          lambda a, sv: close(sv, sl.svdvals(a), t))
+    write(f"matrix_norm_nuc_{s}", lambda a: jnp.linalg.matrix_norm(a, ord="nuc"), (mat((2, 3, 4), t),), "jnp.linalg.matrix_norm(ord=nuc) of a batch",
+          lambda a, n: close(n, np.linalg.norm(a, ord="nuc", axis=(-2, -1)), t))
+    write(f"tensorinv_{s}", lambda a: jnp.linalg.tensorinv(a, ind=2), (mat((4, 2, 2, 4), t) + np.eye(8, dtype=t).reshape(4, 2, 2, 4) * 4,),
+          "jnp.linalg.tensorinv", lambda a, x: close(x, np.linalg.tensorinv(a, ind=2), t))
+    write(f"tensorsolve_{s}", jnp.linalg.tensorsolve, (mat((2, 3, 6), t) + np.eye(6, dtype=t).reshape(2, 3, 6) * 4, mat((2, 3), t)),
+          "jnp.linalg.tensorsolve", lambda a, b, x: close(x, np.linalg.tensorsolve(a, b), t))
+    write(f"eig_left_{s}", lambda a: lax.linalg.eig(a, compute_left_eigenvectors=True, compute_right_eigenvectors=False), (mat((4, 4), t),),
+          "lax.linalg.eig with left eigenvectors (geev jobvl)",
+          lambda a, w, vl: close(ct(vl) @ a.astype(vl.dtype), w[:, None] * ct(vl), t))

@@ -10,7 +10,10 @@
 //! so an interrupted collection resumes with the parts still missing.
 //!
 //! After the tool's diff, `tools/jax_suite_narrow.py` runs the modules the tool skipped although
-//! they can be compared: element types outside its set (s2/s4/u2/u4, f8, f4) and Shardy markers.
+//! they can be compared: element types outside its set (s2/s4/u2/u4, f8, f4) and Shardy markers;
+//! `tools/jax_suite_recheck.py` compares two documented classes of linalg mismatches (complex
+//! Schur forms, expm) by the rule their mathematics allows (up to the Schur form's freedom,
+//! normwise).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -97,6 +100,9 @@ pub fn jax_suite(args: &[String]) -> Result<(), String> {
         run(python().arg("diff").arg(&out).arg("--hlojit").arg(&hlojit))?;
         // The modules the tool skips for their element types (s4, f8, ...) or Shardy markers.
         run(Command::new(venv().join("bin/python3")).arg(root().join("tools/jax_suite_narrow.py")).arg(&tool).arg(&out).arg("--hlojit").arg(&hlojit))?;
+        // The mismatches whose per-element comparison is the wrong question (complex Schur
+        // forms, expm's matrix products), each compared as its mathematics allows.
+        run(Command::new(venv().join("bin/python3")).arg(root().join("tools/jax_suite_recheck.py")).arg(&tool).arg(&out).arg("--hlojit").arg(&hlojit))?;
     }
     Ok(())
 }
