@@ -19,11 +19,13 @@
 //!   dilation and one feature group take `EigenTransposedConv2D`: input x kernel products
 //!   scattered onto the output, so padding and holes again contribute nothing (unless its
 //!   8 GiB scratch matrix would be larger, when it falls back to the generic path).
-//! - A while loop whose footprint is small (`SmallWhileLoopHoistingPass`, 1 kB by default) is
-//!   compiled as one kernel by the legacy emitter, which emits convolutions elementally. The
-//!   loops here are taken to be small (the byte count of XLA's cost analysis is not
-//!   reproduced; a large loop's canonical f32 convolution would run on Eigen there, and a loop
-//!   XLA removes, one whose trip count is known to be 1, counts as its caller).
+//! - A while loop that XLA hoists into a "small call" (`SmallWhileLoopHoistingPass`: one
+//!   iteration accesses under 1 kB, nothing it cannot run; small_while.rs) is compiled as one
+//!   kernel by the legacy emitter, which emits convolutions elementally. Any other loop runs
+//!   its body as a thunk sequence, where a convolution takes Eigen as in a conditional branch
+//!   (canonical dimension numbers only). (A loop XLA removes, one whose trip count is known to
+//!   be 1, counts as its caller; a convolution of loop-invariant operands that XLA hoists out
+//!   of the loop is not modelled.)
 //! - A conditional branch is emitted as its own thunk sequence: Eigen when the dimension
 //!   numbers are already canonical. A conditional on a constant index is folded into its
 //!   caller by XLA, and so is a `call`.
@@ -42,9 +44,10 @@ use hlojit_runtime::ElementType;
 pub enum Home {
     /// The entry computation (or a computation `call`ed from it, which XLA inlines).
     Entry,
-    /// A conditional branch: a thunk sequence of its own, never canonicalized.
+    /// A conditional branch, or the body or condition of a while loop too large for XLA's
+    /// small-call kernel: a thunk sequence of its own, never canonicalized.
     Branch,
-    /// A while body or condition: one small-loop kernel, elemental convolutions.
+    /// The body or condition of a small while loop: one kernel, elemental convolutions.
     Loop,
 }
 
@@ -121,12 +124,15 @@ fn homes(module: &Module) -> Vec<Option<Home>> {
         }
         home[c.index()] = Some(h);
         let comp = module.computation(c);
-        for inst in comp.ids().map(|id| comp.get(id)) {
+        for id in comp.ids() {
+            let inst = comp.get(id);
             // XLA folds a conditional on a constant into its caller.
             let constant_index = inst.operands.first().is_some_and(|&i| comp.get(i).opcode == Opcode::Constant);
             let callee_home = |callee: CompId| -> Home {
                 match inst.opcode {
-                    Opcode::While => Home::Loop,
+                    // Inside a small loop everything is one elemental kernel.
+                    Opcode::While if h == Home::Loop || super::small_while::is_small(module, c, id) => Home::Loop,
+                    Opcode::While => Home::Branch,
                     Opcode::Conditional if h == Home::Entry && !constant_index && inst.branch_computations().contains(&callee) => {
                         Home::Branch
                     }

@@ -23,6 +23,7 @@ pub mod sibling_fusion;
 #[cfg(test)]
 mod test_util;
 pub mod simplify_data_movement;
+pub mod small_while;
 pub mod topk_sorts;
 pub mod transpose_folding;
 pub mod trivial_reductions;

@@ -36,9 +36,10 @@ pub type Rng8 = ChaCha8Rng;
 pub struct Program {
     pub text: String,
     pub inputs: Vec<ArrayLiteral>,
-    /// The narrowest float type the program computes in, if narrower than f32: XLA may keep
-    /// such intermediates in f32 (folding `convert(bf16 dot)` into an f32 dot, say), so the
-    /// results are only as close as that type's tolerance.
+    /// The narrowest float type the program computes in, if narrower than f64: XLA may keep
+    /// such intermediates in f32 (folding `convert(bf16 dot)` into an f32 dot, say), and an
+    /// f64 result converted from an f32 approximation (expm1, say, which differs from XLA's
+    /// in the last bit) is only as close as f32, so results get that type's tolerance.
     pub low_precision: Option<T>,
 }
 
@@ -70,6 +71,8 @@ pub fn generate(seed: u64) -> Program {
         Some(T::BF16)
     } else if text.contains("f16[") {
         Some(T::F16)
+    } else if text.contains("f32[") || text.contains("c64[") {
+        Some(T::F32)
     } else {
         None
     };

@@ -147,12 +147,6 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         b: FloatValue<'ctx>,
     ) -> Result<FloatValue<'ctx>> {
         let cg = self.cg;
-        let ft = a.get_type();
-        let intr = |name: &str| -> Result<FloatValue<'ctx>> {
-            Ok(cg
-                .call_intrinsic(name, &[ft.into()], &[a.into(), b.into()])?
-                .into_float_value())
-        };
         use Opcode::*;
         Ok(match op {
             Add => cg.b.build_float_add(a, b, "")?,
@@ -160,50 +154,11 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             Multiply => cg.b.build_float_mul(a, b, "")?,
             Divide => cg.b.build_float_div(a, b, "")?,
             Remainder => cg.b.build_float_rem(a, b, "")?,
-            // NaN-propagating, and -0 < +0: exactly LLVM's maximum/minimum. LLVM 19 narrows
-            // them to half when the operands were widened from f16 and then lowers the vector
-            // form wrongly (NaN against ±0 gives ±0), so f16 gets the same semantics spelled
-            // out in compares and selects. (bf16 is widened with integer ops, which LLVM does
-            // not narrow; the intrinsic also flushes subnormal bf16 results like XLA.)
-            Maximum | Minimum if t == ElementType::F16 => self.float_max_min(op == Maximum, a, b)?,
-            Maximum => intr("llvm.maximum")?,
-            Minimum => intr("llvm.minimum")?,
+            // NaN-propagating, -0 < +0, and the NaN bits XLA:CPU's lowering gives (minmax.rs).
+            Maximum | Minimum => super::minmax::float_max_min(cg, op == Maximum, t, a, b)?,
             Power | Atan2 => self.float_math_binary(op, a, b)?,
             other => return Err(Error::Unsupported(format!("{other} on floats"))),
         })
-    }
-
-    /// maximum/minimum with NaN propagation and -0 < +0, from compares and selects.
-    fn float_max_min(&self, is_max: bool, a: FloatValue<'ctx>, b: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
-        let cg = self.cg;
-        let ft = a.get_type();
-        let it = cg.int_type(ft.get_bit_width());
-        let pick_a = cg.b.build_float_compare(
-            if is_max {
-                FloatPredicate::OGT
-            } else {
-                FloatPredicate::OLT
-            },
-            a,
-            b,
-            "",
-        )?;
-        let r = cg.b.build_select(pick_a, a, b, "")?.into_float_value();
-        // Equal operands have equal bits except for ±0, where the sign bits decide: AND keeps
-        // +0 for maximum, OR keeps -0 for minimum.
-        let ab = cg.b.build_bit_cast(a, it, "")?.into_int_value();
-        let bb = cg.b.build_bit_cast(b, it, "")?.into_int_value();
-        let merged = if is_max {
-            cg.b.build_and(ab, bb, "")?
-        } else {
-            cg.b.build_or(ab, bb, "")?
-        };
-        let merged = cg.b.build_bit_cast(merged, ft, "")?.into_float_value();
-        let equal = cg.b.build_float_compare(FloatPredicate::OEQ, a, b, "")?;
-        let r = cg.b.build_select(equal, merged, r, "")?.into_float_value();
-        let unordered = cg.b.build_float_compare(FloatPredicate::UNO, a, b, "")?;
-        let nan = cg.b.build_float_add(a, b, "")?;
-        Ok(cg.b.build_select(unordered, nan, r, "")?.into_float_value())
     }
 
     fn int_unary(&self, op: Opcode, t: ElementType, x: IntValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {

@@ -32,11 +32,12 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             Abs => return Ok(self.complex_abs(re, im)?.into()),
             Negate => (f.neg(re)?, f.neg(im)?),
             Sign => {
-                // z / |z|, and 0 for 0.
+                // z / |z|, and z itself where |z| is 0, as XLA:CPU: the zero keeps its signs
+                // (sign(-0 - 0i) = -0 - 0i) and, |z| of a subnormal being flushed to 0, a
+                // subnormal z comes back unchanged.
                 let m = self.complex_abs(re, im)?;
-                let zero = f.k(0.0);
-                let is_zero = f.oeq(m, zero)?;
-                f.sel2(is_zero, (zero, zero), (f.div(re, m)?, f.div(im, m)?))?
+                let is_zero = f.oeq(m, f.k(0.0))?;
+                f.sel2(is_zero, (re, im), (f.div(re, m)?, f.div(im, m)?))?
             }
             Exp => self.complex_exp(re, im)?,
             Log => self.complex_log(re, im)?,

@@ -57,12 +57,13 @@ impl<'a, 'ctx> F<'a, 'ctx> {
     pub fn copysign(&self, magnitude: FV<'ctx>, sign: FV<'ctx>) -> Result<FV<'ctx>> {
         self.intr2("llvm.copysign", magnitude, sign)
     }
-    /// NaN-propagating maximum / minimum.
+    /// NaN-propagating maximum / minimum: XLA's `llvm.maximum`/`llvm.minimum` as its x86
+    /// back end lowers them (minmax.rs), so that NaN bits agree in formulas built on them.
     pub fn max(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
-        self.intr2("llvm.maximum", a, b)
+        super::minmax::x86_rule(self.cg, true, a, b)
     }
     pub fn min(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<FV<'ctx>> {
-        self.intr2("llvm.minimum", a, b)
+        super::minmax::x86_rule(self.cg, false, a, b)
     }
     pub fn cmp(&self, p: FloatPredicate, a: FV<'ctx>, b: FV<'ctx>) -> Result<B<'ctx>> {
         Ok(self.cg.b.build_float_compare(p, a, b, "")?)

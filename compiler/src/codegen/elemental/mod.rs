@@ -15,6 +15,7 @@ mod dynamic_update_slice;
 pub(crate) mod gather;
 mod fops;
 mod math;
+mod minmax;
 mod reduce;
 mod vmath;
 
