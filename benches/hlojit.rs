@@ -76,5 +76,25 @@ fn per_call_overhead(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, compile_latency, workloads, per_call_overhead);
+/// What handing a kernel to the thread pool costs (the number the sequencing code's thread cost
+/// model, `codegen/thread_cost.rs`, is built on): `hlojit_rt_parallel_for` over two chunks of a
+/// kernel that does nothing, against calling that kernel directly. The calling thread runs
+/// every chunk no helper has claimed and waits only for claimed ones, so this is the price of
+/// spawning helpers (and, on an idle machine, of waking one).
+fn thread_dispatch(c: &mut Criterion) {
+    unsafe extern "C" fn nothing(_table: *const *mut u8, begin: i64, end: i64) {
+        std::hint::black_box((begin, end));
+    }
+    let table = [std::ptr::null_mut::<u8>()];
+    let mut group = c.benchmark_group("thread_dispatch");
+    group.bench_function("direct_call", |b| {
+        b.iter(|| unsafe { (std::hint::black_box(nothing as hlojit_runtime::symbols::KernelTask))(table.as_ptr(), 0, 2) })
+    });
+    group.bench_function("parallel_for_2_chunks", |b| {
+        b.iter(|| unsafe { hlojit_runtime::symbols::hlojit_rt_parallel_for(nothing, table.as_ptr(), 2, 1) })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, compile_latency, workloads, per_call_overhead, thread_dispatch);
 criterion_main!(benches);

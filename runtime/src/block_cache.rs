@@ -14,8 +14,11 @@ use std::sync::Mutex;
 /// one AVX-512 vector. Generated code may assume it for aligned vector loads and stores.
 pub const BUFFER_ALIGNMENT: usize = 64;
 
-/// Blocks from this size up are cached when freed.
-const MIN_CACHED_BYTES: usize = 1 << 20;
+/// Blocks from this size up are cached when freed: glibc's malloc serves them from fresh
+/// `mmap`ed pages (its M_MMAP_THRESHOLD starts at 128 KiB), so each run of rnn_scan faulted in
+/// its 256 KB output page by page (about a tenth of the run in the kernel's page-fault path and
+/// the variance between runs); below it malloc reuses its own heap.
+const MIN_CACHED_BYTES: usize = 128 << 10;
 /// Cached sizes are rounded up to this granule, so that nearby sizes share blocks.
 const GRANULE: usize = 64 << 10;
 /// At most this much memory is kept; the oldest blocks are freed first.

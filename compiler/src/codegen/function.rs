@@ -23,10 +23,6 @@ use inkwell::values::{FunctionValue, IntValue, PointerValue};
 use inkwell::IntPredicate;
 use std::collections::HashMap;
 
-/// Below this many output elements a kernel runs on the calling thread.
-const PARALLEL_MIN_ELEMENTS: i64 = 1 << 15;
-/// Elements a parallel task should at least cover.
-const PARALLEL_GRAIN_ELEMENTS: i64 = 1 << 13;
 /// Temporaries of a non-entry function up to this size live on the stack (see `lower`). Nested
 /// loops stack one such arena per level; threads that run programs have at least 2 MiB.
 const STACK_ARENA_MAX_BYTES: i64 = 64 << 10;
@@ -39,8 +35,10 @@ pub struct KernelInfo {
     pub name: String,
     /// Iterations of its parallel dimension (1 when it cannot be split).
     pub extent: i64,
-    /// Elements of work, to decide whether splitting is worth it.
+    /// Elements of work (the output's, or the emitter's own count).
     pub elements: i64,
+    /// Its estimated time on one thread (`thread_cost`), to decide whether splitting pays.
+    pub work_ns: f64,
     /// Whether it allocates scratch, so that the caller must ask whether that failed.
     pub may_fail: bool,
 }
@@ -50,12 +48,7 @@ impl KernelInfo {
     /// (split into chunks of at least `min_chunk` iterations), `None` when it runs on the
     /// calling thread.
     pub fn parallel_split(&self) -> Option<(i64, i64)> {
-        if self.extent > 1 && self.elements >= PARALLEL_MIN_ELEMENTS {
-            let per_iteration = (self.elements / self.extent).max(1);
-            Some((self.extent, (PARALLEL_GRAIN_ELEMENTS / per_iteration).max(1)))
-        } else {
-            None
-        }
+        super::thread_cost::split(self.extent, self.work_ns)
     }
 }
 

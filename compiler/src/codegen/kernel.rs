@@ -70,7 +70,11 @@ pub fn emit_kernels(cg: &Codegen, module: &Module, plan: &LoweringPlan, jobs: &[
         let kernel = emit_kernel(cg, module, comp, job.inst, &fp.assignment, &job.name, exported)
             .map_err(|e| e.in_instruction(&comp.name, &comp.get(job.inst).name))?;
         let may_fail = cg.take_kernel_may_fail();
-        out.push((j, KernelInfo { name: job.name.clone(), extent: kernel.extent, elements: kernel.elements, may_fail }));
+        let inst = comp.get(job.inst);
+        let cost = crate::analysis::cost::kernel_cost(module, comp, inst);
+        let bytes = super::thread_cost::touched_bytes(comp, inst, &cost);
+        let work_ns = super::thread_cost::single_thread_ns(&cost, bytes, kernel.elements);
+        out.push((j, KernelInfo { name: job.name.clone(), extent: kernel.extent, elements: kernel.elements, work_ns, may_fail }));
     }
     Ok(out)
 }

@@ -20,5 +20,6 @@ pub mod vectors;
 pub mod function;
 pub mod runtime_abi;
 pub mod scratch;
+pub mod thread_cost;
 pub mod kernel;
 pub mod emitters;

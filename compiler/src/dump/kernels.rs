@@ -30,9 +30,13 @@ pub fn threads(info: &KernelInfo, ops: &[Opcode]) -> String {
         Some((extent, min_chunk)) => {
             let pool = hlojit_runtime::symbols::hlojit_rt_num_threads();
             let tasks = (extent + min_chunk - 1) / min_chunk;
-            format!("parallel: {extent} iterations of the outermost loop in chunks of >= {min_chunk}, up to {} threads", tasks.min(pool))
+            format!(
+                "parallel: {extent} iterations of the outermost loop in chunks of >= {min_chunk}, up to {} threads (~{:.1} us of work)",
+                tasks.min(pool),
+                info.work_ns / 1000.0
+            )
         }
-        None => format!("1 thread ({} elements)", info.elements),
+        None => format!("1 thread ({} elements, ~{:.1} us of work)", info.elements, info.work_ns / 1000.0),
     }
 }
 

@@ -331,6 +331,14 @@ ENTRY main {
     dot_case("strips_row_vector",
              "One row times a matrix (a batch-1 layer): one register-blocked strip after another.",
              "f32", "f32", "f32", ints((1, 64), -4, 4, "f32"), ints((64, 300), -4, 4, "f32"), [], [1], [], [0])
+    dot_case("strips_sixteen_rows_blocks",
+             "16 result rows (an LSTM step's batch): on AVX2 blocks of 6, 6 and 4 rows times 2 vectors\n"
+             "of columns (dot_strips.rs register_block); 70 columns leave a partial last strip.",
+             "f32", "f32", "f32", ints((16, 33), -4, 4, "f32"), ints((33, 70), -4, 4, "f32"), [], [1], [], [0])
+    dot_case("strips_tiny",
+             "A tiny dot (2 x 5 x 12: 120 multiply-adds) takes the strip path too: no lower bound\n"
+             "on the work (dot_strips.rs).",
+             "f32", "f32", "f32", ints((2, 5), -4, 4, "f32"), ints((5, 12), -4, 4, "f32"), [], [1], [], [0])
 
 
 if __name__ == "__main__":
