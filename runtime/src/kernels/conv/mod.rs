@@ -127,19 +127,14 @@ impl Plan<'_> {
 
     /// Image offset of output line `(ob, at)`'s first pixel for input batch `n_in`.
     fn image_line(&self, n_in: i64, at: &[i64; MAX_SPATIAL]) -> i64 {
-        let mut off = n_in * self.pitch_batch;
-        for s in 0..self.n - 1 {
-            off += at[s] * self.d.stride[s] * self.pitch[s];
-        }
-        off
+        let lead = self.n - 1;
+        let steps = at[..lead].iter().zip(&self.d.stride[..lead]).zip(&self.pitch[..lead]);
+        n_in * self.pitch_batch + steps.map(|((a, st), p)| a * st * p).sum::<i64>()
     }
 
     fn output_line(&self, ob: i64, at: &[i64; MAX_SPATIAL]) -> i64 {
-        let mut off = ob * self.d.out_batch;
-        for s in 0..self.n - 1 {
-            off += at[s] * self.d.out_spatial[s];
-        }
-        off
+        let lead = self.n - 1;
+        ob * self.d.out_batch + at[..lead].iter().zip(&self.d.out_spatial[..lead]).map(|(a, s)| a * s).sum::<i64>()
     }
 
     /// The kernel element at input feature `ci`, output feature `o` and window tap `t`
