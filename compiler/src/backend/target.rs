@@ -38,10 +38,22 @@ const X86_32_BIT_CPUS: &[&str] = &[
     "geode", "k6", "k6-2", "k6-3", "athlon", "athlon-tbird", "athlon-4", "athlon-xp", "athlon-mp",
 ];
 
-/// Registers LLVM's targets (once per process).
+/// Registers the host's LLVM target (once per process): all the JIT and host AOT need.
+/// Registering every target LLVM was built with pages in all their back ends' code, ~1.4 ms
+/// CPU of a process's first compile; [`initialize_all`] does that for other triples.
 pub(crate) fn initialize() {
-    static INIT: Once = Once::new();
-    INIT.call_once(|| Target::initialize_all(&InitializationConfig::default()));
+    static NATIVE: Once = Once::new();
+    NATIVE.call_once(|| {
+        if Target::initialize_native(&InitializationConfig::default()).is_err() {
+            initialize_all();
+        }
+    });
+}
+
+/// Registers every target LLVM was built with (once per process), for cross compilation.
+fn initialize_all() {
+    static ALL: Once = Once::new();
+    ALL.call_once(|| Target::initialize_all(&InitializationConfig::default()));
 }
 
 /// The host CPU's LLVM name and feature string, asked once: LLVM finds them with dozens of
@@ -108,6 +120,9 @@ impl TargetOptions {
     /// an idle one made earlier for the same target if there is one (see [`Machine`]).
     pub fn machine(&self, for_jit: bool) -> Result<Machine> {
         initialize();
+        if self.triple.is_some() {
+            initialize_all();
+        }
         self.validate()?;
         let triple = self.triple();
         let (cpu, features) = match (&self.triple, &self.cpu, &self.features) {

@@ -54,13 +54,16 @@ pub enum RuntimeFunction {
     GemmBf16Avx2,
     /// s8 operands, s32 result (AVX2 `vpmaddwd` on i16 pairs).
     GemmS8Avx2,
+    /// f32 convolutions (GEMM lowering or depthwise), precompiled per instruction set.
+    ConvF32Avx512,
+    ConvF32Avx2,
 }
 
 /// The process-wide flag generated loops poll (a `u32` the runtime sets; not a function).
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 27] = [
+    pub const ALL: [RuntimeFunction; 29] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
@@ -88,6 +91,8 @@ impl RuntimeFunction {
         RuntimeFunction::GemmBf16Avx512,
         RuntimeFunction::GemmBf16Avx2,
         RuntimeFunction::GemmS8Avx2,
+        RuntimeFunction::ConvF32Avx512,
+        RuntimeFunction::ConvF32Avx2,
     ];
 
     /// The exported symbol.
@@ -120,6 +125,8 @@ impl RuntimeFunction {
             RuntimeFunction::GemmBf16Avx512 => "hlojit_rt_gemm_bf16_avx512",
             RuntimeFunction::GemmBf16Avx2 => "hlojit_rt_gemm_bf16_avx2",
             RuntimeFunction::GemmS8Avx2 => "hlojit_rt_gemm_s8_avx2",
+            RuntimeFunction::ConvF32Avx512 => "hlojit_rt_conv_f32_avx512",
+            RuntimeFunction::ConvF32Avx2 => "hlojit_rt_conv_f32_avx2",
         }
     }
 
@@ -161,6 +168,8 @@ impl RuntimeFunction {
             RuntimeFunction::ProfileRecord => (None, &[I64, I64]),
             // (descriptor: hlojit_runtime::kernels::gemm::GemmF32)
             RuntimeFunction::GemmF32Avx512 | RuntimeFunction::GemmF32Avx2 | RuntimeFunction::GemmBf16Avx512 | RuntimeFunction::GemmBf16Avx2 | RuntimeFunction::GemmS8Avx2 => (Some(I32), &[Ptr]),
+            // (descriptor: hlojit_runtime::kernels::conv::ConvF32)
+            RuntimeFunction::ConvF32Avx512 | RuntimeFunction::ConvF32Avx2 => (Some(I32), &[Ptr]),
         }
     }
 }
@@ -199,7 +208,7 @@ mod tests {
     use super::*;
     use hlojit_runtime::collectives::entry_points as collectives;
     use hlojit_runtime::custom_call::{call, status};
-    use hlojit_runtime::kernels::{fft, gemm, rng, sort};
+    use hlojit_runtime::kernels::{conv, fft, gemm, rng, sort};
     use hlojit_runtime::{executor, symbols};
 
     /// The C ABI type of a Rust parameter or result type.
@@ -403,6 +412,8 @@ mod tests {
             RuntimeFunction::GemmBf16Avx512 => def!(gemm::hlojit_rt_gemm_bf16_avx512, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
             RuntimeFunction::GemmBf16Avx2 => def!(gemm::hlojit_rt_gemm_bf16_avx2, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
             RuntimeFunction::GemmS8Avx2 => def!(gemm::hlojit_rt_gemm_s8_avx2, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
+            RuntimeFunction::ConvF32Avx512 => def!(conv::hlojit_rt_conv_f32_avx512, unsafe extern "C" fn(*const conv::ConvF32) -> i32),
+            RuntimeFunction::ConvF32Avx2 => def!(conv::hlojit_rt_conv_f32_avx2, unsafe extern "C" fn(*const conv::ConvF32) -> i32),
         }
     }
 

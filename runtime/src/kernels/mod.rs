@@ -7,3 +7,4 @@ pub mod rng;
 pub mod introsort;
 pub mod sort;
 pub mod gemm;
+pub mod conv;

@@ -432,14 +432,14 @@ fn ceil_div(a: i64, b: i64) -> i64 {
 }
 
 /// Scratch memory from the runtime's block cache, given back on drop.
-struct Scratch {
-    ptr: *mut u8,
+pub(crate) struct Scratch {
+    pub(crate) ptr: *mut u8,
     len: usize,
 }
 
 impl Scratch {
     /// `len` bytes, or `None` with this thread's last error set.
-    fn new(len: usize) -> Option<Scratch> {
+    pub(crate) fn new(len: usize) -> Option<Scratch> {
         if len == 0 {
             return Some(Scratch { ptr: NonNull::<f32>::dangling().as_ptr() as *mut u8, len });
         }

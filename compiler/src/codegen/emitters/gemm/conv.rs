@@ -225,6 +225,9 @@ fn plan(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &ConvDims) ->
 }
 
 fn emit<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, p: &Plan) -> Result<i64> {
+    if super::precompiled_conv::emit_precompiled(kc, caps, p)? {
+        return Ok(1);
+    }
     let cg = kc.cg;
     let base = cg.function().get_name().to_string_lossy().into_owned();
     let al = ALayout { row: p.d.window[p.d.spatial_rank() - 1].stride * p.pitches.spatial[p.d.spatial_rank() - 1], depth: 1, taps: true, pairs: false };

@@ -295,3 +295,62 @@ fn depthwise() {
     c.feature_groups = 24;
     check(&c, 13);
 }
+
+/// `(optimized LLVM IR, result bits)` of `hlo` run on `args` compiled for `target`.
+fn bits_for(hlo: &str, target: crate::backend::target::TargetOptions, args: &[&Arr]) -> (String, Vec<u64>) {
+    let module = parse_module(hlo).expect("test module parses");
+    let options = CompileOptions { target, ..CompileOptions::default() };
+    let prepared = crate::pipeline::prepare(&module, &options).expect("prepares");
+    let ir = crate::pipeline::compile_to(&prepared, "t", &options, crate::pipeline::OutputKind::LlvmIr, true).expect("compiles to IR");
+    let exe = Executable::compile(&module, &options).expect("compiles");
+    let args: Vec<Literal> = args.iter().map(|a| ArrayLiteral::from_f64s(ElementType::F32, &a.dims, &a.v).expect("literal").into()).collect();
+    let out = exe.run_literals(&args).expect("runs");
+    let out = out.as_array().expect("array result");
+    (String::from_utf8_lossy(&ir).into_owned(), (0..out.element_count()).map(|i| out.get_f64(i).to_bits()).collect())
+}
+
+/// Floats with 24 random bits in [-1, 1): sums that round, so equal bits mean equal
+/// arithmetic.
+fn random_floats(dims: &[i64], seed: u64) -> Arr {
+    let n = dims.iter().product::<i64>() as usize;
+    let mut s = seed.wrapping_mul(0x9E3779B97F4A7C15).wrapping_add(11);
+    let v = (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((s >> 40) as f64 / (1u64 << 24) as f64) * 2.0 - 1.0
+        })
+        .collect();
+    Arr { dims: dims.to_vec(), v }
+}
+
+#[test]
+fn precompiled_convolution_is_bitwise_the_generated_one() {
+    use crate::backend::target::TargetOptions;
+    if !(std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")) {
+        return;
+    }
+    // Haswell calls the runtime's AVX2 convolution; AVX + FMA without AVX2 generates the same
+    // 8-lane tiles with the same fused multiply-adds.
+    let haswell = || TargetOptions { cpu: Some("haswell".into()), features: Some("+avx,+avx2,+fma".into()), ..TargetOptions::default() };
+    let generated = || TargetOptions { cpu: Some("x86-64".into()), features: Some("+avx,+fma,-avx2".into()), ..TargetOptions::default() };
+    let cases = [
+        // Padded (an image copy), 20 output features (a partial column strip).
+        ("f32[2,10,13,24]", "f32[3,3,24,20]", "f32[2,10,13,20]", "size=3x3 pad=1_1x1_1", 1),
+        // Strided and dilated, read in place.
+        ("f32[2,11,17,16]", "f32[3,2,16,32]", "f32[2,5,15,32]", "size=3x2 stride=2x1 rhs_dilate=1x2", 1),
+        // Depthwise, 36 features (a partial vector), 13 pixels a line (overlapping blocks).
+        ("f32[2,12,13,36]", "f32[3,3,1,36]", "f32[2,12,13,36]", "size=3x3 pad=1_1x1_1", 36),
+    ];
+    for (i, (x, w, out, window, groups)) in cases.into_iter().enumerate() {
+        let hlo = format!(
+            "HloModule t\nENTRY e {{ x = {x} parameter(0) w = {w} parameter(1)\n ROOT c = {out} convolution(x, w), window={{{window}}}, dim_labels=b01f_01io->b01f, feature_group_count={groups} }}"
+        );
+        let dims = |s: &str| -> Vec<i64> { s[4..s.len() - 1].split(',').map(|d| d.parse().expect("dim")).collect() };
+        let (xa, wa) = (random_floats(&dims(x), 2 * i as u64), random_floats(&dims(w), 2 * i as u64 + 1));
+        let (ir, fast) = bits_for(&hlo, haswell(), &[&xa, &wa]);
+        assert!(ir.contains("hlojit_rt_conv_f32_avx2"), "haswell should call the runtime's convolution:\n{hlo}");
+        let (ir, slow) = bits_for(&hlo, generated(), &[&xa, &wa]);
+        assert!(!ir.contains("hlojit_rt_conv_f32"), "no AVX2 convolution without AVX2");
+        assert_eq!(fast, slow, "{hlo}");
+    }
+}

@@ -15,6 +15,7 @@ pub mod microkernel;
 pub mod operand;
 pub mod pack;
 pub mod precompiled;
+pub mod precompiled_conv;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
