@@ -70,7 +70,9 @@ pub fn compile(client: &Client, format: &str, code: &[u8], options: &[u8]) -> Re
     // device runs and refuses the rest (see compiler/src/stablehlo/convert/manual.rs). HLO
     // text has no such check, so it must not ask for partitioning.
     let partitioned = options.partitions > 1 && options.spmd;
-    if partitioned && format != "mlir" {
+    // By content: callers send HLO text under the format name "mlir" too.
+    let hlo_text = matches!(hlojit::stablehlo::detect(code), hlojit::stablehlo::InputKind::HloText);
+    if partitioned && (format != "mlir" || hlo_text) {
         return Err(PjrtError::new(
             crate::abi::ErrorCode::Unimplemented,
             format!(
