@@ -72,6 +72,14 @@ impl Client {
         Executable::compile_cached(module, &self.options, Some(&self.cache))
     }
 
+    /// The module after hlojit's HLO passes with this client's options, as HLO text with buffer
+    /// offsets and kernel names as `//` comments (what `hlojit opt` prints): the program
+    /// `compile` turns into code, for tools that show it (PJRT's optimized program).
+    pub fn optimized_text(&self, module: &Module) -> Result<String> {
+        let prepared = crate::pipeline::prepare(module, &self.options)?;
+        crate::dump::buffers::annotate(&prepared)
+    }
+
     /// The client's in-process cache of executables (`clear` it to compile everything anew).
     pub fn cache(&self) -> &MemoryCache {
         &self.cache

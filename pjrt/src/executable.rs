@@ -20,6 +20,10 @@ pub struct Compiled {
     pub name: String,
     pub exe: hlojit::Executable,
     pub options: Options,
+    /// The module as compiled (per device), for its optimized text.
+    pub module: hlojit::hlo::Module,
+    /// That text, made on first request (`PJRT_Executable_OptimizedProgram`).
+    pub optimized: std::sync::OnceLock<std::result::Result<String, String>>,
     pub fingerprint: String,
     /// Parameter leaves as the caller passes them (tokens included).
     pub num_parameters: usize,
@@ -61,12 +65,19 @@ pub struct LoadedExecutable {
 /// serialized `CompileOptionsProto` in `options`.
 pub fn compile(client: &Client, format: &str, code: &[u8], options: &[u8]) -> Result<LoadedExecutable> {
     let options = decode(options, client.devices.len())?;
-    if options.partitions > 1 && options.spmd {
+    // Several partitions with SPMD partitioning on: the StableHLO front end turns programs that
+    // are per device already (pmap, shard_map over every mesh axis) into the program each
+    // device runs and refuses the rest (see compiler/src/stablehlo/convert/manual.rs). HLO
+    // text has no such check, so it must not ask for partitioning.
+    let partitioned = options.partitions > 1 && options.spmd;
+    // By content: callers send HLO text under the format name "mlir" too.
+    let hlo_text = matches!(hlojit::stablehlo::detect(code), hlojit::stablehlo::InputKind::HloText);
+    if partitioned && (format != "mlir" || hlo_text) {
         return Err(PjrtError::new(
             crate::abi::ErrorCode::Unimplemented,
             format!(
                 "hlojit does not partition sharded programs (SPMD partitioning over {} partitions); \
-                 it runs programs that are already per device (jax.pmap)",
+                 it runs StableHLO programs that are already per device (jax.pmap, shard_map)",
                 options.partitions
             ),
         ));
@@ -81,6 +92,15 @@ pub fn compile(client: &Client, format: &str, code: &[u8], options: &[u8]) -> Re
         }
         e
     })?;
+    if partitioned {
+        let declared = module.header_attributes.iter().find(|(k, _)| k == "num_partitions").map(|(_, v)| v.as_str()).unwrap_or("1");
+        if declared != options.partitions.to_string() {
+            return Err(PjrtError::invalid(format!(
+                "the program declares {declared} partitions (mhlo.num_partitions), the compile options {}",
+                options.partitions
+            )));
+        }
+    }
     module.header_attributes.retain(|(k, _)| k != "replica_count" && k != "num_partitions");
     if options.replicas > 1 {
         module.header_attributes.push(("replica_count".into(), options.replicas.to_string()));
@@ -126,6 +146,8 @@ pub fn compile(client: &Client, format: &str, code: &[u8], options: &[u8]) -> Re
         kind_sizes: vec![MEMORY_KIND.len(); kinds],
         exe,
         options,
+        module,
+        optimized: std::sync::OnceLock::new(),
     };
     let serialized_assignment = crate::options::encode_assignment(&compiled.options);
     Ok(LoadedExecutable { head: Default::default(), compiled: Arc::new(compiled), devices, logical_ids, deleted: AtomicBool::new(false), serialized_assignment })

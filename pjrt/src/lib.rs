@@ -15,6 +15,7 @@ pub mod event;
 pub mod executable;
 pub mod ffi;
 pub mod execute;
+pub mod optimized;
 pub mod options;
 pub mod plugin;
 pub mod tokens;
@@ -85,6 +86,7 @@ pub(crate) fn implemented() -> Vec<Entry> {
         entry(executable_num_outputs),
         entry(executable_code_size),
         entry(executable_fingerprint),
+        entry(optimized::executable_optimized_program),
         entry(executable_cost_analysis),
         entry(executable_memory_stats),
         entry(executable_output_element_types),

@@ -395,3 +395,56 @@ fn replicas_run_on_two_devices_with_an_all_reduce() {
     destroy_buffer(x1);
     destroy_client(c);
 }
+
+#[test]
+fn the_optimized_program_is_hlojits_module_text() {
+    let c = client();
+    let hlo = "HloModule m\nENTRY e { p = f32[4] parameter(0)\n n = f32[4] negate(p)\n ROOT x = f32[4] exponential(n) }";
+    let e = compile(c, hlo).unwrap();
+    let mut g: LoadedExecutableGetExecutableArgs = args();
+    g.loaded_executable = e;
+    call(&mut g).unwrap();
+    let mut program = Program {
+        struct_size: Program::STRUCT_SIZE,
+        extension_start: null_mut(),
+        code: null_mut(),
+        code_size: 0,
+        format: std::ptr::null(),
+        format_size: 0,
+    };
+    let mut a: ExecutableOptimizedProgramArgs = args();
+    a.executable = g.executable;
+    a.program = &mut program;
+    // The C API's two calls: the size first, then the text into the caller's buffer.
+    call(&mut a).unwrap();
+    let mut code = vec![0u8; program.code_size];
+    program.code = code.as_mut_ptr().cast();
+    call(&mut a).unwrap();
+    // SAFETY: the plugin's static format name.
+    let format = unsafe { std::slice::from_raw_parts(program.format.cast::<u8>(), program.format_size) };
+    assert_eq!(format, b"hlo");
+    let text = String::from_utf8(code).unwrap();
+    // After hlojit's passes: negate and exponential fused into one kernel.
+    assert!(text.starts_with("HloModule m") && text.contains("kind=kLoop"), "{text}");
+    // A buffer too small is an error, not an overrun.
+    program.code_size = 3;
+    let (code, message) = call(&mut a).unwrap_err();
+    assert_eq!(code, 3, "{message}");
+    // The text is HLO that compiles again to the same computation.
+    let again = compile(c, &text).unwrap();
+    let x = upload(c, F32, &[4], &f32s(&[0.0, 1.0, -2.0, 0.5]), None);
+    let (o1, o2) = (execute(e, &[x], 1).unwrap(), execute(again, &[x], 1).unwrap());
+    assert_eq!(download(o1[0]), download(o2[0]));
+    for b in [x, o1[0], o2[0]] {
+        destroy_buffer(b);
+    }
+    let mut d: ExecutableDestroyArgs = args();
+    d.executable = g.executable;
+    call(&mut d).unwrap();
+    for e in [e, again] {
+        let mut a: LoadedExecutableDestroyArgs = args();
+        a.executable = e;
+        call(&mut a).unwrap();
+    }
+    destroy_client(c);
+}

@@ -126,11 +126,6 @@ def test_pmap_on_one_device_with_psum():
     _close(f(_hlojit())(x), f(_cpu())(x))
 
 
-@pytest.mark.xfail(
-    reason="jax.pmap lowers to a shard_map (sdy.manual_computation over num_partitions with SPMD "
-    "partitioning); hlojit does not lower manual computations to per-device programs yet",
-    strict=True,
-)
 def test_pmap_uses_both_devices():
     x = np.arange(8, dtype=np.float32).reshape(2, 4)
     got = jax.pmap(lambda v: jax.lax.psum(v, "i"), axis_name="i", devices=jax.devices("hlojit"))(x)

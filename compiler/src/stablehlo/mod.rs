@@ -17,6 +17,8 @@ mod types;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod manual_tests;
 
 use crate::error::Error;
 use crate::hlo::text::parse_module;

@@ -7,6 +7,8 @@
 //! `Attr::Enum`, `vhlo.tensor_v1` dense elements, function types the `[inputs, results]` pair
 //! of `function_type`. Entries the converter never reads (locations, shardings) are not decoded.
 
+mod sdy;
+
 use super::reader::{BcError, BcResult, Reader};
 use super::sections::Entry;
 use crate::stablehlo::attrs::bytes_to_bits;
@@ -70,6 +72,7 @@ impl<'a> AttrTypes<'a> {
             match dialect {
                 "builtin" => self.builtin_attr(&mut r, depth)?,
                 "vhlo" => self.vhlo_attr(&mut r, depth)?,
+                "sdy" => self.sdy_attr(&mut r, depth)?,
                 other => Attr::Opaque(format!("#{other}")),
             }
         };

@@ -60,8 +60,8 @@ impl<'a, 'b> IrReader<'a, 'b> {
                 };
                 module.attrs = op.attrs.into_iter().filter(|(k, _)| k != "sym_name" && k != "sym_visibility").collect();
                 let block = op.regions.into_iter().next().and_then(|r| r.blocks.into_iter().next()).unwrap_or_default();
-                // Checked (single-device) Shardy meshes carry nothing the conversion needs.
-                module.ops = block.ops.into_iter().filter(|op| op.name != "sdy.mesh").collect();
+                // Shardy meshes stay: conversion checks them against the module's partitions.
+                module.ops = block.ops;
             } else {
                 return Err(BcError { offset: 0, message: format!("unexpected top-level op '{}' (a StableHLO artifact holds one builtin.module)", op.name) });
             }

@@ -30,13 +30,17 @@ pub fn to_stablehlo(op: &mut Op, props: Vec<Option<Attr>>) -> Result<(), String>
     }
     if op.name == "sdy.mesh" {
         // JAX names a Shardy mesh in every module whose arrays are committed to devices, also
-        // in portable artifacts. One without axes larger than 1 changes nothing (the reader
-        // drops it, as the text parser does); a larger one is a sharded program, refused.
-        for attr in props.iter().flatten().chain(op.attrs.values()) {
-            if let Attr::Opaque(text) = attr {
-                if let Some(body) = text.strip_prefix("#sdy.mesh") {
-                    crate::stablehlo::parser::check_single_device_mesh(body)?;
+        // in portable artifacts: its name and axes, which the converter checks against the
+        // module's partitions (convert/manual.rs).
+        for attr in props.into_iter().flatten() {
+            match attr {
+                Attr::String(name) => {
+                    op.attrs.insert("sym_name".into(), Attr::String(name));
                 }
+                Attr::Opaque(text) if text.starts_with("#sdy.mesh") => {
+                    op.attrs.insert("mesh".into(), Attr::Opaque(text));
+                }
+                _ => {}
             }
         }
         return Ok(());

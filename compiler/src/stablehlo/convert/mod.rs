@@ -10,7 +10,9 @@
 
 mod chlo;
 mod dce;
+mod manual;
 mod ops;
+mod shardy;
 mod sink;
 mod text;
 
@@ -74,6 +76,9 @@ pub struct Converter<'m> {
 }
 
 pub fn convert_module(m: &MlirModule) -> CResult<Converted> {
+    let mut local = m.clone();
+    manual::localize(&mut local)?;
+    let m = &local;
     let mut ops = m.ops.clone();
     dce::remove_dead_ops(&mut ops);
     sink::sink_constants(&mut ops);

@@ -261,6 +261,9 @@ impl<'m> Converter<'m> {
                     self.emit_multi(comp, "all-reduce", &op.result_types, text)?
                 }
             }
+            "all_gather" | "reduce_scatter" | "collective_permute" | "all_to_all" | "collective_broadcast" => {
+                self.convert_collective(comp, op, short, &args)?
+            }
             "reduce_window" => {
                 let body = self.region_or_err(op, 0, "reduce_window_body")?;
                 let n = operands.len() / 2;
@@ -471,6 +474,59 @@ impl<'m> Converter<'m> {
             _ => 0,
         };
         Ok((handle > 0).then_some(handle))
+    }
+
+    /// The other collectives as XLA's converter writes them: replica groups (or source-target
+    /// pairs), the channel, `use_global_device_ids`, the dimension; several operands give one
+    /// tuple-shaped instruction.
+    fn convert_collective(&mut self, comp: &mut Comp, op: &'m Op, short: &str, args: &str) -> CResult<Vec<Val>> {
+        let hlo = match short {
+            "all_gather" => "all-gather",
+            "reduce_scatter" => "reduce-scatter",
+            "collective_permute" => "collective-permute",
+            "all_to_all" => "all-to-all",
+            _ => "collective-broadcast",
+        };
+        let mut text = format!("{hlo}({args})");
+        if let Some(channel) = self.channel_id(op)? {
+            text.push_str(&format!(", channel_id={channel}"));
+        }
+        if short == "collective_permute" {
+            let pairs = self.ints_attr(op, "source_target_pairs")?;
+            if pairs.len() % 2 != 0 {
+                return Err(self.err("source_target_pairs must be pairs"));
+            }
+            let pairs: Vec<String> = pairs.chunks(2).map(|p| format!("{{{},{}}}", p[0], p[1])).collect();
+            text.push_str(&format!(", source_target_pairs={{{}}}", pairs.join(",")));
+        } else {
+            text.push_str(&format!(", replica_groups={}", self.replica_groups(op)?));
+        }
+        if Self::bool_attr(op, "use_global_device_ids") {
+            text.push_str(", use_global_device_ids=true");
+        }
+        match short {
+            "all_gather" => text.push_str(&format!(", dimensions={{{}}}", self.ints_attr(op, "all_gather_dim")?.first().copied().unwrap_or(0))),
+            "reduce_scatter" => {
+                let body = self.region_or_err(op, 0, "reduce_scatter_body")?;
+                text.push_str(&format!(", dimensions={{{}}}, to_apply={body}", self.ints_attr(op, "scatter_dimension")?.first().copied().unwrap_or(0)));
+            }
+            "all_to_all" => {
+                let split = self.ints_attr(op, "split_dimension")?;
+                let concat = self.ints_attr(op, "concat_dimension")?;
+                // HLO's array all-to-all splits and concatenates along one dimension; XLA's
+                // builder reshapes and transposes around it for two different ones.
+                if split != concat {
+                    return Err(self.err(format!("all_to_all with split_dimension {split:?} and concat_dimension {concat:?}: only equal ones are supported")));
+                }
+                text.push_str(&format!(", dimensions={{{}}}", split.first().copied().unwrap_or(0)));
+            }
+            _ => {}
+        }
+        if op.result_types.len() == 1 {
+            Ok(vec![self.emit(comp, hlo, &self.result_type(op)?, text)?])
+        } else {
+            self.emit_multi(comp, hlo, &op.result_types, text)
+        }
     }
 
     fn region_or_err(&mut self, op: &'m Op, i: usize, kind: &str) -> CResult<String> {

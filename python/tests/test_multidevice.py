@@ -1,0 +1,37 @@
+"""pmap and shard_map on several hlojit devices, compared with XLA:CPU on as many forced host
+devices; sharded programs that need SPMD partitioning refused with a message saying so. The
+cases live in multidevice_cases.py and run in one subprocess (device counts are fixed when JAX
+starts, and this pytest process has started it with other counts)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# multidevice_cases.CASES, by name (importing it here would set the device counts for this process).
+NAMES = [
+    "pmap_psum_axis_index",
+    "pmap_collectives",
+    "pmap_grad",
+    "shard_map_1d",
+    "shard_map_2d_replicated_output",
+    "refuses_sharded_jit",
+    "refuses_partially_manual_shard_map",
+]
+
+
+@pytest.fixture(scope="module")
+def outcomes():
+    out = subprocess.run([sys.executable, os.path.join(HERE, "multidevice_cases.py")], capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-4000:]
+    results = json.loads(out.stdout.strip().splitlines()[-1])
+    assert sorted(results) == sorted(NAMES)
+    return results
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_multidevice(outcomes, name):
+    assert outcomes[name] == "ok", outcomes[name]
