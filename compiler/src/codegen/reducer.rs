@@ -70,6 +70,24 @@ impl Reducer {
         inputs: Vec<BasicValueEnum<'ctx>>,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let n = accumulators.len();
+        let float_min_max = self.reassociate
+            && matches!(self.op, Some(Opcode::Maximum | Opcode::Minimum))
+            && accumulators.len() == 1
+            && inputs.len() == 1
+            && accumulators[0].is_float_value();
+        if let (true, Some(op), [acc], [x]) = (float_min_max, self.op, accumulators.as_slice(), inputs.as_slice()) {
+            // A reassociated max/min reduction keeps no particular order, so which NaN it
+            // returns is not XLA's elementwise bits either way (minmax.rs spells those out in
+            // compares and selects, which LLVM's vectorizer does not take as a reduction):
+            // LLVM's intrinsic, with reassoc, is a vectorizable min/max reduction.
+            let name = if op == Opcode::Maximum { "llvm.maximum" } else { "llvm.minimum" };
+            let (acc, x) = (acc.into_float_value(), x.into_float_value());
+            let v = e.cg.call_intrinsic(name, &[acc.get_type().into()], &[acc.into(), x.into()])?;
+            if let Some(i) = instruction(v) {
+                let _ = i.set_fast_math_flags(inkwell::values::FastMathFlags::AllowReassoc);
+            }
+            return Ok(vec![v]);
+        }
         let args = accumulators.into_iter().chain(inputs).map(Val::Scalar).collect();
         let out = e.call_scalar(self.comp, args)?.flatten();
         if out.len() != n {

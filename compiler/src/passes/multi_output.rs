@@ -87,6 +87,11 @@ pub fn loop_space(module: &Module, comp: CompId, id: InstrId) -> Option<LoopSpac
     }
     let (f, outputs) = fused_outputs(module, inst)?;
     let fused = module.computation(f);
+    // A loop that computes reductions inside (row fusion's kernels) walks rows and computes
+    // them once per row; in any other loop they would be recomputed for every element.
+    if fused.ids().any(|i| fused.get(i).opcode == Opcode::Reduce && !outputs.contains(&i)) {
+        return None;
+    }
     let mut reduce: Option<LoopSpace> = None;
     let mut elementwise: Option<LoopSpace> = None;
     for &o in &outputs {
