@@ -1,6 +1,6 @@
-//! Loop kernels that compute their inner reductions once per row (see
-//! `analysis::row_reductions`): a layernorm or softmax whose reductions the row-fusion pass
-//! put into the loop that uses them.
+//! Loop kernels that compute their reductions, and the values broadcast from them, once per
+//! row (see `analysis::row_values`): a layernorm or softmax whose reductions the row-fusion
+//! pass put into the loop that uses them.
 //!
 //! The kernel walks the row dimensions (the parallel one outermost, split into tasks as usual);
 //! at the start of each row it runs every such reduction over that row's operands — the row
@@ -21,7 +21,7 @@ use hlojit_runtime::Layout;
 /// The row values of a loop kernel with one output of `dims` in `layout`, if it should
 /// be emitted as rows: the kernel computes a fusion, and its parallel dimension indexes rows.
 pub fn plan(kc: &KernelContext, dims: &[i64], layout: &Layout) -> Option<RowValues> {
-    if kc.outputs.len() != 1 || kc.root != kc.comp.root {
+    if kc.outputs.len() != 1 || kc.root != kc.comp.root || dims.contains(&0) {
         return None;
     }
     let rows = row_values(kc.comp, dims, layout, &|id| kc.bindings.contains_key(&id))?;
@@ -83,6 +83,8 @@ pub fn emit(kc: &KernelContext, rows: &RowValues, dims: &[i64], layout: &Layout)
     let latches: Vec<_> = element_latches.into_iter().chain(row_latches).collect();
     super::independent_loops::declare_independent(cg, cg.function(), &latches)?;
     let extent = dims[parallel].max(1);
-    kc.work_elements.set(Some(dims.iter().product::<i64>() * (1 + rows.values.len() as i64)));
+    // Each reduction walks its row once more; the other row values cost one element per row.
+    let walks = 1 + rows.values.iter().filter(|(id, _)| kc.comp.get(*id).opcode == crate::hlo::Opcode::Reduce).count() as i64;
+    kc.work_elements.set(Some(dims.iter().product::<i64>() * walks));
     Ok(extent)
 }

@@ -177,7 +177,8 @@ fn absorb(module: &Module, comp: &Computation, merged: Merged, producer: InstrId
     Ok(Merged { body, operands, roots })
 }
 
-/// Points `consumer` at the merged body and its operands; `producer`, now unused, goes.
+/// Points `consumer` at the merged body and its operands; the producers it absorbed, now
+/// unused, go.
 fn commit(module: &mut Module, c: CompId, consumer: InstrId, merged: Merged) -> Result<()> {
     let Merged { mut body, operands, .. } = merged;
     // Both bodies often compute the same values (broadcast constants, `x - mean`).
