@@ -60,17 +60,7 @@ pub(crate) fn x86_rule<'ctx>(
     let ft = a.get_type();
     let bits = ft.get_bit_width();
     let it = cg.int_type(bits);
-    let pick_a = cg.b.build_float_compare(
-        if is_max {
-            FloatPredicate::OGT
-        } else {
-            FloatPredicate::OLT
-        },
-        a,
-        b,
-        "",
-    )?;
-    let m = cg.b.build_select(pick_a, a, b, "")?.into_float_value();
+    let m = ordered_pick(cg, is_max, a, b)?;
     let mi = cg.b.build_bit_cast(m, it, "")?.into_int_value();
     let ai = cg.b.build_bit_cast(a, it, "")?.into_int_value();
     let sign = it.const_int(1u64 << (bits - 1), false);
@@ -95,17 +85,7 @@ fn half_vector_rule<'ctx>(
 ) -> Result<FloatValue<'ctx>> {
     let ft = a.get_type();
     let it = cg.int_type(ft.get_bit_width());
-    let pick_a = cg.b.build_float_compare(
-        if is_max {
-            FloatPredicate::OGT
-        } else {
-            FloatPredicate::OLT
-        },
-        a,
-        b,
-        "",
-    )?;
-    let r = cg.b.build_select(pick_a, a, b, "")?.into_float_value();
+    let r = ordered_pick(cg, is_max, a, b)?;
     // Equal operands have equal bits except for ±0, where the sign bits decide: AND keeps
     // +0 for maximum, OR keeps -0 for minimum.
     let ab = cg.b.build_bit_cast(a, it, "")?.into_int_value();
@@ -121,4 +101,12 @@ fn half_vector_rule<'ctx>(
     // The canonical quiet NaN (+, payload 0): rounds to half's 0x7e00.
     let unordered = cg.b.build_float_compare(FloatPredicate::UNO, a, b, "")?;
     Ok(cg.b.build_select(unordered, ft.const_float(f64::NAN), r, "")?.into_float_value())
+}
+
+/// `a > b ? a : b` (`is_max`) or `a < b ? a : b`: x86's `maxss`/`minss`, which both rules
+/// start from (the second operand when the two are equal or either is NaN).
+fn ordered_pick<'ctx>(cg: &Codegen<'ctx>, is_max: bool, a: FloatValue<'ctx>, b: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
+    let predicate = if is_max { FloatPredicate::OGT } else { FloatPredicate::OLT };
+    let pick_a = cg.b.build_float_compare(predicate, a, b, "")?;
+    Ok(cg.b.build_select(pick_a, a, b, "")?.into_float_value())
 }
