@@ -11,6 +11,7 @@ pub mod cache;
 pub mod client;
 pub mod codegen;
 pub mod dump;
+pub mod evaluate;
 pub mod hlo;
 pub mod passes;
 pub mod pipeline;

@@ -87,6 +87,9 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(batch_norm_expander::BatchNormExpander)
         .add(rng_expander::RngExpander)
         .add(algebraic_simplifier::AlgebraicSimplifier)
+        // After the simplifier, as in XLA's simplification pipeline: folding is where
+        // XLA's results come from its evaluator rather than its generated code.
+        .add(constant_folding::ConstantFolding)
         .add(transpose_folding::TransposeFolding)
         .add(cse::Cse)
         .add(dce::Dce)

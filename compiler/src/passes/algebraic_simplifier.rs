@@ -5,13 +5,15 @@
 //! stay XLA's: `x + 0`, `0 + x`, `x - 0`, `x * 1`, `1 * x`, `x / 1` and `x ** 1` are `x` for every
 //! type (XLA drops them too, so an input of `-0.0` stays `-0.0` and a denormal is not flushed);
 //! `x * 0` is `0` for integers only (for floats, `NaN * 0` and `inf * 0` are NaN and `-1 * 0` is
-//! `-0`). Pure data movement is composed or dropped: see [`super::simplify_data_movement`].
+//! `-0`). The constants of a sum are gathered so that they fold into one, as XLA does although
+//! it changes float results: see [`super::constant_sums`]. Pure data movement is composed or
+//! dropped: see [`super::simplify_data_movement`].
 //!
 //! A rewrite never changes an instruction's shape, layout included: a replacement whose shape
 //! differs (an operand in another layout, say) is not used. Instructions with control edges are
 //! left alone, so the ordering they express survives.
 
-use super::simplify_data_movement;
+use super::{constant_sums, simplify_data_movement};
 use crate::error::Result;
 use crate::hlo::{Computation, InstrId, Instruction, Module, Opcode};
 use std::collections::{HashMap, HashSet};
@@ -78,7 +80,10 @@ fn simplify(comp: &mut Computation, id: InstrId) -> Option<InstrId> {
     let ty = inst.shape.element_type()?;
     let operand = |i: usize| inst.operands[i];
     match inst.opcode {
-        Opcode::Add if !ty.is_pred() => other_than(comp, operand(0), operand(1), 0),
+        Opcode::Add if !ty.is_pred() => {
+            let (a, b) = (operand(0), operand(1));
+            other_than(comp, a, b, 0).or_else(|| constant_sums::gather(comp, id))
+        }
         Opcode::Subtract if is_all(comp, operand(1), 0) => Some(operand(0)),
         Opcode::Multiply if !ty.is_pred() => {
             if let Some(x) = other_than(comp, operand(0), operand(1), 1) {

@@ -4,6 +4,8 @@ pub mod algebraic_simplifier;
 pub mod batch_norm_expander;
 pub mod buffer_assignment;
 pub mod channel_order;
+pub mod constant_folding;
+mod constant_sums;
 pub mod conv_taps;
 pub mod cse;
 pub mod dce;
