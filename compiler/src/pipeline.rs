@@ -96,6 +96,7 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(while_dead_state::WhileDeadState)
         .add(while_licm::WhileLicm)
         .add(while_init_broadcasts::WhileInitBroadcasts)
+        .add(while_dead_init::WhileDeadInit)
         // Before layout assignment, which gives the new inner reductions their layouts.
         .add(reduction_splitting::ReductionSplitting)
         .add(layout_assignment::LayoutAssignment)

@@ -181,9 +181,12 @@ pub(crate) fn emit_elemental_loop<'ctx>(kc: &KernelContext<'_, 'ctx>) -> Result<
     }
     let mut e = kc.elemental();
     let range = Some((kc.begin, kc.end)).filter(|_| !dims.is_empty());
+    // Every output's element is computed before any is stored: an output may be written over
+    // an input that another output reads at the same element (a loop state updated in place
+    // by a multi-output fusion, see buffer assignment's `same_index_only`).
     let body = |index: &Index<'ctx>| {
-        for (value, out) in values.iter().zip(&kc.outputs) {
-            let v = e.gen_scalar(*value, index)?;
+        let computed: Vec<_> = values.iter().map(|value| e.gen_scalar(*value, index)).collect::<Result<_>>()?;
+        for (v, out) in computed.into_iter().zip(&kc.outputs) {
             out.store(cg, index, v)?;
         }
         Ok(())

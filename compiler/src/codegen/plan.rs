@@ -38,6 +38,8 @@ pub fn step_of(comp: &Computation, id: InstrId) -> Step {
         While => Step::While,
         Conditional => Step::Conditional,
         Call => Step::Call,
+        // An uninitialized buffer: buffer assignment gives it memory, nothing writes it.
+        CustomCall if crate::analysis::custom_calls::is_allocate_buffer(inst) => Step::None,
         CustomCall if !super::emitters::is_builtin_custom_call(inst) => Step::CustomCall,
         op if super::collectives::is_collective_step(op) => Step::Collective,
         op if super::transfers::is_transfer_step(op) => Step::Transfer,

@@ -391,7 +391,17 @@ fn reads_param_in_step(module: &Module, comp: &Computation, d: InstrId, p: usize
 }
 
 /// Whether every path from `params` to `root` goes through elementwise ops on equal shapes.
+/// A multi-output fusion's tuple root qualifies when each of its outputs does and all have one
+/// shape and layout: its loop computes every output's element before storing any (see
+/// `emit_elemental_loop`), so an output written over a parameter that another output reads at
+/// the same element is still safe.
 fn same_index_only(body: &Computation, root: InstrId, params: &[InstrId]) -> bool {
+    let root_inst = body.get(root);
+    if root_inst.opcode == Opcode::Tuple {
+        let first = root_inst.operands.first().map(|&o| &body.get(o).shape);
+        let one_shape = root_inst.operands.iter().all(|&o| Some(&body.get(o).shape) == first && body.get(o).shape.is_array());
+        return one_shape && root_inst.operands.iter().all(|&o| same_index_only(body, o, params));
+    }
     let root_shape = &body.get(root).shape;
     let mut stack = vec![root];
     let mut seen = std::collections::HashSet::new();

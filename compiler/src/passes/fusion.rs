@@ -69,8 +69,29 @@ const MAX_FUSION_SIZE: usize = 256;
 /// An elementwise producer with few users is recomputed in each consumer's fusion rather
 /// than written to memory and read back: on a CPU, streaming a large intermediate through
 /// memory costs more than a few vectorized operations per element.
-fn is_duplicable(inst: &Instruction, users: &[InstrId]) -> bool {
-    inst.opcode.is_elementwise() && users.len() <= 3
+///
+/// A dynamic-slice is duplicable too: recomputed, it reads its slice of the source where the
+/// source lies (an index offset, like a slice), which costs what reading a materialized copy
+/// costs, and the copy is saved (a reverse scan reads each step's residuals through one
+/// dynamic-slice per stack, used by the gradient's several outputs). Not when the source is
+/// also updated in place (a dynamic-update-slice or scatter on it): a second reader of the
+/// source, scheduled after the update, would cost the update its in-place buffer.
+fn is_duplicable(module: &Module, comp: &Computation, inst: &Instruction, users: &[InstrId], all_users: &[Vec<InstrId>]) -> bool {
+    let few_users = users.len() <= 3;
+    match inst.opcode {
+        Opcode::DynamicSlice => few_users && !updated_in_place(module, comp, inst.operands[0], all_users),
+        op => op.is_elementwise() && few_users,
+    }
+}
+
+/// Whether some user of `source` writes it in place: a dynamic-update-slice or scatter of it,
+/// alone or at the root of a fusion.
+fn updated_in_place(module: &Module, comp: &Computation, source: InstrId, all_users: &[Vec<InstrId>]) -> bool {
+    let updates = |op: Opcode| matches!(op, Opcode::DynamicUpdateSlice | Opcode::Scatter);
+    all_users[source.index()].iter().any(|&u| {
+        let user = comp.get(u);
+        updates(user.opcode) || user.fused_computation().is_some_and(|f| updates(module.computation(f).root_instruction().opcode))
+    })
 }
 
 /// Costly per element: not worth recomputing for every element of a broadcast.
@@ -125,7 +146,7 @@ fn fuse_computation(module: &mut Module, c: CompId, counter: &mut usize) -> Resu
                 // into it. Cloned: it stays for its other users and is recomputed here.
                 let all_users_owned = users[p.index()].iter().all(|u| owner.get(u) == Some(&g));
                 let owned = all_users_owned && !owner.contains_key(&p);
-                if owned || is_cheap(producer) || is_duplicable(producer, &users[p.index()]) {
+                if owned || is_cheap(producer) || is_duplicable(module, comp, producer, &users[p.index()], &users) {
                     if owned {
                         owner.insert(p, g);
                     }

@@ -30,6 +30,7 @@ pub mod topk_sorts;
 pub mod transpose_folding;
 pub mod trivial_reductions;
 pub mod unfuse;
+pub mod while_dead_init;
 pub mod while_dead_state;
 pub mod while_init_broadcasts;
 pub mod while_licm;
