@@ -36,6 +36,12 @@ pub struct RowValues {
     /// the index it is read at (only row dimensions and zeros): the reduces, and the values
     /// broadcast into the row.
     pub values: Vec<(InstrId, Vec<DimSource>)>,
+    /// Values the kernel computes once per element of a row into a row-sized scratch and then
+    /// reads back (see [`scratch_values`]): a softmax's `exp(x - max)`, which both the row's
+    /// sum and the output need. Each with the position in `values` of the first row value
+    /// that reads it (`values.len()`: only the loop over the row's elements does): the
+    /// scratch is filled just before it.
+    pub scratch: Vec<(InstrId, usize)>,
 }
 
 /// The values of `comp` (whose root, an array of dimensions `out_dims` in `layout`, is what
@@ -82,12 +88,91 @@ pub fn row_values(comp: &Computation, out_dims: &[i64], layout: &Layout, is_inpu
     if row_dims.len() == order.len() {
         return None;
     }
-    let values = candidates
+    let values: Vec<(InstrId, Vec<DimSource>)> = candidates
         .into_iter()
         .filter(|(_, src, _)| output_dims(src).iter().all(|d| row_dims.contains(d)))
         .map(|(id, src, _)| (id, src))
         .collect();
-    Some(RowValues { row_dims, values })
+    let scratch = scratch_values(comp, &sources, &values, &row_dims, out_dims, is_input);
+    Some(RowValues { row_dims, values, scratch })
+}
+
+/// Bytes of one row of a scratch value at most: the row must stay in the core's L2 between
+/// the loop that computes it and the loops that read it.
+const MAX_SCRATCH_ROW_BYTES: i64 = 256 * 1024;
+
+/// The values worth computing once per element into a row-sized scratch: arrays of the
+/// output's dimensions, read only inside the current row (every row dimension of every index
+/// they are read at is that output dimension), by a row value (a reduction over the row) and
+/// by the loop over the row's elements, whose computation holds an expensive op (an `exp`).
+/// Without the scratch each of those readers would compute it again: a softmax would compute
+/// two exponentials per element. Storing a value and reading it back gives the same bits, so
+/// results do not change. A value whose every user is itself such a value is left out: only
+/// the outermost one needs to be stored.
+fn scratch_values(
+    comp: &Computation,
+    sources: &HashMap<InstrId, Option<Vec<Vec<DimSource>>>>,
+    values: &[(InstrId, Vec<DimSource>)],
+    row_dims: &[usize],
+    out_dims: &[i64],
+    is_input: &dyn Fn(InstrId) -> bool,
+) -> Vec<(InstrId, usize)> {
+    let row_value = |id: InstrId| values.iter().any(|(v, _)| *v == id);
+    let users = comp.users();
+    // What each instruction is computed from, up to inputs and row values (which the kernel
+    // binds as registers): whether an expensive op is among them, and which ones.
+    let stops = |id: InstrId| is_input(id) || row_value(id);
+    let reads_from = |from: InstrId, target: InstrId| -> bool {
+        let mut stack = vec![from];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(x) = stack.pop() {
+            if x == target {
+                return true;
+            }
+            if seen.insert(x) && (x == from || !stops(x)) {
+                stack.extend(comp.get(x).operands.iter().copied());
+            }
+        }
+        false
+    };
+    let expensive = |id: InstrId| -> bool {
+        let mut stack = vec![id];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x) || stops(x) {
+                continue;
+            }
+            let inst = comp.get(x);
+            let floating = inst.shape.element_type().is_some_and(|t| t.is_floating());
+            if inst.opcode.is_expensive(floating) {
+                return true;
+            }
+            stack.extend(inst.operands.iter().copied());
+        }
+        false
+    };
+    let in_row = |src: &Vec<DimSource>| {
+        row_dims.iter().all(|&d| src.get(d) == Some(&DimSource::Output(d)) || (out_dims[d] == 1 && src.get(d) == Some(&DimSource::Zero)))
+    };
+    let mut chosen: Vec<InstrId> = Vec::new();
+    for id in comp.post_order() {
+        let inst = comp.get(id);
+        let Some(array) = inst.shape.as_array() else { continue };
+        if id == comp.root || stops(id) || matches!(inst.opcode, Opcode::Parameter | Opcode::Constant | Opcode::Iota) || array.dims != out_dims {
+            continue;
+        }
+        let Some(Some(indices)) = sources.get(&id) else { continue };
+        let row_bytes = out_dims.iter().enumerate().filter(|(d, _)| !row_dims.contains(d)).map(|(_, &n)| n).product::<i64>()
+            * array.element_type.byte_size() as i64;
+        let by_row_value = values.iter().any(|(v, _)| comp.get(*v).opcode == Opcode::Reduce && reads_from(*v, id));
+        let by_elements = reads_from(comp.root, id);
+        if indices.iter().all(in_row) && row_bytes <= MAX_SCRATCH_ROW_BYTES && by_row_value && by_elements && expensive(id) {
+            chosen.push(id);
+        }
+    }
+    let all_chosen = chosen.clone();
+    chosen.retain(|&id| !users[id.index()].iter().all(|u| all_chosen.contains(u)));
+    chosen.into_iter().map(|id| (id, values.iter().position(|(v, _)| reads_from(*v, id)).unwrap_or(values.len()))).collect()
 }
 
 /// The one index instruction `id` of `comp` is read at, when it is made of output dimensions
