@@ -656,7 +656,7 @@ fn bench(workloads: &[String], root: &Path, options: hlojit_tools::bench::BenchO
             Ok(m) => {
                 failed |= matches!(m.check, Some(Err(_)));
                 records.push(serde_json::json!({
-                    "name": m.name, "compile_ms": m.compile_ms, "run_ms_median": m.run_ms_median,
+                    "name": m.name, "compile_ms": m.compile_ms, "run_ms_median": m.run_ms_median, "run_ms_best": m.run_ms_best,
                     "throughput": m.throughput, "check": m.check.as_ref().map(|c| c.as_ref().err().cloned().unwrap_or_else(|| "match".into())),
                 }));
                 if !json {
