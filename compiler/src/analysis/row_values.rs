@@ -268,3 +268,69 @@ fn operand_sources(comp: &Computation, user: InstrId, k: usize, src: &[DimSource
         _ => other(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hlo::text::parse_module;
+
+    /// The row values and scratch values of the entry computation of `text`, by name.
+    fn analyse(text: &str) -> (Vec<String>, Vec<String>) {
+        let module = parse_module(text).unwrap();
+        let comp = module.computation(module.entry);
+        let root = comp.root_instruction();
+        let dims = root.shape.dims().to_vec();
+        let layout = root.shape.as_array().unwrap().layout_or_default();
+        let rows = row_values(comp, &dims, &layout, &|_| false).unwrap();
+        let name = |id: InstrId| comp.get(id).name.clone();
+        (rows.values.iter().map(|(id, _)| name(*id)).collect(), rows.scratch.iter().map(|(id, _)| name(*id)).collect())
+    }
+
+    const REDUCERS: &str = "add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }\n\
+        max { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] maximum(a, b) }\n";
+
+    #[test]
+    fn softmax_stores_its_exponentials_before_the_sum() {
+        let text = format!(
+            "HloModule m\n{REDUCERS}ENTRY main {{\n  x = f32[16,12] parameter(0)\n  ninf = f32[] constant(-inf)\n  \
+             mx = f32[16] reduce(x, ninf), dimensions={{1}}, to_apply=max\n  mxb = f32[16,12] broadcast(mx), dimensions={{0}}\n  \
+             s = f32[16,12] subtract(x, mxb)\n  e = f32[16,12] exponential(s)\n  z = f32[] constant(0)\n  \
+             sum = f32[16] reduce(e, z), dimensions={{1}}, to_apply=add\n  sb = f32[16,12] broadcast(sum), dimensions={{0}}\n  \
+             ROOT p = f32[16,12] divide(e, sb)\n}}\n"
+        );
+        let module = parse_module(&text).unwrap();
+        let comp = module.computation(module.entry);
+        let root = comp.root_instruction();
+        let rows = row_values(comp, root.shape.dims(), &root.shape.as_array().unwrap().layout_or_default(), &|_| false).unwrap();
+        let names: Vec<&str> = rows.values.iter().map(|(id, _)| comp.get(*id).name.as_str()).collect();
+        assert_eq!(names, ["mx", "sum"]);
+        // `e` only, not `s` (a subtraction is cheaper than a store and a load), filled before
+        // the sum (row value 1) that reads it.
+        assert_eq!(rows.scratch.iter().map(|&(id, before)| (comp.get(id).name.as_str(), before)).collect::<Vec<_>>(), [("e", 1)]);
+    }
+
+    #[test]
+    fn cheap_values_and_values_read_outside_the_row_are_recomputed() {
+        // Layernorm-like: x - mean feeds the variance and the output but is one subtraction.
+        let layernorm = format!(
+            "HloModule m\n{REDUCERS}ENTRY main {{\n  x = f32[8,16] parameter(0)\n  z = f32[] constant(0)\n  \
+             sum = f32[8] reduce(x, z), dimensions={{1}}, to_apply=add\n  mb = f32[8,16] broadcast(sum), dimensions={{0}}\n  \
+             d = f32[8,16] subtract(x, mb)\n  sq = f32[8,16] multiply(d, d)\n  \
+             ss = f32[8] reduce(sq, z), dimensions={{1}}, to_apply=add\n  sb = f32[8,16] broadcast(ss), dimensions={{0}}\n  \
+             ROOT o = f32[8,16] multiply(d, sb)\n}}\n"
+        );
+        let (values, scratch) = analyse(&layernorm);
+        assert_eq!(values, ["sum", "ss"]);
+        assert!(scratch.is_empty(), "{scratch:?}");
+        // An exponential the output reads only through a reversed row is read at another
+        // row's index as well: the output's `reverse` makes row dimension 0 a computed index.
+        let reversed = format!(
+            "HloModule m\n{REDUCERS}ENTRY main {{\n  x = f32[8,16] parameter(0)\n  e = f32[8,16] exponential(x)\n  z = f32[] constant(0)\n  \
+             sum = f32[8] reduce(e, z), dimensions={{1}}, to_apply=add\n  sb = f32[8,16] broadcast(sum), dimensions={{0}}\n  \
+             r = f32[8,16] reverse(e), dimensions={{0}}\n  ROOT o = f32[8,16] divide(r, sb)\n}}\n"
+        );
+        let (values, scratch) = analyse(&reversed);
+        assert_eq!(values, ["sum"]);
+        assert!(scratch.is_empty(), "{scratch:?}");
+    }
+}
