@@ -17,5 +17,6 @@ pub mod module_file;
 pub mod peaks;
 pub mod profile;
 pub mod progress;
+pub mod stream;
 pub mod summary;
 mod numpy_random;

@@ -121,7 +121,12 @@ enum Command {
     },
     /// Measure this machine's peaks, which kernels are judged against: STREAM triad bandwidth
     /// and f32 FMA throughput, all threads (low when other programs keep the machine busy).
-    Peaks,
+    Peaks {
+        /// Also run the STREAM kernels (copy, scale, add, triad, memcpy, a read-only sum) on one
+        /// thread and on all of them.
+        #[arg(long)]
+        stream: bool,
+    },
     /// Time perf workloads (folders with module.hlo and perf.json) like xla_reference.py does.
     Bench {
         /// Workload folders, or names under --root; all workloads of --root if none.
@@ -298,11 +303,22 @@ fn main() -> ExitCode {
             };
             profile(&module, inputs, runs, top, &options)
         }),
-        Command::Peaks => {
+        Command::Peaks { stream } => {
             let p = hlojit_tools::peaks::measure();
             println!("memory bandwidth (STREAM triad, all threads): {:.1} GB/s", p.bytes_per_second / 1e9);
             println!("f32 FMA peak (all threads): {:.1} GFLOP/s", p.flops_per_second / 1e9);
-            Ok(ExitCode::SUCCESS)
+            if stream {
+                let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+                hlojit_tools::stream::measure(threads).map(|results| {
+                    println!("STREAM, f32 arrays of {} MiB, best of repeats:", hlojit_tools::stream::ELEMENTS * 4 >> 20);
+                    for r in results {
+                        println!("  {:<11} {} thread(s) {:7.1} GB/s", r.kernel, r.threads, r.bytes_per_second / 1e9);
+                    }
+                    ExitCode::SUCCESS
+                })
+            } else {
+                Ok(ExitCode::SUCCESS)
+            }
         }
         Command::Bench { workloads, root, runs, warmup, inputs_dir, check_dir, module, dump, json } => {
             bench(&workloads, &root, hlojit_tools::bench::BenchOptions { runs, warmup, inputs_dir, check_dir, module_file: module, dump: dump.options() }, json)
@@ -640,7 +656,7 @@ fn bench(workloads: &[String], root: &Path, options: hlojit_tools::bench::BenchO
             Ok(m) => {
                 failed |= matches!(m.check, Some(Err(_)));
                 records.push(serde_json::json!({
-                    "name": m.name, "compile_ms": m.compile_ms, "run_ms_median": m.run_ms_median,
+                    "name": m.name, "compile_ms": m.compile_ms, "run_ms_median": m.run_ms_median, "run_ms_best": m.run_ms_best,
                     "throughput": m.throughput, "check": m.check.as_ref().map(|c| c.as_ref().err().cloned().unwrap_or_else(|| "match".into())),
                 }));
                 if !json {

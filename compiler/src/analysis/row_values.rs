@@ -36,6 +36,12 @@ pub struct RowValues {
     /// the index it is read at (only row dimensions and zeros): the reduces, and the values
     /// broadcast into the row.
     pub values: Vec<(InstrId, Vec<DimSource>)>,
+    /// Values the kernel computes once per element of a row into a row-sized scratch and then
+    /// reads back (see [`scratch_values`]): a softmax's `exp(x - max)`, which both the row's
+    /// sum and the output need. Each with the position in `values` of the first row value
+    /// that reads it (`values.len()`: only the loop over the row's elements does): the
+    /// scratch is filled just before it.
+    pub scratch: Vec<(InstrId, usize)>,
 }
 
 /// The values of `comp` (whose root, an array of dimensions `out_dims` in `layout`, is what
@@ -82,12 +88,91 @@ pub fn row_values(comp: &Computation, out_dims: &[i64], layout: &Layout, is_inpu
     if row_dims.len() == order.len() {
         return None;
     }
-    let values = candidates
+    let values: Vec<(InstrId, Vec<DimSource>)> = candidates
         .into_iter()
         .filter(|(_, src, _)| output_dims(src).iter().all(|d| row_dims.contains(d)))
         .map(|(id, src, _)| (id, src))
         .collect();
-    Some(RowValues { row_dims, values })
+    let scratch = scratch_values(comp, &sources, &values, &row_dims, out_dims, is_input);
+    Some(RowValues { row_dims, values, scratch })
+}
+
+/// Bytes of one row of a scratch value at most: the row must stay in the core's L2 between
+/// the loop that computes it and the loops that read it.
+const MAX_SCRATCH_ROW_BYTES: i64 = 256 * 1024;
+
+/// The values worth computing once per element into a row-sized scratch: arrays of the
+/// output's dimensions, read only inside the current row (every row dimension of every index
+/// they are read at is that output dimension), by a row value (a reduction over the row) and
+/// by the loop over the row's elements, whose computation holds an expensive op (an `exp`).
+/// Without the scratch each of those readers would compute it again: a softmax would compute
+/// two exponentials per element. Storing a value and reading it back gives the same bits, so
+/// results do not change. A value whose every user is itself such a value is left out: only
+/// the outermost one needs to be stored.
+fn scratch_values(
+    comp: &Computation,
+    sources: &HashMap<InstrId, Option<Vec<Vec<DimSource>>>>,
+    values: &[(InstrId, Vec<DimSource>)],
+    row_dims: &[usize],
+    out_dims: &[i64],
+    is_input: &dyn Fn(InstrId) -> bool,
+) -> Vec<(InstrId, usize)> {
+    let row_value = |id: InstrId| values.iter().any(|(v, _)| *v == id);
+    let users = comp.users();
+    // What each instruction is computed from, up to inputs and row values (which the kernel
+    // binds as registers): whether an expensive op is among them, and which ones.
+    let stops = |id: InstrId| is_input(id) || row_value(id);
+    let reads_from = |from: InstrId, target: InstrId| -> bool {
+        let mut stack = vec![from];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(x) = stack.pop() {
+            if x == target {
+                return true;
+            }
+            if seen.insert(x) && (x == from || !stops(x)) {
+                stack.extend(comp.get(x).operands.iter().copied());
+            }
+        }
+        false
+    };
+    let expensive = |id: InstrId| -> bool {
+        let mut stack = vec![id];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x) || stops(x) {
+                continue;
+            }
+            let inst = comp.get(x);
+            let floating = inst.shape.element_type().is_some_and(|t| t.is_floating());
+            if inst.opcode.is_expensive(floating) {
+                return true;
+            }
+            stack.extend(inst.operands.iter().copied());
+        }
+        false
+    };
+    let in_row = |src: &Vec<DimSource>| {
+        row_dims.iter().all(|&d| src.get(d) == Some(&DimSource::Output(d)) || (out_dims[d] == 1 && src.get(d) == Some(&DimSource::Zero)))
+    };
+    let mut chosen: Vec<InstrId> = Vec::new();
+    for id in comp.post_order() {
+        let inst = comp.get(id);
+        let Some(array) = inst.shape.as_array() else { continue };
+        if id == comp.root || stops(id) || matches!(inst.opcode, Opcode::Parameter | Opcode::Constant | Opcode::Iota) || array.dims != out_dims {
+            continue;
+        }
+        let Some(Some(indices)) = sources.get(&id) else { continue };
+        let row_bytes = out_dims.iter().enumerate().filter(|(d, _)| !row_dims.contains(d)).map(|(_, &n)| n).product::<i64>()
+            * array.element_type.byte_size() as i64;
+        let by_row_value = values.iter().any(|(v, _)| comp.get(*v).opcode == Opcode::Reduce && reads_from(*v, id));
+        let by_elements = reads_from(comp.root, id);
+        if indices.iter().all(in_row) && row_bytes <= MAX_SCRATCH_ROW_BYTES && by_row_value && by_elements && expensive(id) {
+            chosen.push(id);
+        }
+    }
+    let all_chosen = chosen.clone();
+    chosen.retain(|&id| !users[id.index()].iter().all(|u| all_chosen.contains(u)));
+    chosen.into_iter().map(|id| (id, values.iter().position(|(v, _)| reads_from(*v, id)).unwrap_or(values.len()))).collect()
 }
 
 /// The one index instruction `id` of `comp` is read at, when it is made of output dimensions
@@ -181,5 +266,71 @@ fn operand_sources(comp: &Computation, user: InstrId, k: usize, src: &[DimSource
                 .collect()
         }
         _ => other(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hlo::text::parse_module;
+
+    /// The row values and scratch values of the entry computation of `text`, by name.
+    fn analyse(text: &str) -> (Vec<String>, Vec<String>) {
+        let module = parse_module(text).unwrap();
+        let comp = module.computation(module.entry);
+        let root = comp.root_instruction();
+        let dims = root.shape.dims().to_vec();
+        let layout = root.shape.as_array().unwrap().layout_or_default();
+        let rows = row_values(comp, &dims, &layout, &|_| false).unwrap();
+        let name = |id: InstrId| comp.get(id).name.clone();
+        (rows.values.iter().map(|(id, _)| name(*id)).collect(), rows.scratch.iter().map(|(id, _)| name(*id)).collect())
+    }
+
+    const REDUCERS: &str = "add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }\n\
+        max { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] maximum(a, b) }\n";
+
+    #[test]
+    fn softmax_stores_its_exponentials_before_the_sum() {
+        let text = format!(
+            "HloModule m\n{REDUCERS}ENTRY main {{\n  x = f32[16,12] parameter(0)\n  ninf = f32[] constant(-inf)\n  \
+             mx = f32[16] reduce(x, ninf), dimensions={{1}}, to_apply=max\n  mxb = f32[16,12] broadcast(mx), dimensions={{0}}\n  \
+             s = f32[16,12] subtract(x, mxb)\n  e = f32[16,12] exponential(s)\n  z = f32[] constant(0)\n  \
+             sum = f32[16] reduce(e, z), dimensions={{1}}, to_apply=add\n  sb = f32[16,12] broadcast(sum), dimensions={{0}}\n  \
+             ROOT p = f32[16,12] divide(e, sb)\n}}\n"
+        );
+        let module = parse_module(&text).unwrap();
+        let comp = module.computation(module.entry);
+        let root = comp.root_instruction();
+        let rows = row_values(comp, root.shape.dims(), &root.shape.as_array().unwrap().layout_or_default(), &|_| false).unwrap();
+        let names: Vec<&str> = rows.values.iter().map(|(id, _)| comp.get(*id).name.as_str()).collect();
+        assert_eq!(names, ["mx", "sum"]);
+        // `e` only, not `s` (a subtraction is cheaper than a store and a load), filled before
+        // the sum (row value 1) that reads it.
+        assert_eq!(rows.scratch.iter().map(|&(id, before)| (comp.get(id).name.as_str(), before)).collect::<Vec<_>>(), [("e", 1)]);
+    }
+
+    #[test]
+    fn cheap_values_and_values_read_outside_the_row_are_recomputed() {
+        // Layernorm-like: x - mean feeds the variance and the output but is one subtraction.
+        let layernorm = format!(
+            "HloModule m\n{REDUCERS}ENTRY main {{\n  x = f32[8,16] parameter(0)\n  z = f32[] constant(0)\n  \
+             sum = f32[8] reduce(x, z), dimensions={{1}}, to_apply=add\n  mb = f32[8,16] broadcast(sum), dimensions={{0}}\n  \
+             d = f32[8,16] subtract(x, mb)\n  sq = f32[8,16] multiply(d, d)\n  \
+             ss = f32[8] reduce(sq, z), dimensions={{1}}, to_apply=add\n  sb = f32[8,16] broadcast(ss), dimensions={{0}}\n  \
+             ROOT o = f32[8,16] multiply(d, sb)\n}}\n"
+        );
+        let (values, scratch) = analyse(&layernorm);
+        assert_eq!(values, ["sum", "ss"]);
+        assert!(scratch.is_empty(), "{scratch:?}");
+        // An exponential the output reads only through a reversed row is read at another
+        // row's index as well: the output's `reverse` makes row dimension 0 a computed index.
+        let reversed = format!(
+            "HloModule m\n{REDUCERS}ENTRY main {{\n  x = f32[8,16] parameter(0)\n  e = f32[8,16] exponential(x)\n  z = f32[] constant(0)\n  \
+             sum = f32[8] reduce(e, z), dimensions={{1}}, to_apply=add\n  sb = f32[8,16] broadcast(sum), dimensions={{0}}\n  \
+             r = f32[8,16] reverse(e), dimensions={{0}}\n  ROOT o = f32[8,16] divide(r, sb)\n}}\n"
+        );
+        let (values, scratch) = analyse(&reversed);
+        assert_eq!(values, ["sum"]);
+        assert!(scratch.is_empty(), "{scratch:?}");
     }
 }

@@ -8,15 +8,25 @@
 //! over the row's elements read it from a register. Each reduction is the same per-element
 //! generator a loop kernel would run for it (same accumulation order), only placed where it
 //! runs once.
+//!
+//! A value that both a row's reduction and the row's elements read, and that is expensive to
+//! compute (a softmax's `exp(x - max)`), is computed once per element into a row-sized scratch
+//! just before the first row value that reads it; every later reader loads it from there (the
+//! row stays in the core's cache). Loading a stored value gives the same bits as computing it
+//! again, so the results are those of the plain kernel.
 
-use super::elemental::Input;
+use super::array::IrArray;
+use super::context::Codegen;
+use super::elemental::{Elemental, Input};
 use super::index::Index;
 use super::kernel::KernelContext;
 use super::loops::{outer_dimension, Nest};
 use super::reducer::LoopDim;
 use crate::analysis::row_values::{row_values, DimSource, RowValues};
-use crate::error::Result;
-use hlojit_runtime::Layout;
+use crate::error::{Error, Result};
+use crate::hlo::InstrId;
+use hlojit_runtime::{ArrayShape, Layout};
+use inkwell::values::InstructionValue;
 
 /// The row values of a loop kernel with one output of `dims` in `layout`, if it should
 /// be emitted as rows: the kernel computes a fusion, and its parallel dimension indexes rows.
@@ -47,6 +57,8 @@ pub fn emit(kc: &KernelContext, rows: &RowValues, dims: &[i64], layout: &Layout)
     let element_loops: Vec<LoopDim> =
         order.iter().filter(|d| !rows.row_dims.contains(d) && dims[**d] != 1).map(|&d| loop_dim(d)).collect();
     let out = &kc.outputs[0];
+    let scratch = rows.scratch.iter().map(|&(id, before)| Ok((id, before, row_scratch(kc, id, &rows.row_dims, layout)?))).collect::<Result<Vec<_>>>()?;
+    let mut fill_latches = Vec::new();
     let mut rows_nest = Nest::new(vec![cg.const_i64(0); dims.len()]);
     for l in &row_loops {
         rows_nest.enter(cg, &format!("row.d{}", l.dim), Some(l.dim), l.start, l.end)?;
@@ -54,7 +66,8 @@ pub fn emit(kc: &KernelContext, rows: &RowValues, dims: &[i64], layout: &Layout)
     let mut element_latches = Vec::new();
     let row_latches = e.scoped(|e| {
         rows_nest.finish_at_latches(cg, |row| {
-            for (id, sources) in &rows.values {
+            for (position, (id, sources)) in rows.values.iter().enumerate() {
+                fill_latches.extend(fill_scratch(cg, e, row, &element_loops, &scratch, position)?);
                 let at: Vec<_> = sources
                     .iter()
                     .map(|s| match s {
@@ -65,6 +78,7 @@ pub fn emit(kc: &KernelContext, rows: &RowValues, dims: &[i64], layout: &Layout)
                 let value = e.gen(*id, &Index::new(at))?;
                 e.bind(*id, Input::Value(value));
             }
+            fill_latches.extend(fill_scratch(cg, e, row, &element_loops, &scratch, rows.values.len())?);
             let mut elements = Nest::new(row.dims.clone());
             for l in &element_loops {
                 elements.enter(cg, &format!("row.elements.d{}", l.dim), Some(l.dim), l.start, l.end)?;
@@ -80,11 +94,55 @@ pub fn emit(kc: &KernelContext, rows: &RowValues, dims: &[i64], layout: &Layout)
     })?;
     // As in every loop kernel, no iteration reads what another writes (see `kernel`); the
     // reductions' loops are not marked: their accumulators carry a dependence.
-    let latches: Vec<_> = element_latches.into_iter().chain(row_latches).collect();
+    for (_, _, array) in &scratch {
+        cg.scratch_free(array.ptr, array.byte_size())?;
+    }
+    let latches: Vec<_> = element_latches.into_iter().chain(fill_latches).chain(row_latches).collect();
     super::independent_loops::declare_independent(cg, cg.function(), &latches)?;
     let extent = dims[parallel].max(1);
     // Each reduction walks its row once more; the other row values cost one element per row.
     let walks = 1 + rows.values.iter().filter(|(id, _)| kc.comp.get(*id).opcode == crate::hlo::Opcode::Reduce).count() as i64;
     kc.work_elements.set(Some(dims.iter().product::<i64>() * walks));
     Ok(extent)
+}
+
+/// A scratch for one row of value `id`: its dimensions with the row dimensions set to 1, in
+/// the output's physical order (the loops over the row walk it contiguously). A dimension of
+/// size 1 adds nothing to an address, so the index of any element of the current row reads
+/// its place in the scratch.
+fn row_scratch<'ctx>(kc: &KernelContext<'_, 'ctx>, id: InstrId, row_dims: &[usize], layout: &Layout) -> Result<IrArray<'ctx>> {
+    let inst = kc.comp.get(id);
+    let shape = inst.shape.as_array().ok_or_else(|| Error::Internal(format!("row scratch for {}: not an array", inst.name)))?;
+    let dims: Vec<i64> = shape.dims.iter().enumerate().map(|(d, &n)| if row_dims.contains(&d) { 1 } else { n }).collect();
+    let row = ArrayShape::new(shape.element_type, dims).with_layout(Layout::new(layout.minor_to_major.clone()));
+    let bytes = row.dims.iter().product::<i64>() * shape.element_type.byte_size() as i64;
+    let ptr = kc.cg.scratch_alloc(bytes.max(1), "row.scratch")?;
+    IrArray::new(ptr, &row)
+}
+
+/// Fills the scratch of every value due before row value `position` with the current row's
+/// elements, and binds the value to it; returns the loops' latches.
+fn fill_scratch<'ctx>(
+    cg: &Codegen<'ctx>,
+    e: &mut Elemental<'_, 'ctx>,
+    row: &Index<'ctx>,
+    element_loops: &[LoopDim<'ctx>],
+    scratch: &[(InstrId, usize, IrArray<'ctx>)],
+    position: usize,
+) -> Result<Vec<InstructionValue<'ctx>>> {
+    let mut latches = Vec::new();
+    for (id, _, array) in scratch.iter().filter(|s| s.1 == position) {
+        let mut nest = Nest::new(row.dims.clone());
+        for l in element_loops {
+            nest.enter(cg, &format!("row.scratch.d{}", l.dim), Some(l.dim), l.start, l.end)?;
+        }
+        latches.extend(e.scoped(|e| {
+            nest.finish_at_latches(cg, |idx| {
+                let v = e.gen_scalar(*id, idx)?;
+                array.store(cg, idx, v)
+            })
+        })?);
+        e.bind(*id, Input::Array(array.clone()));
+    }
+    Ok(latches)
 }

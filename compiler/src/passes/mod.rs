@@ -11,6 +11,7 @@ pub mod cse;
 pub mod dce;
 pub mod dynamic_padder;
 pub mod expand_util;
+pub mod fused_body;
 pub mod fusion;
 pub mod inline_calls;
 pub mod layout_assignment;

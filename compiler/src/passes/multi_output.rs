@@ -10,10 +10,11 @@
 //! same loop: the same dimensions in the same physical order, and, for reductions, the same
 //! reduced dimensions.
 
+use super::fused_body::FusedBody;
 use crate::error::{Error, Result};
 use crate::hlo::{CompId, FusionKind, InstrId, Instruction, Module, Opcode};
 use hlojit_runtime::Shape;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// Merged fusions stop growing at this many fused instructions (as the fusion pass's groups
 /// do: compile time grows with kernel size).
@@ -220,65 +221,36 @@ pub fn merge(module: &mut Module, c: CompId, first: InstrId, second: InstrId, pr
         (g.opcode == Opcode::GetTupleElement && g.operands == [first]).then(|| g.attrs.tuple_index.unwrap_or(-1) as usize)
     };
 
-    let mut fused = crate::hlo::Computation::new(unique_computation_name(module, a.name.trim_end_matches(".multi")));
-    let mut names = HashSet::new();
-    let mut operands: Vec<InstrId> = Vec::new();
-    let mut param_of: HashMap<InstrId, InstrId> = HashMap::new(); // operand of c -> parameter
-    let mut parameter = |fused: &mut crate::hlo::Computation, names: &mut HashSet<String>, operand: InstrId| -> InstrId {
-        *param_of.entry(operand).or_insert_with(|| {
-            let n = operands.len();
-            let mut p = Instruction::new(format!("param_{n}"), Opcode::Parameter, comp.get(operand).shape.clone(), vec![]);
-            p.attrs.parameter_number = Some(n as i64);
-            names.insert(p.name.clone());
-            operands.push(operand);
-            fused.add(p)
-        })
-    };
+    let mut fused = FusedBody::new(unique_computation_name(module, a.name.trim_end_matches(".multi")));
+    let shape = |o: InstrId| comp.get(o).shape.clone();
     // Parameters in operand order: first's operands, then second's that are new.
     for &o in &a.operands {
-        parameter(&mut fused, &mut names, o);
+        fused.parameter(o, &shape(o));
     }
     for &o in &b.operands {
         if produced(o).is_none() {
-            parameter(&mut fused, &mut names, o);
+            fused.parameter(o, &shape(o));
         }
     }
-
-    let copy_body = |fused: &mut crate::hlo::Computation,
-                         names: &mut HashSet<String>,
-                         body: CompId,
-                         caller: &Instruction,
-                         bind: &dyn Fn(usize) -> Option<InstrId>|
-     -> Result<HashMap<InstrId, InstrId>> {
-        let body = module.computation(body);
-        let mut map = HashMap::new();
-        for id in body.post_order() {
-            let inst = body.get(id);
-            if inst.opcode == Opcode::Parameter {
-                let n = inst.attrs.parameter_number.unwrap_or(-1) as usize;
-                let operand = *caller.operands.get(n).ok_or_else(|| Error::Internal(format!("{}: no operand {n}", caller.name)))?;
-                let new = match bind(n) {
-                    Some(v) => v,
-                    None => param_of[&operand],
-                };
-                map.insert(id, new);
-                continue;
-            }
-            let mut copy = inst.clone();
-            copy.operands = inst.operands.iter().map(|o| map[o]).collect();
-            copy.control_predecessors.clear();
-            copy.name = unique_name(names, &inst.name);
-            map.insert(id, fused.add(copy));
-        }
-        Ok(map)
+    let operand_of = |caller: &Instruction, n: usize| -> Result<InstrId> {
+        caller.operands.get(n).copied().ok_or_else(|| Error::Internal(format!("{}: no operand {n}", caller.name)))
     };
-    let map_a = copy_body(&mut fused, &mut names, fa, &a, &|_| None)?;
-    let bind_b = |n: usize| produced(b.operands[n]).and_then(|k| outs_a.get(k)).map(|o| map_a[o]);
-    let map_b = copy_body(&mut fused, &mut names, fb, &b, &bind_b)?;
+    let map_a = fused.copy(module.computation(fa), &mut |f, n| {
+        let o = operand_of(&a, n)?;
+        Ok(f.parameter(o, &shape(o)))
+    })?;
+    let map_b = fused.copy(module.computation(fb), &mut |f, n| {
+        let o = operand_of(&b, n)?;
+        Ok(match produced(o).and_then(|k| outs_a.get(k)) {
+            Some(out) => map_a[out],
+            None => f.parameter(o, &shape(o)),
+        })
+    })?;
 
     let outputs: Vec<InstrId> = outs_a.iter().map(|o| map_a[o]).chain(outs_b.iter().map(|o| map_b[o])).collect();
+    let tuple_name = fused.fresh_name("tuple");
+    let FusedBody { body: mut fused, operands, .. } = fused;
     let shapes: Vec<Shape> = outputs.iter().map(|&o| fused.get(o).shape.clone()).collect();
-    let tuple_name = unique_name(&mut names, "tuple");
     fused.root = fused.add(Instruction::new(tuple_name, Opcode::Tuple, Shape::Tuple(shapes.clone()), outputs));
     // The two bodies often compute the same values (a fusion pass that duplicated a producer
     // into both): computing them once is the point of the merge.
@@ -330,17 +302,6 @@ fn redirect(comp: &mut crate::hlo::Computation, old: InstrId, new: InstrId, offs
     let name = format!("{}.outputs{offset}", comp.get(new).name);
     let t = comp.add(Instruction::new(name, Opcode::Tuple, shape, elements));
     comp.replace_all_uses(old, t);
-}
-
-pub fn unique_name(names: &mut HashSet<String>, base: &str) -> String {
-    let mut name = base.to_string();
-    let mut k = 1;
-    while names.contains(&name) {
-        name = format!("{base}.{k}");
-        k += 1;
-    }
-    names.insert(name.clone());
-    name
 }
 
 fn unique_computation_name(module: &Module, base: &str) -> String {

@@ -17,12 +17,12 @@
 //! first, then the mean that both it and the loop read.
 
 use super::fusion::sequenced_computations;
-use super::multi_output::{fused_size, unique_name, MAX_FUSED_INSTRUCTIONS};
+use super::fused_body::FusedBody;
+use super::multi_output::{fused_size, MAX_FUSED_INSTRUCTIONS};
 use crate::analysis::row_values::{row_index, row_values, DimSource};
 use crate::error::{Error, Result};
 use crate::hlo::{CompId, Computation, FusionKind, InstrId, Instruction, Module, Opcode};
-use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// Rows the loop must have: rows are the unit of parallel work, and a reduction kernel on
 /// its own would have split its work across the threads.
@@ -129,52 +129,23 @@ fn absorb(module: &Module, comp: &Computation, merged: Merged, producer: InstrId
     let p = comp.get(producer);
     let fp = module.computation(p.fused_computation().ok_or_else(|| Error::Internal(format!("{} is not a fusion", p.name)))?);
     let fu = &merged.body;
-    let mut body = Computation::new(fu.name.clone());
-    // Instruction names, shared by the parameters and the copies.
-    let names = RefCell::new(HashSet::new());
-    let mut operands: Vec<InstrId> = Vec::new();
-    let mut param_of: HashMap<InstrId, InstrId> = HashMap::new();
-    let mut parameter = |body: &mut Computation, operand: InstrId| -> InstrId {
-        *param_of.entry(operand).or_insert_with(|| {
-            let n = operands.len();
-            let name = unique_name(&mut names.borrow_mut(), &format!("param_{n}"));
-            let mut param = Instruction::new(name, Opcode::Parameter, comp.get(operand).shape.clone(), vec![]);
-            param.attrs.parameter_number = Some(n as i64);
-            operands.push(operand);
-            body.add(param)
-        })
-    };
-    let copy_body = |body: &mut Computation, from: &Computation, bind: &mut dyn FnMut(&mut Computation, usize) -> Result<InstrId>| -> Result<HashMap<InstrId, InstrId>> {
-        let mut map: HashMap<InstrId, InstrId> = HashMap::new();
-        for id in from.post_order() {
-            let inst = from.get(id);
-            let new = if inst.opcode == Opcode::Parameter {
-                bind(body, inst.attrs.parameter_number.unwrap_or(-1) as usize)?
-            } else {
-                let mut copy = inst.clone();
-                copy.operands = inst.operands.iter().map(|o| map[o]).collect();
-                copy.name = unique_name(&mut names.borrow_mut(), &inst.name);
-                body.add(copy)
-            };
-            map.insert(id, new);
-        }
-        Ok(map)
-    };
+    let mut fused = FusedBody::new(fu.name.clone());
+    let shape = |o: InstrId| comp.get(o).shape.clone();
     // The producer's body first, its parameters bound to its operands.
-    let map_p = copy_body(&mut body, fp, &mut |body, n| {
+    let map_p = fused.copy(fp, &mut |f, n| {
         let operand = *p.operands.get(n).ok_or_else(|| Error::Internal(format!("{}: no operand {n}", p.name)))?;
-        Ok(parameter(body, operand))
+        Ok(f.parameter(operand, &shape(operand)))
     })?;
     let root = map_p[&fp.root];
     // Then the consumer's, reading the producer's root where it read the producer.
-    let map_u = copy_body(&mut body, fu, &mut |body, n| {
+    let map_u = fused.copy(fu, &mut |f, n| {
         let operand = *merged.operands.get(n).ok_or_else(|| Error::Internal(format!("{}: no operand {n}", fu.name)))?;
-        Ok(if operand == producer { root } else { parameter(body, operand) })
+        Ok(if operand == producer { root } else { f.parameter(operand, &shape(operand)) })
     })?;
-    body.root = map_u[&fu.root];
+    fused.body.root = map_u[&fu.root];
     let mut roots: Vec<InstrId> = merged.roots.iter().map(|r| map_u[r]).collect();
     roots.push(root);
-    Ok(Merged { body, operands, roots })
+    Ok(Merged { body: fused.body, operands: fused.operands, roots })
 }
 
 /// Points `consumer` at the merged body and its operands; the producers it absorbed, now
