@@ -23,7 +23,7 @@
 use crate::error::Result;
 use crate::evaluate::evaluate;
 use crate::hlo::computation::has_side_effect;
-use super::multi_output;
+use super::fused_body;
 use crate::hlo::{Attributes, CompId, Computation, InstrId, Instruction, Module, Opcode};
 use hlojit_runtime::{ArrayLiteral, Literal, Shape};
 use std::borrow::Cow;
@@ -62,7 +62,7 @@ fn fold_computation(comp: &mut Computation, names: &mut HashSet<String>) -> bool
             continue;
         }
         if let Some(scalar) = fold_scalar_broadcasts(comp, id) {
-            let name = multi_output::unique_name(names, &format!("{}.scalar", comp.get(id).name));
+            let name = fused_body::unique_name(names, &format!("{}.scalar", comp.get(id).name));
             let mut constant = Instruction::new(name, Opcode::Constant, Shape::scalar(scalar.element_type()), Vec::new());
             constant.attrs.literal = Some(Literal::Array(scalar));
             let c = comp.add(constant);
