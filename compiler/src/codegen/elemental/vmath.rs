@@ -1,7 +1,7 @@
-//! Vectorizable f32 transcendental functions: exp, log, tanh, erf built from polynomial
+//! Vectorizable f32 transcendental functions: exp, expm1, tanh, erf built from polynomial
 //! approximations with nothing but arithmetic, bit operations and selects, so that LLVM's loop
 //! vectorizer turns an elementwise loop over them into SIMD code (a libm call per element
-//! blocks that and costs far more).
+//! blocks that and costs far more). log and log1p are XLA's own (`xla_log.rs`).
 //!
 //! The polynomial coefficients were fitted for this file (least squares refined to minimax on
 //! Chebyshev nodes against 120-bit references), except tanh's, which is XLA:CPU's own rational
@@ -12,7 +12,7 @@
 use super::fops::FV;
 use super::Elemental;
 use crate::error::Result;
-use inkwell::{FloatPredicate, IntPredicate};
+use inkwell::FloatPredicate;
 
 /// e^r = 1 + r + r^2 P(r) on [-ln2/2, ln2/2] (relative error 3e-9).
 const EXP_P: [f64; 5] = [
@@ -21,17 +21,6 @@ const EXP_P: [f64; 5] = [
     0.041668387408549945,
     0.008368710035305446,
     0.0013814611000840722,
-];
-/// log(1+f) = f - f^2/2 + f^3 P(f) on [sqrt(1/2)-1, sqrt(2)-1] (relative error 6e-9).
-const LOG1P_P: [f64; 8] = [
-    0.33333331709694886,
-    -0.25000821056214795,
-    0.20001226667461366,
-    -0.16623356479390639,
-    0.14201762467006793,
-    -0.1316019505297426,
-    0.12761550360317392,
-    -0.07634429907823173,
 ];
 /// expm1(x) = x + x^2 P(x) for |x| <= 0.5 (relative error 3e-9).
 const EXPM1_P: [f64; 6] = [
@@ -137,37 +126,6 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         f.mul(f.mul(p, pow2(n1)?)?, pow2(n2)?)
     }
 
-    /// log(x) for f32. As XLA:CPU gives them under flush-to-zero: log of ±0 and of ±subnormals
-    /// is -inf, of anything else negative NaN.
-    pub(super) fn vlog(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
-        let f = self.f(x.get_type());
-        let b = &self.cg.b;
-        let bits = f.to_bits(x)?;
-        // x = m 2^e with m in [sqrt(1/2), sqrt(2)): the exponent field counts from m's range,
-        // taken from the bits (subnormals are handled below).
-        let mant = b.build_and(bits, f.ki(0x007f_ffff), "")?;
-        let big = f.icmp(IntPredicate::UGT, mant, f.ki(0x0035_04f3))?; // mantissa of sqrt(2)
-        let m_exp = f.isel(big, f.ki(0x3f00_0000), f.ki(0x3f80_0000))?;
-        let m = f.float_from_bits(b.build_or(mant, m_exp, "")?)?;
-        let biased = b.build_right_shift(bits, f.ki(23), false, "")?;
-        let e = b.build_int_sub(biased, f.isel(big, f.ki(126), f.ki(127))?, "")?;
-        let e = b.build_signed_int_to_float(e, f.ft, "")?;
-        let t = f.sub(m, f.k(1.0))?;
-        let t2 = f.mul(t, t)?;
-        let log1p = f.fma(f.mul(t2, t)?, f.poly_inc(t, &LOG1P_P)?, f.fma(f.k(-0.5), t2, t)?)?;
-        let r = f.fma(e, f.k(LN2_HI), f.fma(e, f.k(LN2_LO), log1p)?)?;
-        // Special inputs, from the bits (flush-to-zero would make float compares see a
-        // subnormal as 0).
-        let abs = b.build_and(bits, f.ki(0x7fff_ffff), "")?;
-        let negative = f.icmp(IntPredicate::SLT, bits, f.ki(0))?;
-        let zero_or_subnormal = f.icmp(IntPredicate::ULT, abs, f.ki(0x0080_0000))?;
-        let not_finite = f.icmp(IntPredicate::UGE, abs, f.ki(0x7f80_0000))?;
-        let r = f.sel(negative, f.nan(), r)?;
-        let r = f.sel(not_finite, f.add(x, x)?, r)?; // inf -> inf, NaN -> NaN (-inf -> NaN below)
-        let r = f.sel(f.and(negative, not_finite)?, f.nan(), r)?;
-        f.sel(zero_or_subnormal, f.k(f64::NEG_INFINITY), r)
-    }
-
     /// e^x - 1 for f32: a polynomial for |x| <= 1/2 (where e^x - 1 would cancel), e^x - 1
     /// beyond.
     pub(super) fn vexpm1(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
@@ -175,24 +133,6 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let small = f.fma(f.mul(x, x)?, f.poly_inc(x, &EXPM1_P)?, x)?;
         let large = f.sub(self.vexp(x)?, f.k(1.0))?;
         f.sel(f.cmp(FloatPredicate::OLE, f.abs(x)?, f.k(0.5))?, small, large)
-    }
-
-    /// log(1 + x) for f32: the log polynomial directly on x where it was fitted, otherwise
-    /// log(u) for u = 1 + x corrected by the rounding error of that sum, ((u - 1) - x) / u.
-    pub(super) fn vlog1p(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
-        let f = self.f(x.get_type());
-        let x2 = f.mul(x, x)?;
-        let small = f.fma(f.mul(x2, x)?, f.poly_inc(x, &LOG1P_P)?, f.fma(f.k(-0.5), x2, x)?)?;
-        let u = f.add(x, f.k(1.0))?;
-        let correction = f.div(f.sub(f.sub(u, f.k(1.0))?, x)?, u)?;
-        // No correction where it is meaningless: u = 0 (-inf), u = inf, NaN.
-        let correction = f.sel(f.is_nan(correction)?, f.k(0.0), correction)?;
-        let large = f.sub(self.vlog(u)?, correction)?;
-        let in_range = f.and(
-            f.cmp(FloatPredicate::OGE, x, f.k(std::f64::consts::FRAC_1_SQRT_2 - 1.0))?,
-            f.cmp(FloatPredicate::OLE, x, f.k(std::f64::consts::SQRT_2 - 1.0))?,
-        )?;
-        f.sel(in_range, small, large)
     }
 
     /// tanh(x) for f32, computed as XLA:CPU computes it (see `TANH_NUM`): x below 0.0004,
