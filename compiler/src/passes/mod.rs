@@ -7,6 +7,7 @@ pub mod channel_order;
 pub mod conv_taps;
 pub mod cse;
 pub mod dce;
+mod divide_rewrites;
 pub mod dynamic_padder;
 pub mod expand_util;
 pub mod fusion;
