@@ -143,6 +143,17 @@ impl Comp {
         // predicate is constant, unrolls short whiles and evaluates reduces and sorts of
         // constants (a count-leading-zeros of a conditional's constant result was folded).
         let head = op.split("), ").next().unwrap_or(op);
+        // A value compared with itself: XLA's simplifier replaces such a compare by a constant
+        // (`compare(x, x), direction=NE, type=TOTALORDER` is false), and values derived from it
+        // then fold like constants (program 5002441: atan2 of them).
+        if let Some(args) = head.strip_prefix("compare(") {
+            let mut names = args.split(", ");
+            if let (Some(a), Some(b)) = (names.next(), names.next()) {
+                if a == b.trim_end_matches(')') {
+                    return true;
+                }
+            }
+        }
         head.split(|ch: char| !ch.is_ascii_alphanumeric()).filter(|w| w.starts_with('v') && w[1..].parse::<u32>().is_ok()).all(|w| self.constants.contains(w))
     }
 

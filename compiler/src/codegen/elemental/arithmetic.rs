@@ -25,7 +25,12 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             self.complex_unary(opcode, in_type, x)?
         } else if in_type.is_float() {
             let wide = self.float_to_compute(x, in_type)?;
-            let r = self.float_unary(opcode, wide)?;
+            // XLA leaves an f16 log to LLVM, which computes it with libm's logf (xla_log.rs).
+            let r = if in_type == ElementType::F16 && opcode == Opcode::Log {
+                self.xla_log_f16(wide)?.into()
+            } else {
+                self.float_unary(opcode, wide)?
+            };
             match r {
                 BasicValueEnum::FloatValue(f) if out_type.is_float() => self.compute_to_float(f, out_type)?,
                 other => other,

@@ -141,9 +141,6 @@ impl<'a, 'ctx> F<'a, 'ctx> {
     pub fn icmp(&self, p: IntPredicate, a: IntValue<'ctx>, b: IntValue<'ctx>) -> Result<B<'ctx>> {
         Ok(self.cg.b.build_int_compare(p, a, b, "")?)
     }
-    pub fn isel(&self, c: B<'ctx>, a: IntValue<'ctx>, b: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
-        Ok(self.cg.b.build_select(c, a, b, "")?.into_int_value())
-    }
 }
 
 impl<'a, 'ctx> Elemental<'a, 'ctx> {

@@ -18,21 +18,21 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         if self.has_vector_math(x) {
             match op {
                 Exp => return self.vexp(x),
-                Log => return self.vlog(x),
+                Log => return self.xla_logf(x),
                 Tanh => return self.vtanh(x),
                 Erf => return self.verf(x),
                 Expm1 => return self.subnormal_argument(x, self.vexpm1(x)?, x),
                 Log1p => {
                     let signed_zero =
                         cg.call_intrinsic("llvm.copysign", &[ft.into()], &[ft.const_zero().into(), x.into()])?;
-                    return self.subnormal_argument(x, self.vlog1p(x)?, signed_zero.into_float_value());
+                    return self.subnormal_argument(x, self.xla_log1p(x)?, signed_zero.into_float_value());
                 }
                 _ => {}
             }
         }
         match op {
             Exp => intrinsic("llvm.exp"),
-            Log => self.subnormal_argument(x, intrinsic("llvm.log")?, ft.const_float(f64::NEG_INFINITY)),
+            Log => self.xla_log_f64(x),
             Sine => intrinsic("llvm.sin"),
             Cosine => intrinsic("llvm.cos"),
             Tan => self.libm_unary("tan", x),
@@ -41,7 +41,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             Log1p => {
                 let signed_zero =
                     cg.call_intrinsic("llvm.copysign", &[ft.into()], &[ft.const_zero().into(), x.into()])?;
-                self.subnormal_argument(x, self.libm_unary("log1p", x)?, signed_zero.into_float_value())
+                self.subnormal_argument(x, self.xla_log1p(x)?, signed_zero.into_float_value())
             }
             Erf => self.libm_unary("erf", x),
             Cbrt => self.libm_unary("cbrt", x),
@@ -95,7 +95,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
     }
 
     /// Calls libm's `name` (`namef` for f32).
-    fn libm_unary(&self, name: &str, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
+    pub(super) fn libm_unary(&self, name: &str, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
         let cg = self.cg;
         let ft = x.get_type();
         let symbol = if ft == cg.llvm.f32_type() {

@@ -1,38 +1,30 @@
-//! Vectorizable f32 transcendental functions: exp, log, tanh, erf built from polynomial
+//! Vectorizable f32 transcendental functions: exp, expm1, tanh, erf built from polynomial
 //! approximations with nothing but arithmetic, bit operations and selects, so that LLVM's loop
 //! vectorizer turns an elementwise loop over them into SIMD code (a libm call per element
-//! blocks that and costs far more).
+//! blocks that and costs far more). log and log1p are XLA's own (`xla_log.rs`).
 //!
 //! The polynomial coefficients were fitted for this file (least squares refined to minimax on
-//! Chebyshev nodes against 120-bit references), except tanh's, which is XLA:CPU's own rational
-//! approximation so that results agree with XLA's. Each function is within a few ulp of the
+//! Chebyshev nodes against 120-bit references), except exp's and tanh's, which are XLA:CPU's own
+//! (Cephes expf, Eigen's rational tanh) so that results agree with XLA's. Each function is within a few ulp of the
 //! correctly rounded result. Edge cases follow XLA:CPU's results under flush-to-zero: results
 //! that would be subnormal come out as 0, subnormal arguments of tanh pass through.
 
 use super::fops::FV;
 use super::Elemental;
 use crate::error::Result;
-use inkwell::{FloatPredicate, IntPredicate};
+use inkwell::FloatPredicate;
 
-/// e^r = 1 + r + r^2 P(r) on [-ln2/2, ln2/2] (relative error 3e-9).
-const EXP_P: [f64; 5] = [
-    0.4999999345147257,
-    0.16666520687563152,
-    0.041668387408549945,
-    0.008368710035305446,
-    0.0013814611000840722,
-];
-/// log(1+f) = f - f^2/2 + f^3 P(f) on [sqrt(1/2)-1, sqrt(2)-1] (relative error 6e-9).
-const LOG1P_P: [f64; 8] = [
-    0.33333331709694886,
-    -0.25000821056214795,
-    0.20001226667461366,
-    -0.16623356479390639,
-    0.14201762467006793,
-    -0.1316019505297426,
-    0.12761550360317392,
-    -0.07634429907823173,
-];
+/// XLA:CPU's f32 exp (Cephes `expf`, as its dumped IR and object code show): e^r = 1 + r + r^2 P(r)
+/// with these f32 coefficients (highest power first), r = x - n ln2 for n = floor(x log2(e) + 1/2).
+const EXP_P: [u32; 6] = [0x39506967, 0x3AB743CE, 0x3C088908, 0x3D2AA9C1, 0x3E2AAAAA, 0x3F000000];
+/// ln 2 = EXP_C1 - EXP_C2 (EXP_C1 exact in 9 bits), as f32 bit patterns.
+const EXP_C1: u32 = 0x3F318000;
+const EXP_C2: u32 = 0xB95E8083;
+/// XLA clamps x to [EXP_LO, EXP_HI] and n to [-127, 127] (2^-127 is the bit pattern 0, so
+/// the smallest results are 0; 2^127 times the polynomial overflows to inf).
+const EXP_LO: f64 = -87.8;
+const EXP_HI: f64 = 88.8;
+
 /// expm1(x) = x + x^2 P(x) for |x| <= 0.5 (relative error 3e-9).
 const EXPM1_P: [f64; 6] = [
     0.50000003853335,
@@ -94,8 +86,6 @@ const ERFC_R: [f64; 9] = [
     -0.002736159129792698,
 ];
 
-const LN2_HI: f64 = 0.693359375; // 8 significant bits: n * LN2_HI is exact for |n| < 2^16
-const LN2_LO: f64 = -0.00021219444005469057; // ln 2 - LN2_HI
 
 impl<'a, 'ctx> Elemental<'a, 'ctx> {
     /// Whether `x` (f32) gets the vectorizable implementations.
@@ -103,69 +93,33 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         x.get_type() == self.cg.llvm.f32_type()
     }
 
-    /// e^x for f32.
+    /// e^x for f32, evaluated as XLA:CPU does (`EXP_P`): the same clamps, the same fused steps
+    /// (XLA's back end contracts each multiply-add whose product has no other use), so the
+    /// results are XLA's bit for bit.
     pub(super) fn vexp(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
         let f = self.f(x.get_type());
-        // Beyond these bounds the result is inf or below the subnormal range; clamping keeps
-        // the exponent arithmetic in range (NaN passes through the ordered compares).
-        let hi = f.k(89.0);
-        let lo = f.k(-104.0);
-        let x = f.sel(f.cmp(FloatPredicate::OGT, x, hi)?, hi, x)?;
-        let x = f.sel(f.cmp(FloatPredicate::OLT, x, lo)?, lo, x)?;
-        // n = round(x / ln2) by adding 1.5 * 2^23: the sum's low mantissa bits are n (as an
-        // integer, no float-to-int conversion, which LLVM does not vectorize for the saturating
-        // form and which would be poison for NaN in the plain one).
-        let magic = f.k(12582912.0);
-        let shifted = f.fma(x, f.k(std::f64::consts::LOG2_E), magic)?;
-        let n = f.sub(shifted, magic)?;
-        // r = x - n ln2 in two steps (Cody-Waite) so that r keeps its low bits.
-        let r = f.fma(f.neg(n)?, f.k(LN2_HI), x)?;
-        let r = f.fma(f.neg(n)?, f.k(LN2_LO), r)?;
-        // 1 + (r + r^2 P(r)): adding the 1 last rounds once, so e^r is within half an ulp
-        // plus the polynomial's error (cos/sinh formulas of complex functions cancel e^r
-        // against e^-r and magnify any more).
-        let p = f.add(f.k(1.0), f.fma(f.mul(r, r)?, f.poly_inc(r, &EXP_P)?, r)?)?;
-        // p * 2^n as p * 2^(n/2) * 2^(n - n/2): both factors stay normal for n in [-150, 129];
-        // overflow gives inf, and results below the normal range flush to 0 under FTZ.
+        let k = |bits: u32| f.k(f32::from_bits(bits) as f64);
+        // Unordered compares keep a NaN argument (XLA's `select(x >= lo or NaN, x, lo)`).
+        let x = f.sel(f.cmp(FloatPredicate::UGE, x, f.k(EXP_LO))?, x, f.k(EXP_LO))?;
+        let x = f.sel(f.cmp(FloatPredicate::ULE, x, f.k(EXP_HI))?, x, f.k(EXP_HI))?;
+        let n = f.intr1("llvm.floor", f.fma(x, k(0x3FB8AA3B), f.k(0.5))?)?; // log2(e)
+        let n = f.sel(f.cmp(FloatPredicate::UGE, n, f.k(-127.0))?, n, f.k(-127.0))?;
+        let n = f.sel(f.cmp(FloatPredicate::ULE, n, f.k(127.0))?, n, f.k(127.0))?;
+        let r = f.fma(f.neg(n)?, k(EXP_C1), x)?;
+        let r = f.fma(f.neg(n)?, k(EXP_C2), r)?;
+        let mut y = f.fma(r, k(EXP_P[0]), k(EXP_P[1]))?;
+        for &c in &EXP_P[2..] {
+            y = f.fma(y, r, k(c))?;
+        }
+        let y = f.add(f.k(1.0), f.fma(y, f.mul(r, r)?, r)?)?;
+        // 2^n from the exponent bits. XLA converts n with cvttps2dq, which gives 0x80000000 for
+        // a NaN n and so a factor of 1.0; LLVM's fptosi of NaN is poison, so NaN is mapped to 0
+        // first (the same factor).
         let b = &self.cg.b;
-        let ni = b.build_int_sub(f.to_bits(shifted)?, f.to_bits(magic)?, "")?;
-        let n1 = b.build_right_shift(ni, f.ki(1), true, "")?;
-        let n2 = b.build_int_sub(ni, n1, "")?;
-        let pow2 = |k| -> Result<FV<'ctx>> {
-            f.float_from_bits(b.build_left_shift(b.build_int_add(k, f.ki(127), "")?, f.ki(23), "")?)
-        };
-        f.mul(f.mul(p, pow2(n1)?)?, pow2(n2)?)
-    }
-
-    /// log(x) for f32. As XLA:CPU gives them under flush-to-zero: log of ±0 and of ±subnormals
-    /// is -inf, of anything else negative NaN.
-    pub(super) fn vlog(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
-        let f = self.f(x.get_type());
-        let b = &self.cg.b;
-        let bits = f.to_bits(x)?;
-        // x = m 2^e with m in [sqrt(1/2), sqrt(2)): the exponent field counts from m's range,
-        // taken from the bits (subnormals are handled below).
-        let mant = b.build_and(bits, f.ki(0x007f_ffff), "")?;
-        let big = f.icmp(IntPredicate::UGT, mant, f.ki(0x0035_04f3))?; // mantissa of sqrt(2)
-        let m_exp = f.isel(big, f.ki(0x3f00_0000), f.ki(0x3f80_0000))?;
-        let m = f.float_from_bits(b.build_or(mant, m_exp, "")?)?;
-        let biased = b.build_right_shift(bits, f.ki(23), false, "")?;
-        let e = b.build_int_sub(biased, f.isel(big, f.ki(126), f.ki(127))?, "")?;
-        let e = b.build_signed_int_to_float(e, f.ft, "")?;
-        let t = f.sub(m, f.k(1.0))?;
-        let t2 = f.mul(t, t)?;
-        let log1p = f.fma(f.mul(t2, t)?, f.poly_inc(t, &LOG1P_P)?, f.fma(f.k(-0.5), t2, t)?)?;
-        let r = f.fma(e, f.k(LN2_HI), f.fma(e, f.k(LN2_LO), log1p)?)?;
-        // Special inputs, from the bits (flush-to-zero would make float compares see a
-        // subnormal as 0).
-        let abs = b.build_and(bits, f.ki(0x7fff_ffff), "")?;
-        let negative = f.icmp(IntPredicate::SLT, bits, f.ki(0))?;
-        let zero_or_subnormal = f.icmp(IntPredicate::ULT, abs, f.ki(0x0080_0000))?;
-        let not_finite = f.icmp(IntPredicate::UGE, abs, f.ki(0x7f80_0000))?;
-        let r = f.sel(negative, f.nan(), r)?;
-        let r = f.sel(not_finite, f.add(x, x)?, r)?; // inf -> inf, NaN -> NaN (-inf -> NaN below)
-        let r = f.sel(f.and(negative, not_finite)?, f.nan(), r)?;
-        f.sel(zero_or_subnormal, f.k(f64::NEG_INFINITY), r)
+        let n = f.sel(f.is_nan(n)?, f.k(0.0), n)?;
+        let ni = b.build_float_to_signed_int(n, f.it(), "")?;
+        let bits = b.build_left_shift(b.build_int_add(ni, f.ki(127), "")?, f.ki(23), "")?;
+        f.mul(y, f.float_from_bits(bits)?)
     }
 
     /// e^x - 1 for f32: a polynomial for |x| <= 1/2 (where e^x - 1 would cancel), e^x - 1
@@ -175,24 +129,6 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let small = f.fma(f.mul(x, x)?, f.poly_inc(x, &EXPM1_P)?, x)?;
         let large = f.sub(self.vexp(x)?, f.k(1.0))?;
         f.sel(f.cmp(FloatPredicate::OLE, f.abs(x)?, f.k(0.5))?, small, large)
-    }
-
-    /// log(1 + x) for f32: the log polynomial directly on x where it was fitted, otherwise
-    /// log(u) for u = 1 + x corrected by the rounding error of that sum, ((u - 1) - x) / u.
-    pub(super) fn vlog1p(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
-        let f = self.f(x.get_type());
-        let x2 = f.mul(x, x)?;
-        let small = f.fma(f.mul(x2, x)?, f.poly_inc(x, &LOG1P_P)?, f.fma(f.k(-0.5), x2, x)?)?;
-        let u = f.add(x, f.k(1.0))?;
-        let correction = f.div(f.sub(f.sub(u, f.k(1.0))?, x)?, u)?;
-        // No correction where it is meaningless: u = 0 (-inf), u = inf, NaN.
-        let correction = f.sel(f.is_nan(correction)?, f.k(0.0), correction)?;
-        let large = f.sub(self.vlog(u)?, correction)?;
-        let in_range = f.and(
-            f.cmp(FloatPredicate::OGE, x, f.k(std::f64::consts::FRAC_1_SQRT_2 - 1.0))?,
-            f.cmp(FloatPredicate::OLE, x, f.k(std::f64::consts::SQRT_2 - 1.0))?,
-        )?;
-        f.sel(in_range, small, large)
     }
 
     /// tanh(x) for f32, computed as XLA:CPU computes it (see `TANH_NUM`): x below 0.0004,
