@@ -290,3 +290,7 @@ fn set_mxcsr(v: u32) {
     // SAFETY: ldmxcsr loads a valid control word (the saved one with two mode bits set).
     unsafe { std::arch::asm!("ldmxcsr [{}]", in(reg) &v, options(nostack)) };
 }
+
+#[cfg(test)]
+#[path = "library_program_tests.rs"]
+mod tests;
