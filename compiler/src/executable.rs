@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::hlo::{AliasKind, Module, Opcode};
 use crate::cache::disk::Lookup;
 use crate::cache::{self, DiskCache, Fingerprint, MemoryCache};
-use crate::pipeline::{compile_objects, prepare, CodeSource, CompileOptions, CompileStats};
+use crate::pipeline::{compile_objects, prepare, runtime_calls, CodeSource, CompileOptions, CompileStats};
 use hlojit_runtime::custom_call::{resolve_target, CustomCallRegistry, Plugin, Resolved as ResolvedTarget};
 use hlojit_runtime::executor::{Alias, EntryFn, Executor, RunOptions, Signature};
 use hlojit_runtime::transfers::{self, Transfers};
@@ -41,7 +41,8 @@ pub struct Executable {
 pub(crate) struct Loaded {
     /// Runs the loaded entry function; declared first so that it goes before the code does.
     executor: Executor,
-    _jit: Jit,
+    /// The code, unless the module runs as a program of runtime calls.
+    _jit: Option<Jit>,
     /// Plugins holding custom-call targets of this code; unloaded only after the code is.
     _plugins: Vec<Arc<Plugin>>,
     /// The custom-call targets the code was linked with, and their addresses.
@@ -102,6 +103,19 @@ impl Executable {
             symbols.push((target.clone(), resolved.address));
             targets.push((target, resolved.address));
         }
+        // A module of runtime calls only needs no code, cached or not.
+        let read_start = Instant::now();
+        if let Some(program) = runtime_calls(&prepared, ENTRY_SYMBOL, options)?.and_then(|calls| crate::backend::library_program::program(&calls)) {
+            let stats = CompileStats { source: CodeSource::RuntimeCalls, prepare: prepare_time, lower: read_start.elapsed(), ..CompileStats::default() };
+            // SAFETY: the program makes the calls the entry compiled from `prepared` would make,
+            // on the buffers of its signature.
+            let executor = unsafe { Executor::with_program(program, signature(module, &prepared)) };
+            let loaded = Arc::new(Loaded { executor, _jit: None, _plugins: plugins, targets });
+            if let (Some(memory), Some(key)) = (memory, key) {
+                memory.insert(key, loaded.clone());
+            }
+            return Ok(Executable { loaded, compile_time: start.elapsed(), compile_stats: stats, grid: DeviceGrid::of(module), transfers: Arc::new(Transfers::new()) });
+        }
         let cached = match (&disk, &key) {
             (Some(disk), Some(key)) => match disk.load(key) {
                 Lookup::Hit(objects) => Some(objects),
@@ -138,7 +152,7 @@ impl Executable {
         // SAFETY: the entry function was compiled from `prepared`, whose signature this is, and
         // the JIT holding its code lives as long as the executor (dropped first).
         let executor = unsafe { Executor::new(entry, signature(module, &prepared)) };
-        let loaded = Arc::new(Loaded { executor, _jit: jit, _plugins: plugins, targets });
+        let loaded = Arc::new(Loaded { executor, _jit: Some(jit), _plugins: plugins, targets });
         if let (Some(memory), Some(key)) = (memory, key) {
             memory.insert(key, loaded.clone());
         }

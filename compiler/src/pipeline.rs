@@ -1,12 +1,13 @@
 //! The compilation pipeline: HLO passes, lowering to LLVM, optimization and object code.
 
+use crate::backend::library_program::{entry_calls, kernel_calls, Call};
 use crate::backend::target::{emit_object, optimize, TargetOptions};
 use crate::codegen::context::Codegen;
 use crate::codegen::function::{KernelInfo, ModuleLowering};
 use crate::codegen::kernel::emit_kernels;
 use crate::codegen::plan::{KernelJob, LoweringPlan};
 use crate::error::{Error, Result};
-use crate::hlo::Module;
+use crate::hlo::{Module, Opcode};
 use crate::passes;
 use crate::passes::pass::DumpOptions;
 use hlojit_runtime::custom_call::{CustomCallRegistry, ProcessSymbols};
@@ -190,6 +191,9 @@ pub enum CodeSource {
     MemoryCache,
     /// Loaded from the on-disk cache (`HLOJIT_CACHE_DIR`).
     DiskCache,
+    /// No machine code: every kernel is a call of a precompiled runtime function, replayed by
+    /// a program (see [`crate::backend::library_program`]); `lower` is the time reading them.
+    RuntimeCalls,
 }
 
 impl std::ops::AddAssign for CompileStats {
@@ -211,6 +215,14 @@ impl std::fmt::Display for CompileStats {
             CodeSource::MemoryCache => return write!(f, "the client's cached executable"),
             CodeSource::DiskCache => {
                 return write!(f, "from the compilation cache: passes {:.1} ms, loading {:.1} ms", ms(self.prepare), ms(self.load))
+            }
+            CodeSource::RuntimeCalls => {
+                return write!(
+                    f,
+                    "no machine code, the kernels are calls of precompiled runtime functions: passes {:.1} ms, reading the kernels {:.1} ms",
+                    ms(self.prepare),
+                    ms(self.lower)
+                )
             }
         }
         write!(
@@ -287,6 +299,36 @@ fn finish(cg: &Codegen, machine: &TargetMachine, output: OutputKind, dump: Optio
     stats.codegen += t.elapsed();
     stats.partitions += 1;
     Ok(code)
+}
+
+/// The module as a program of runtime calls, when each of its kernels is nothing but calls
+/// of precompiled runtime functions (see [`crate::backend::library_program`]); `None` when
+/// it needs generated code, or when code is asked for (dumps, profiling timers).
+pub fn runtime_calls(module: &Module, entry_name: &str, options: &CompileOptions) -> Result<Option<Vec<Call>>> {
+    if options.profile || options.dump.is_some() || std::env::var_os(DUMP_IR_VARIABLE).is_some() || !options.target.is_host() {
+        return Ok(None);
+    }
+    let plan = LoweringPlan::new(module, entry_name)?;
+    // Only dots and convolutions have precompiled kernels: anything else would generate its
+    // kernels' IR for nothing.
+    let [fp] = plan.functions.as_slice() else { return Ok(None) };
+    let comp = module.computation(fp.comp);
+    let library_ops = fp.kernels.keys().all(|&id| matches!(comp.get(id).opcode, Opcode::Dot | Opcode::Convolution));
+    if plan.kernels.is_empty() || !library_ops || fp.assignment.arena_bytes != 0 {
+        return Ok(None);
+    }
+    let machine = options.target.machine(true)?;
+    let context = Context::create();
+    let cg = codegen_for(&context, &module.name, options, &machine);
+    let all: Vec<usize> = (0..plan.kernels.len()).collect();
+    let kernels: Vec<(KernelInfo, Option<Vec<Call>>)> = kernel_infos(&plan, emit_kernels(&cg, module, &plan, &all, false)?)
+        .into_iter()
+        .map(|info| {
+            let calls = cg.module.get_function(&info.name).and_then(kernel_calls);
+            (info, calls)
+        })
+        .collect();
+    Ok(entry_calls(module, &plan, &kernels))
 }
 
 /// Kernel work below which splitting the module across threads costs more than it saves

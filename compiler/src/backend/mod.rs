@@ -2,4 +2,5 @@
 
 pub mod aot;
 pub mod jit;
+pub mod library_program;
 pub mod target;

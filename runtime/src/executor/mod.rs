@@ -22,6 +22,17 @@ use thiserror::Error;
 /// The entry function hlojit generates: argument and result buffer tables in, 0 on success.
 pub type EntryFn = unsafe extern "C" fn(*const *const u8, *const *mut u8) -> i32;
 
+/// An entry that is not machine code: a program of the runtime's own functions (a module whose
+/// every kernel is one call of a precompiled GEMM or convolution needs no code generated for
+/// it). Same contract as [`EntryFn`]: argument and result buffer tables in, 0 on success.
+pub type EntryProgram = std::sync::Arc<dyn Fn(*const *const u8, *const *mut u8) -> i32 + Send + Sync>;
+
+/// What [`Executor::run`] calls.
+enum Entry {
+    Native(EntryFn),
+    Program(EntryProgram),
+}
+
 /// Why a run failed.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum RunError {
@@ -154,7 +165,7 @@ impl From<HostBuffer> for Argument<'_> {
 
 /// An entry function and its signature: runs it as often as asked, from any number of threads.
 pub struct Executor {
-    entry: EntryFn,
+    entry: Entry,
     signature: Signature,
     /// What every run needs from the signature, worked out once.
     plan: RunPlan,
@@ -239,7 +250,17 @@ impl Executor {
     /// as long as the executor lives.
     pub unsafe fn new(entry: EntryFn, signature: Signature) -> Executor {
         let plan = RunPlan::new(&signature);
-        Executor { entry, signature, plan }
+        Executor { entry: Entry::Native(entry), signature, plan }
+    }
+
+    /// An executor running `program` instead of a compiled entry function.
+    ///
+    /// # Safety
+    /// As for [`Executor::new`]: `program` must read and write exactly the buffers of this
+    /// signature (it is handed the same tables an entry function would be).
+    pub unsafe fn with_program(program: EntryProgram, signature: Signature) -> Executor {
+        let plan = RunPlan::new(&signature);
+        Executor { entry: Entry::Program(program), signature, plan }
     }
 
     /// The signature the entry function was compiled for.
@@ -295,7 +316,10 @@ impl Executor {
         // SAFETY: every pointer is a live buffer of the size and layout the signature gives
         // (checked above), aliased outputs point at memory this call owns, and `new`'s caller
         // vouched that the function takes exactly these.
-        let status = unsafe { (self.entry)(arg_ptrs.as_ptr(), result_ptrs.as_ptr()) };
+        let status = match &self.entry {
+            Entry::Native(f) => unsafe { f(arg_ptrs.as_ptr(), result_ptrs.as_ptr()) },
+            Entry::Program(p) => p(arg_ptrs.as_ptr(), result_ptrs.as_ptr()),
+        };
         if status != 0 {
             if let Some(why) = guard.as_ref().and_then(RunGuard::interruption) {
                 return Err(interrupted(why, guard.as_ref(), start));
