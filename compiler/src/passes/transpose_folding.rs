@@ -23,12 +23,15 @@ use crate::hlo::{Computation, DotDimensionNumbers, InstrId, Module, Opcode};
 /// Folds transposed dot operands in every computation; returns whether any was folded.
 pub fn run(module: &mut Module) -> Result<bool> {
     let mut changed = false;
+    // A bitcast means the module is past XLA's layout assignment: its printed layouts are
+    // facts there (a bitcast reinterprets its operand's bytes), hints otherwise.
+    let laid_out = module.computations.iter().any(|c| c.instructions.iter().any(|i| i.opcode == Opcode::Bitcast));
     for comp in &mut module.computations {
         let mut folded = false;
         let users = comp.users();
         for id in comp.ids().collect::<Vec<_>>() {
             if comp.get(id).opcode == Opcode::Transpose {
-                folded |= fold_result(comp, &users, id);
+                folded |= fold_result(comp, &users, id, laid_out);
             }
         }
         for id in comp.ids().collect::<Vec<_>>() {
@@ -72,8 +75,12 @@ fn fold_operand(comp: &mut Computation, id: InstrId, side: usize) -> bool {
 
 /// Turns the transpose `id` of a dot used only by it into that dot with swapped operands, if
 /// the permutation keeps the batch dimensions in front and swaps the two free groups, each in
-/// its order. The old dot is left dead.
-fn fold_result(comp: &mut Computation, users: &[Vec<InstrId>], id: InstrId) -> bool {
+/// its order. The old dot is left dead. Unless the module is `laid_out`, the new dot drops the
+/// transpose's printed layout: that hint (JAX prints `{0,1}` there) only made the transpose a
+/// bitcast of the old dot's row-major result, and kept, it would have the swapped dot write
+/// the old dot's bytes, which the consumers would again read column-wise. Without one, layout
+/// assignment gives the dot the row-major layout its elementwise consumers walk in.
+fn fold_result(comp: &mut Computation, users: &[Vec<InstrId>], id: InstrId, laid_out: bool) -> bool {
     let t = comp.get(id);
     let dot_id = t.operands[0];
     let dot = comp.get(dot_id);
@@ -116,6 +123,9 @@ fn fold_result(comp: &mut Computation, users: &[Vec<InstrId>], id: InstrId) -> b
     t.opcode = Opcode::Dot;
     t.operands = vec![rhs, lhs];
     t.attrs = attrs;
+    if !laid_out {
+        t.shape = t.shape.without_layouts();
+    }
     true
 }
 
@@ -223,7 +233,7 @@ ENTRY e {
   a = f32[2,8,4] parameter(0)
   b = f32[2,8,3] parameter(1)
   d = f32[2,4,3] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}, operand_precision={high,default}
-  ROOT t = f32[2,3,4] transpose(d), dimensions={0,2,1}
+  ROOT t = f32[2,3,4]{1,2,0} transpose(d), dimensions={0,2,1}
 }
 ";
         let (changed, m) = folded(text);
@@ -231,6 +241,8 @@ ENTRY e {
         let c = m.entry_computation();
         let root = c.root_instruction();
         assert_eq!(root.opcode, Opcode::Dot);
+        // The printed layout was a hint, dropped: layout assignment lays the dot out row-major.
+        assert_eq!(root.shape.as_array().map(|a| a.layout.is_none()), Some(true));
         assert_eq!((c.get(root.operands[0]).name.as_str(), c.get(root.operands[1]).name.as_str()), ("b", "a"));
         assert_eq!(root.attrs.operand_precision.as_deref(), Some(&["default".to_string(), "high".to_string()][..]));
         assert_eq!(c.instructions.len(), 3, "the old dot is gone");
