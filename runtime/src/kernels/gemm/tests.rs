@@ -91,9 +91,12 @@ fn every_tile_with_edges_k_blocks_and_threads() {
                 check(isa, ops, 3, 100, 3 * nr + 1, 300, mr, nv, 128, nr, true);
                 // One strip: serial even when large.
                 check(isa, ops, 1, mr, 256, 512, mr, nv, 512, 256 / nr * nr, false);
-                // A column-major: packed (row-major f32 A is read in place by the direct
-                // micro-kernels).
+                // A column-major: packed (row-major f32 A in deep k blocks is read in place by
+                // the direct micro-kernels; in the shallow ones above it is packed).
                 check_a(isa, ops, 2, 2 * mr + 1, nr + 3, 45, mr, nv, 16, nr, true, true);
+                // Deep k blocks (f32 A read in place), edge rows and columns, a shallower last
+                // block, batched and parallel.
+                check(isa, ops, 2, 8 * mr + 3, 2 * nr + 5, 600, mr, nv, 256, nr, false);
             }
         }
     }
