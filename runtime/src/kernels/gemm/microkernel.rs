@@ -80,6 +80,40 @@ impl Microkernel {
     }
 }
 
+/// Stores (or adds) the `rows x cols` corner of the register tile `acc` to C. A macro, not a
+/// function: a `#[target_feature]` function cannot be forced inline, and the call (the tile
+/// spilled to the stack) cost a few percent of a GEMM with k = 64.
+macro_rules! store_tile {
+    ($acc:ident, $c:expr, $ldc:ident, $rows:ident, $cols:ident, $accumulate:ident, $mr:ident, $nv:ident, $lanes:ident, $vec:ty, $load:ident, $store:ident, $add:ident) => {{
+        let c: *mut f32 = $c;
+        let nr = $nv * $lanes;
+        if $rows == $mr && $cols == nr {
+            for r in 0..$mr {
+                for v in 0..$nv {
+                    let p = unsafe { c.add(r * $ldc + v * $lanes) };
+                    let x: $vec = if $accumulate { $add($acc[r][v], unsafe { $load(p) }) } else { $acc[r][v] };
+                    unsafe { $store(p, x) };
+                }
+            }
+        } else {
+            // An edge tile: through a copy of the tile, element by element.
+            let mut buf = [0f32; MAX_TILE];
+            for r in 0..$mr {
+                for v in 0..$nv {
+                    unsafe { $store(buf.as_mut_ptr().add(r * nr + v * $lanes), $acc[r][v]) };
+                }
+            }
+            for r in 0..$rows {
+                for j in 0..$cols {
+                    let x = buf[r * nr + j];
+                    let p = unsafe { c.add(r * $ldc + j) };
+                    unsafe { *p = if $accumulate { x + *p } else { x } };
+                }
+            }
+        }
+    }};
+}
+
 /// One instruction set's kernels: `$vec` of `$lanes` f32 and its intrinsics.
 macro_rules! isa_kernels {
     ($module:ident, $features:literal, $vec:ty, $lanes:expr, $zero:ident, $load:ident, $store:ident, $set1:ident, $fmadd:ident, $add:ident) => {
@@ -121,7 +155,7 @@ macro_rules! isa_kernels {
                         }
                     }
                 }
-                unsafe { store::<MR, NV>(&acc, c as *mut f32, ldc, rows, cols, accumulate) };
+                store_tile!(acc, c as *mut f32, ldc, rows, cols, accumulate, MR, NV, LANES, $vec, $load, $store, $add);
             }
 
             /// [`tile`] reading A where it lies, row `r` at `a + r * lda`, contiguous along k
@@ -162,38 +196,7 @@ macro_rules! isa_kernels {
                         }
                     }
                 }
-                unsafe { store::<MR, NV>(&acc, c as *mut f32, ldc, rows, cols, accumulate) };
-            }
-
-            /// Stores (or adds) the tile's `rows x cols` corner to C.
-            #[target_feature(enable = $features)]
-            #[inline]
-            unsafe fn store<const MR: usize, const NV: usize>(acc: &[[$vec; NV]; MR], c: *mut f32, ldc: usize, rows: usize, cols: usize, accumulate: bool) {
-                let nr = NV * LANES;
-                if rows == MR && cols == nr {
-                    for r in 0..MR {
-                        for v in 0..NV {
-                            let p = unsafe { c.add(r * ldc + v * LANES) };
-                            let x = if accumulate { $add(acc[r][v], unsafe { $load(p) }) } else { acc[r][v] };
-                            unsafe { $store(p, x) };
-                        }
-                    }
-                    return;
-                }
-                // An edge tile: through a copy of the tile, element by element.
-                let mut buf = [0f32; MAX_TILE];
-                for r in 0..MR {
-                    for v in 0..NV {
-                        unsafe { $store(buf.as_mut_ptr().add(r * nr + v * LANES), acc[r][v]) };
-                    }
-                }
-                for r in 0..rows {
-                    for j in 0..cols {
-                        let x = buf[r * nr + j];
-                        let p = unsafe { c.add(r * ldc + j) };
-                        unsafe { *p = if accumulate { x + *p } else { x } };
-                    }
-                }
+                store_tile!(acc, c as *mut f32, ldc, rows, cols, accumulate, MR, NV, LANES, $vec, $load, $store, $add);
             }
         }
     };
