@@ -133,6 +133,44 @@ ENTRY main {
         # XLA's GEMMs sum in another order: results agree to rounding, not bitwise.
         "rtol=1e-6 atol=1e-6",
     ),
+    "transposed_dot_result_swaps_operands": (
+        """A weight gradient as JAX lowers the backward pass: dW = dot(dy, x) contracting the batch,
+transposed to the weight's [in, out] for the update. The transpose becomes the dot with its
+operands swapped (XLA's simplifier does the same), so the GEMM writes the result where the
+update reads it, row by row. The batched form keeps its batch dimension in front; a transpose
+that moves the batch dimension stays.
+check: %dw = f32[16,40] dot(%x, %dy), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+check: %bt = f32[2,5,3] dot(%q, %p), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={2}
+check: transpose(""",
+        [np.linspace(-1, 1, 32 * 40, dtype=np.float32).reshape(32, 40),
+         np.linspace(2, -1, 32 * 16, dtype=np.float32).reshape(32, 16),
+         np.linspace(-3, 3, 16 * 40, dtype=np.float32).reshape(16, 40),
+         np.linspace(-2, 2, 24, dtype=np.float32).reshape(2, 3, 4),
+         np.linspace(0, 1, 40, dtype=np.float32).reshape(2, 4, 5),
+         np.linspace(1, 2, 24, dtype=np.float32).reshape(2, 3, 4)],
+        """HloModule transposed_dot_result_swaps_operands
+ENTRY main {
+  dy = f32[32,40] parameter(0)
+  x = f32[32,16] parameter(1)
+  w = f32[16,40] parameter(2)
+  g = f32[40,16] dot(dy, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  dw = f32[16,40] transpose(g), dimensions={1,0}
+  lr = f32[] constant(0.01)
+  lrb = f32[16,40] broadcast(lr), dimensions={}
+  step = f32[16,40] multiply(dw, lrb)
+  nw = f32[16,40] subtract(w, step)
+  p = f32[2,3,4] parameter(3)
+  q = f32[2,4,5] parameter(4)
+  b = f32[2,3,5] dot(p, q), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  bt = f32[2,5,3] transpose(b), dimensions={0,2,1}
+  r = f32[2,3,4] parameter(5)
+  c = f32[2,3,3] dot(p, r), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}
+  ct = f32[3,2,3] transpose(c), dimensions={1,0,2}
+  ROOT t = (f32[16,40], f32[2,5,3], f32[3,2,3]) tuple(nw, bt, ct)
+}""",
+        # XLA's GEMMs sum in another order: results agree to rounding, not bitwise.
+        "rtol=1e-5 atol=1e-5",
+    ),
 }
 
 

@@ -4,14 +4,20 @@
 //! multiply-add of the broadcast A element and the B vector, from zero; a full tile is stored
 //! or added to C with vector adds, an edge tile element by element. Panels and C are 4-byte
 //! words: f32 values, or (s8 kernels, see `int8.rs`) i16 pairs and an s32 result.
+//!
+//! The direct variants read an f32 A whose rows are contiguous along k where it lies (one
+//! broadcast per row from that row's stream): the packed strip would hold the same values,
+//! read in the same order, so the results are the same bits, without the copy.
 
 use super::{Isa, Operands};
 
 type Kernel = unsafe fn(*const u32, *const u32, *mut u32, usize, usize, usize, usize, bool);
+type DirectKernel = unsafe fn(*const f32, usize, *const u32, *mut u32, usize, usize, usize, usize, bool);
 
-/// A micro-kernel chosen for a tile and instruction set.
+/// A micro-kernel chosen for a tile and instruction set, with the variant that reads f32 A
+/// unpacked when there is one.
 #[derive(Clone, Copy)]
-pub struct Microkernel(Kernel);
+pub struct Microkernel(Kernel, Option<DirectKernel>);
 
 impl Microkernel {
     /// The kernel for `mr` rows of `nv` vectors, if one is built: the tiles the compiler's
@@ -20,6 +26,15 @@ impl Microkernel {
         #[cfg(target_arch = "x86_64")]
         {
             let floats = matches!(operands, Operands::F32 | Operands::Bf16);
+            let direct: Option<DirectKernel> = match (isa, operands, mr, nv) {
+                (Isa::Avx512, Operands::F32, 12, 1) => Some(avx512::direct::<12, 1>),
+                (Isa::Avx512, Operands::F32, 12, 2) => Some(avx512::direct::<12, 2>),
+                (Isa::Avx512, Operands::F32, 9, 3) => Some(avx512::direct::<9, 3>),
+                (Isa::Avx512, Operands::F32, 6, 4) => Some(avx512::direct::<6, 4>),
+                (Isa::Avx2Fma, Operands::F32, 12, 1) => Some(avx2::direct::<12, 1>),
+                (Isa::Avx2Fma, Operands::F32, 6, 2) => Some(avx2::direct::<6, 2>),
+                _ => None,
+            };
             let k: Kernel = match (isa, floats, mr, nv) {
                 (Isa::Avx512, true, 12, 1) => avx512::tile::<12, 1>,
                 (Isa::Avx512, true, 12, 2) => avx512::tile::<12, 2>,
@@ -31,7 +46,7 @@ impl Microkernel {
                 (Isa::Avx2Fma, false, 6, 2) => super::int8::avx2_tile::<6, 2>,
                 _ => return None,
             };
-            Some(Microkernel(k))
+            Some(Microkernel(k, direct))
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
@@ -46,6 +61,57 @@ impl Microkernel {
     pub unsafe fn call(&self, a: *const u32, b: *const u32, c: *mut u32, kc: usize, ldc: usize, rows: usize, cols: usize, accumulate: bool) {
         unsafe { (self.0)(a, b, c, kc, ldc, rows, cols, accumulate) }
     }
+
+    /// Whether [`Microkernel::call_direct`] may be called (f32 operands).
+    pub fn has_direct(&self) -> bool {
+        self.1.is_some()
+    }
+
+    /// As [`Microkernel::call`] with A unpacked: `rows` (at least one) rows of `kc` f32
+    /// values, row `r` at `a + r * lda`.
+    ///
+    /// # Safety
+    /// As [`Microkernel::call`], and [`Microkernel::has_direct`].
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn call_direct(&self, a: *const f32, lda: usize, b: *const u32, c: *mut u32, kc: usize, ldc: usize, rows: usize, cols: usize, accumulate: bool) {
+        if let Some(f) = self.1 {
+            unsafe { f(a, lda, b, c, kc, ldc, rows, cols, accumulate) }
+        }
+    }
+}
+
+/// Stores (or adds) the `rows x cols` corner of the register tile `acc` to C. A macro, not a
+/// function: a `#[target_feature]` function cannot be forced inline, and the call (the tile
+/// spilled to the stack) cost a few percent of a GEMM with k = 64.
+macro_rules! store_tile {
+    ($acc:ident, $c:expr, $ldc:ident, $rows:ident, $cols:ident, $accumulate:ident, $mr:ident, $nv:ident, $lanes:ident, $vec:ty, $load:ident, $store:ident, $add:ident) => {{
+        let c: *mut f32 = $c;
+        let nr = $nv * $lanes;
+        if $rows == $mr && $cols == nr {
+            for r in 0..$mr {
+                for v in 0..$nv {
+                    let p = unsafe { c.add(r * $ldc + v * $lanes) };
+                    let x: $vec = if $accumulate { $add($acc[r][v], unsafe { $load(p) }) } else { $acc[r][v] };
+                    unsafe { $store(p, x) };
+                }
+            }
+        } else {
+            // An edge tile: through a copy of the tile, element by element.
+            let mut buf = [0f32; MAX_TILE];
+            for r in 0..$mr {
+                for v in 0..$nv {
+                    unsafe { $store(buf.as_mut_ptr().add(r * nr + v * $lanes), $acc[r][v]) };
+                }
+            }
+            for r in 0..$rows {
+                for j in 0..$cols {
+                    let x = buf[r * nr + j];
+                    let p = unsafe { c.add(r * $ldc + j) };
+                    unsafe { *p = if $accumulate { x + *p } else { x } };
+                }
+            }
+        }
+    }};
 }
 
 /// One instruction set's kernels: `$vec` of `$lanes` f32 and its intrinsics.
@@ -72,7 +138,7 @@ macro_rules! isa_kernels {
                 cols: usize,
                 accumulate: bool,
             ) {
-                let (a, b, c) = (a as *const f32, b as *const f32, c as *mut f32);
+                let (a, b) = (a as *const f32, b as *const f32);
                 let nr = NV * LANES;
                 let mut acc: [[$vec; NV]; MR] = [[$zero(); NV]; MR];
                 for k in 0..kc {
@@ -89,30 +155,48 @@ macro_rules! isa_kernels {
                         }
                     }
                 }
-                if rows == MR && cols == nr {
+                store_tile!(acc, c as *mut f32, ldc, rows, cols, accumulate, MR, NV, LANES, $vec, $load, $store, $add);
+            }
+
+            /// [`tile`] reading A where it lies, row `r` at `a + r * lda`, contiguous along k
+            /// (rows past `rows` read the last one again; their results are not stored).
+            ///
+            /// # Safety
+            /// As [`super::Microkernel::call_direct`].
+            #[target_feature(enable = $features)]
+            #[allow(clippy::too_many_arguments)]
+            pub unsafe fn direct<const MR: usize, const NV: usize>(
+                a: *const f32,
+                lda: usize,
+                b: *const u32,
+                c: *mut u32,
+                kc: usize,
+                ldc: usize,
+                rows: usize,
+                cols: usize,
+                accumulate: bool,
+            ) {
+                let b = b as *const f32;
+                let nr = NV * LANES;
+                let mut row = [a; MR];
+                for (r, p) in row.iter_mut().enumerate() {
+                    *p = unsafe { a.add(r.min(rows - 1) * lda) };
+                }
+                let mut acc: [[$vec; NV]; MR] = [[$zero(); NV]; MR];
+                for k in 0..kc {
+                    let bk = unsafe { b.add(k * nr) };
+                    let mut bv: [$vec; NV] = [$zero(); NV];
+                    for v in 0..NV {
+                        bv[v] = unsafe { $load(bk.add(v * LANES)) };
+                    }
                     for r in 0..MR {
+                        let s = $set1(unsafe { *row[r].add(k) });
                         for v in 0..NV {
-                            let p = unsafe { c.add(r * ldc + v * LANES) };
-                            let x = if accumulate { $add(acc[r][v], unsafe { $load(p) }) } else { acc[r][v] };
-                            unsafe { $store(p, x) };
+                            acc[r][v] = $fmadd(s, bv[v], acc[r][v]);
                         }
                     }
-                    return;
                 }
-                // An edge tile: through a copy of the tile, element by element.
-                let mut buf = [0f32; MAX_TILE];
-                for r in 0..MR {
-                    for v in 0..NV {
-                        unsafe { $store(buf.as_mut_ptr().add(r * nr + v * LANES), acc[r][v]) };
-                    }
-                }
-                for r in 0..rows {
-                    for j in 0..cols {
-                        let x = buf[r * nr + j];
-                        let p = unsafe { c.add(r * ldc + j) };
-                        unsafe { *p = if accumulate { x + *p } else { x } };
-                    }
-                }
+                store_tile!(acc, c as *mut f32, ldc, rows, cols, accumulate, MR, NV, LANES, $vec, $load, $store, $add);
             }
         }
     };

@@ -8,7 +8,10 @@
 //! It is the compiler's generated GEMM step for step (`compiler/src/codegen/emitters/gemm/
 //! driver.rs`), so results are the same bits: B packed in `nr`-column panels per k block,
 //! A packed per `mr`-row strip, and per tile a k loop of fused multiply-adds from zero,
-//! stored (first k block) or added to C (later ones). Packing only copies, widening bf16 to
+//! stored (first k block) or added to C (later ones). An f32 A whose rows lie contiguous
+//! along k is not packed: the micro-kernel reads the same values in the same order where
+//! they lie. Strips whose rows are contiguous along k are packed by 8 x 8 register
+//! transposes (`transpose_pack.rs`). Packing only copies, widening bf16 to
 //! f32 on the way (exactly, as the generated packing does: the bf16 bits are the f32's high
 //! half), so bf16 operands run at the f32 kernels' speed on a target without AVX512-BF16.
 //!
@@ -19,6 +22,7 @@
 
 mod int8;
 mod microkernel;
+mod transpose_pack;
 
 use crate::custom_call::last_error::set_failure as set_last_error;
 use crate::symbols::{hlojit_rt_num_threads, hlojit_rt_parallel_for, ALLOCATION_FAILURE};
@@ -28,6 +32,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Below this many flops a GEMM runs on the calling thread (as the generated one).
 const PARALLEL_MIN_FLOPS: f64 = 4.0e6;
+
+/// The least k block depth at which a row-major f32 A is read in place rather than packed.
+const DIRECT_A_MIN_DEPTH: i64 = 256;
+
+/// Depth of the first (deepest) k block.
+fn plan_depth(g: &GemmF32) -> i64 {
+    g.kc.min(g.k)
+}
 
 /// One GEMM, as generated code passes it (all fields 64-bit; strides in elements). `a` and `b`
 /// point to f32 elements, to bf16 ones (raw `u16` bits) for the `bf16` entry points, or to
@@ -209,6 +221,8 @@ struct Plan {
     bp: *mut u32,
     /// Set by a task that could not allocate its scratch memory.
     failed: AtomicBool,
+    /// A is read where it lies, unpacked (f32 rows contiguous along k).
+    direct_a: bool,
 }
 
 impl Plan {
@@ -247,6 +261,12 @@ unsafe fn gemm(g: &GemmF32, isa: Isa, operands: Operands) -> i32 {
         real_k,
         bp: std::ptr::null_mut(),
         failed: AtomicBool::new(false),
+        // Packing A copied each element once per k block for the few panels a row strip meets;
+        // reading rows that lie contiguous along k in place costs nothing more (see
+        // microkernel.rs). Measured on a transformer block: packing was 10% of its GEMMs' time.
+        // Only for deep blocks: with k = 64 (batched_matmul_16x512x64x512) the in-place reads
+        // were 4-10% slower than packing (three paired runs), with k >= 512 faster.
+        direct_a: operands == Operands::F32 && g.a_col == 1 && plan_depth(g) >= DIRECT_A_MIN_DEPTH && uk.has_direct(),
     };
     if g.k <= 0 {
         // No k blocks: the generated GEMM stores nothing either.
@@ -305,6 +325,8 @@ unsafe extern "C" fn pack_b_task(ctx: *const *mut u8, u0: i64, u1: i64) {
 unsafe fn pack_operand(p: &Plan, base: *const std::ffi::c_void, offset: i64, k0: i64, row: i64, col: i64, dst: *mut u32, valid: i64, depth: i64, w: i64) {
     let at = |k: i64| (offset + k * col) as isize;
     match p.operands {
+        #[cfg(target_arch = "x86_64")]
+        Operands::F32 if col == 1 && row != 1 => unsafe { transpose_pack::pack_rows_f32((base as *const f32).offset(at(k0)), row, dst, valid, depth, w) },
         Operands::F32 => unsafe { pack((base as *const f32).offset(at(k0)), row, col, dst, valid, depth, w) },
         Operands::Bf16 => unsafe { pack((base as *const u16).offset(at(k0)), row, col, dst, valid, depth, w) },
         Operands::S8 => {
@@ -368,7 +390,7 @@ unsafe extern "C" fn unit_task(ctx: *const *mut u8, u0: i64, u1: i64) {
 /// Work units `[u0, u1)`: unit `u` is part `u % parts` of batch `u / parts`.
 unsafe fn run_units(p: &Plan, u0: i64, u1: i64) -> i32 {
     let g = &p.g;
-    let ap_bytes = (p.strips * g.mr * p.depth * 4) as usize;
+    let ap_bytes = if p.direct_a { 0 } else { (p.strips * g.mr * p.depth * 4) as usize };
     let Some(ap) = Scratch::new(ap_bytes) else { return 1 };
     let ap = ap.ptr as *mut u32;
     for u in u0..u1 {
@@ -397,7 +419,7 @@ unsafe fn run_unit(p: &Plan, ap: *mut u32, b: i64, s0: i64, s1: i64) {
         let pc = pcb * g.kc;
         let kcv = g.kc.min(g.k - pc);
         let accumulate = pcb > 0;
-        for is in 0..nstrips {
+        for is in (0..nstrips).filter(|_| !p.direct_a) {
             let first = is * mr;
             let dst = unsafe { ap.add((first * kcv) as usize) };
             let valid = (rows - first).min(mr);
@@ -420,7 +442,13 @@ unsafe fn run_unit(p: &Plan, ap: *mut u32, b: i64, s0: i64, s1: i64) {
                     let b_ptr = unsafe { b_block.add((js * p.panel()) as usize) };
                     let cols_here = (ncv - first_col).min(nr);
                     let c_ptr = unsafe { c_row.add((jc + first_col) as usize) };
-                    unsafe { p.uk.call(a_ptr, b_ptr, c_ptr, kcv as usize, g.c_row as usize, rows_here as usize, cols_here as usize, accumulate) };
+                    if p.direct_a {
+                        let offset = b * g.a_batch + (r0 + first_row) * g.a_row + pc;
+                        let a = unsafe { (g.a as *const f32).offset(offset as isize) };
+                        unsafe { p.uk.call_direct(a, g.a_row as usize, b_ptr, c_ptr, kcv as usize, g.c_row as usize, rows_here as usize, cols_here as usize, accumulate) };
+                    } else {
+                        unsafe { p.uk.call(a_ptr, b_ptr, c_ptr, kcv as usize, g.c_row as usize, rows_here as usize, cols_here as usize, accumulate) };
+                    }
                 }
             }
         }

@@ -12,6 +12,13 @@ fn small(seed: &mut u64) -> f32 {
 /// through the variant; checked against integer arithmetic.
 #[allow(clippy::too_many_arguments)]
 fn check(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64, nc: i64, bt: bool) {
+    check_a(isa, operands, batch, m, n, k, mr, nv, kc, nc, bt, false);
+}
+
+/// As [`check`], with A stored column-major (`[batch][k][m]`) when `at`: f32 A is then packed,
+/// not read in place.
+#[allow(clippy::too_many_arguments)]
+fn check_a(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64, nc: i64, bt: bool, at: bool) {
     let mut seed = (m * 31 + n * 7 + k) as u64;
     let a: Vec<f32> = (0..batch * m * k).map(|_| small(&mut seed)).collect();
     let b: Vec<f32> = (0..batch * k * n).map(|_| small(&mut seed)).collect();
@@ -25,6 +32,11 @@ fn check(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, mr: i
     };
     let mut c = vec![f32::NAN; (batch * m * n) as usize];
     let (b_row, b_col) = if bt { (1, k) } else { (n, 1) };
+    let (a_row, a_col) = if at { (1, m) } else { (k, 1) };
+    // The same logical A, stored as the strides say.
+    let a: Vec<f32> = if at { (0..batch * m * k).map(|e| a[((e / (m * k)) * m * k + (e % m) * k + (e % (m * k)) / m) as usize]).collect() } else { a };
+    let a16 = if at { bf16(&a) } else { a16 };
+    let a_ptr = if at && operands == Operands::F32 { a.as_ptr() as *const std::ffi::c_void } else if at { a16.as_ptr() as *const std::ffi::c_void } else { a_ptr };
     let desc = GemmF32 {
         batch,
         m,
@@ -32,8 +44,8 @@ fn check(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, mr: i
         k,
         a: a_ptr,
         a_batch: m * k,
-        a_row: k,
-        a_col: 1,
+        a_row,
+        a_col,
         b: b_ptr,
         b_batch: k * n,
         b_row,
@@ -54,7 +66,8 @@ fn check(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, mr: i
                 let mut want = 0i64;
                 for p in 0..k {
                     let bv = if bt { b[(bi * k * n + j * k + p) as usize] } else { b[(bi * k * n + p * n + j) as usize] };
-                    want += a[(bi * m * k + i * k + p) as usize] as i64 * bv as i64;
+                    let av = if at { a[(bi * m * k + p * m + i) as usize] } else { a[(bi * m * k + i * k + p) as usize] };
+                    want += av as i64 * bv as i64;
                 }
                 let got = c[(bi * m * n + i * n + j) as usize];
                 assert_eq!(got, want as f32, "{isa:?} {operands:?} {batch}x{m}x{n}x{k} tile {mr}x{nv}: C[{bi}][{i}][{j}]");
@@ -78,6 +91,12 @@ fn every_tile_with_edges_k_blocks_and_threads() {
                 check(isa, ops, 3, 100, 3 * nr + 1, 300, mr, nv, 128, nr, true);
                 // One strip: serial even when large.
                 check(isa, ops, 1, mr, 256, 512, mr, nv, 512, 256 / nr * nr, false);
+                // A column-major: packed (row-major f32 A in deep k blocks is read in place by
+                // the direct micro-kernels; in the shallow ones above it is packed).
+                check_a(isa, ops, 2, 2 * mr + 1, nr + 3, 45, mr, nv, 16, nr, true, true);
+                // Deep k blocks (f32 A read in place), edge rows and columns, a shallower last
+                // block, batched and parallel.
+                check(isa, ops, 2, 8 * mr + 3, 2 * nr + 5, 600, mr, nv, 256, nr, false);
             }
         }
     }
