@@ -20,10 +20,11 @@ pub struct Compiled {
     pub name: String,
     pub exe: hlojit::Executable,
     pub options: Options,
-    /// The module as compiled (per device), for its optimized text.
+    /// The module as compiled (per device), for its optimized program.
     pub module: hlojit::hlo::Module,
-    /// That text, made on first request (`PJRT_Executable_OptimizedProgram`).
-    pub optimized: std::sync::OnceLock<std::result::Result<String, String>>,
+    /// That program as a serialized `HloModuleProtoWithConfig`, made on first request
+    /// (`PJRT_Executable_OptimizedProgram`).
+    pub optimized: std::sync::OnceLock<std::result::Result<Vec<u8>, String>>,
     pub fingerprint: String,
     /// Parameter leaves as the caller passes them (tokens included).
     pub num_parameters: usize,

@@ -14,6 +14,7 @@ pub mod error;
 pub mod event;
 pub mod executable;
 pub mod ffi;
+pub mod hlo_proto;
 pub mod execute;
 pub mod optimized;
 pub mod options;

@@ -98,6 +98,17 @@ def test_jit_on_hlojit_matches_xla(name):
     _close(got, _reference(f, args))
 
 
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_compiled_text_is_the_optimized_module(name):
+    # as_text() is XLA printing the HloModuleProto the plugin returns as its optimized program
+    # (hlojit's module after its passes); hlojit compiles that text back to the same numbers.
+    f, args = FUNCTIONS[name]
+    compiled = jax.jit(f).lower(*[jax.device_put(a, _hlojit()) for a in args]).compile()
+    text = compiled.as_text()
+    assert text.startswith("HloModule ") and "ENTRY " in text
+    _close(hlojit.compile(text)(*args), _reference(f, args))
+
+
 def test_single_device_sharding_constraint():
     # fftfreq with a device under jit writes sdy.sharding_constraint on a one-device mesh; in
     # the portable artifact it sits between unrealized_conversion_casts.
