@@ -8,6 +8,7 @@
 
 pub mod abi;
 pub mod buffer;
+pub mod debug_options;
 pub mod client;
 pub mod dtype;
 pub mod error;
