@@ -109,6 +109,17 @@ def test_compiled_text_is_the_optimized_module(name):
     _close(hlojit.compile(text)(*args), _reference(f, args))
 
 
+def test_token_outputs_are_token_buffers():
+    # A returned token is PJRT's TOKEN type as on XLA:CPU: jaxlib refuses to read it as an
+    # array, and it passes back into the next program like any buffer.
+    with jax.default_device(_hlojit()):
+        token = jax.lax.create_token()
+        with pytest.raises(RuntimeError, match="Cannot convert a token-shape buffer to a numpy array."):
+            token._buf._value
+        out, token2 = jax.jit(lambda x, t: (x + 1, t))(jnp.float32(1), token)
+    assert float(out) == 2.0 and type(token2).__name__ == "Token"
+
+
 def test_single_device_sharding_constraint():
     # fftfreq with a device under jit writes sdy.sharding_constraint on a one-device mesh; in
     # the portable artifact it sits between unrealized_conversion_casts.
