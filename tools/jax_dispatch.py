@@ -11,12 +11,19 @@
       function), median of N runs, next to `hlojit bench --module module.stablehlo.mlir`'s
       median for the same inputs; the two alternate per workload so that load on a shared
       machine hits both alike.
+  jax_dispatch.py jit [--root DIR] [--runs N] [NAME...]
+      workloads written again as the JAX functions they were lowered from (checked: the
+      lowering has the workload's StableHLO operations), a `jax.jit` call on hlojit next to the
+      same module through the library in this process (`hlojit.compile`, Executable::run as
+      `hlojit bench` times it), taking turns, best of N each: on a loaded machine medians of
+      separate runs moved by 20%, the best of interleaved runs far less.
 
 Needs the hlojit wheel importable (PYTHONPATH=target/python-site after `cargo xtask wheel`).
 """
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -87,6 +94,63 @@ def workloads(args):
         print(f"{name:34} {ours:14.3f} {bench_ms:16.3f} {ours / bench_ms:7.3f}", flush=True)
 
 
+def _gelu(x):
+    return jax.nn.gelu(x, approximate=True)
+
+
+def _layernorm(x, scale, bias):
+    import jax.numpy as jnp
+
+    mean = jnp.mean(x, axis=-1, keepdims=True)
+    var = jnp.mean((x - mean) ** 2, axis=-1, keepdims=True)
+    return (x - mean) * jax.lax.rsqrt(var + 1e-5) * scale + bias
+
+
+# Workload name -> the JAX function its module.stablehlo.mlir was lowered from.
+JAX_FUNCTIONS = {
+    "gelu_16m_f32": _gelu,
+    "matmul_1024_f32": lambda a, b: a @ b,
+    "matmul_2048_f32": lambda a, b: a @ b,
+    "batched_matmul_16x512x64x512_f32": lambda a, b: a @ b,
+    "softmax_4096x4096_f32": lambda x: jax.nn.softmax(x, axis=-1),
+    "layernorm_8192x1024_f32": _layernorm,
+    "sort_1m_f32": lambda x: jax.numpy.sort(x),
+}
+
+
+def _ops(mlir):
+    """The stablehlo operations of MLIR text in order (not attributes such as
+    `{stablehlo.mesh = ...}`, which a lowering for a device adds)."""
+    return re.findall(r'(?m)(?:^\s*|=\s*|")stablehlo\.([a-z_]+)', mlir)
+
+
+def jit(args):
+    import hlojit
+
+    ref = load_perf_inputs(args.root)
+    dev = jax.devices("hlojit")[0]
+    print(f"{'workload':34} {'jax.jit ms':>11} {'library ms':>11} {'ratio':>7}  same program")
+    for name in args.names or sorted(JAX_FUNCTIONS):
+        d = os.path.join(args.root, name)
+        meta = json.load(open(os.path.join(d, "perf.json")))
+        mlir = open(os.path.join(d, "module.stablehlo.mlir")).read()
+        host = ref.make_inputs(meta)
+        inputs = [jax.device_put(a, dev) for a in host]
+        f = jax.jit(JAX_FUNCTIONS[name])
+        same = _ops(f.lower(*inputs).as_text()) == _ops(mlir)
+        direct = hlojit.compile(mlir)
+        calls = [lambda: jax.block_until_ready(f(*inputs)), lambda: direct(*host)]
+        best = [float("inf")] * len(calls)
+        for call in calls:
+            call()
+        for _ in range(args.runs):
+            for k, call in enumerate(calls):
+                t = time.perf_counter()
+                call()
+                best[k] = min(best[k], (time.perf_counter() - t) * 1e3)
+        print(f"{name:34} {best[0]:11.3f} {best[1]:11.3f} {best[0] / best[1]:7.3f}  {'yes' if same else 'NO'}", flush=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="what", required=True)
@@ -97,8 +161,12 @@ def main():
     w.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "../../shared/perf"))
     w.add_argument("--runs", type=int, default=10)
     w.add_argument("names", nargs="*")
+    j = sub.add_parser("jit")
+    j.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "../../shared/perf"))
+    j.add_argument("--runs", type=int, default=10)
+    j.add_argument("names", nargs="*")
     args = p.parse_args()
-    trivial(args) if args.what == "trivial" else workloads(args)
+    {"trivial": trivial, "workloads": workloads, "jit": jit}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,10 @@ pub struct Buffer {
     pub size: usize,
     /// `None` once deleted or donated to an execution.
     pub data: RwLock<Option<HostBuffer>>,
+    /// A `token[]` a program returned: reported as PJRT's TOKEN type with no dimensions, as
+    /// XLA:CPU reports its token buffers (jaxlib then refuses to read one as an array); it
+    /// holds an empty array only so that passing it back as an argument works like any buffer.
+    pub token: bool,
 }
 
 impl Buffer {
@@ -49,7 +53,18 @@ impl Buffer {
             minor_to_major: data.layout().minor_to_major.clone(),
             size: data.bytes().len(),
             data: RwLock::new(Some(data)),
+            token: false,
         })
+    }
+
+    /// A token buffer on `device` (see [`Buffer::token`]).
+    pub fn new_token(device: *mut Device) -> Box<Buffer> {
+        let empty = HostBuffer::zeros(&ArrayShape::new(ElementType::Pred, vec![0])).expect("an empty array needs no memory");
+        let mut b = Buffer::new(device, empty);
+        b.token = true;
+        b.dims.clear();
+        b.minor_to_major.clear();
+        b
     }
 
     pub fn read(&self) -> RwLockReadGuard<'_, Option<HostBuffer>> {
@@ -300,7 +315,13 @@ pub unsafe extern "C" fn buffer_destroy(args: *mut BufferDestroyArgs) -> *mut Pj
 }
 
 pub unsafe extern "C" fn buffer_element_type(args: *mut BufferElementTypeArgs) -> *mut PjrtError {
-    unsafe { guard(args, |a| { a.element_type = dtype::to_pjrt(non_null(a.buffer, "buffer")?.element_type); Ok(()) }) }
+    unsafe {
+        guard(args, |a| {
+            let b = non_null(a.buffer, "buffer")?;
+            a.element_type = if b.token { dtype::TOKEN } else { dtype::to_pjrt(b.element_type) };
+            Ok(())
+        })
+    }
 }
 
 pub unsafe extern "C" fn buffer_dimensions(args: *mut BufferDimensionsArgs) -> *mut PjrtError {
@@ -365,6 +386,9 @@ pub unsafe extern "C" fn buffer_to_host_buffer(args: *mut BufferToHostBufferArgs
     unsafe {
         guard(args, |a| {
             let b = non_null(a.src, "src buffer")?;
+            if b.token {
+                return Err(PjrtError::invalid("a token buffer holds no data to copy to the host"));
+            }
             let layout = host_layout(a.host_layout, b.dims.len())?;
             let esize = dtype::host_size(b.element_type);
             let count: i64 = b.dims.iter().product();

@@ -36,6 +36,9 @@ const TABLE: &[(i32, T)] = &[
     // 30, 31 are S1 and U1, which hlojit does not have.
 ];
 
+/// `PJRT_Buffer_Type_TOKEN`: what a `token[]` value's buffer and output report.
+pub const TOKEN: i32 = 23;
+
 pub fn from_pjrt(t: i32) -> Option<T> {
     TABLE.iter().find(|(c, _)| *c == t).map(|(_, e)| *e)
 }

@@ -20,10 +20,11 @@ pub struct Compiled {
     pub name: String,
     pub exe: hlojit::Executable,
     pub options: Options,
-    /// The module as compiled (per device), for its optimized text.
+    /// The module as compiled (per device), for its optimized program.
     pub module: hlojit::hlo::Module,
-    /// That text, made on first request (`PJRT_Executable_OptimizedProgram`).
-    pub optimized: std::sync::OnceLock<std::result::Result<String, String>>,
+    /// That program as a serialized `HloModuleProtoWithConfig`, made on first request
+    /// (`PJRT_Executable_OptimizedProgram`).
+    pub optimized: std::sync::OnceLock<std::result::Result<Vec<u8>, String>>,
     pub fingerprint: String,
     /// Parameter leaves as the caller passes them (tokens included).
     pub num_parameters: usize,
@@ -113,10 +114,8 @@ pub fn compile(client: &Client, format: &str, code: &[u8], options: &[u8]) -> Re
     let parameter_leaves = crate::tokens::leaves(&signature.parameters);
     let output_leaves = crate::tokens::leaves(std::slice::from_ref(&signature.result));
     let arrays = exe.output_shapes().into_iter().cloned().collect::<Vec<_>>();
-    // A token travels as JAX's own stand-in for one, an empty bool array.
-    let token = hlojit::ArrayShape::new(hlojit::ElementType::Pred, vec![0]);
-    let outputs: Vec<hlojit::ArrayShape> =
-        output_leaves.iter().map(|l| l.map_or_else(|| token.clone(), |i| arrays[i].clone())).collect();
+    // A token output is reported as XLA reports it: type TOKEN, no dimensions.
+    let outputs: Vec<Option<hlojit::ArrayShape>> = output_leaves.iter().map(|l| l.map(|i| arrays[i].clone())).collect();
     let num_parameters = parameter_leaves.len();
     let mut donatable = vec![false; num_parameters];
     for a in &signature.aliases {
@@ -139,9 +138,9 @@ pub fn compile(client: &Client, format: &str, code: &[u8], options: &[u8]) -> Re
         parameter_leaves,
         output_leaves,
         donatable,
-        output_types: outputs.iter().map(|s| dtype::to_pjrt(s.element_type)).collect(),
-        output_dims: outputs.iter().flat_map(|s| s.dims.iter().copied()).collect(),
-        output_dim_sizes: outputs.iter().map(|s| s.dims.len()).collect(),
+        output_types: outputs.iter().map(|s| s.as_ref().map_or(dtype::TOKEN, |s| dtype::to_pjrt(s.element_type))).collect(),
+        output_dims: outputs.iter().flatten().flat_map(|s| s.dims.iter().copied()).collect(),
+        output_dim_sizes: outputs.iter().map(|s| s.as_ref().map_or(0, |s| s.dims.len())).collect(),
         kind_ptrs: vec![MEMORY_KIND.as_ptr().cast(); kinds],
         kind_sizes: vec![MEMORY_KIND.len(); kinds],
         exe,

@@ -8,12 +8,14 @@
 
 pub mod abi;
 pub mod buffer;
+pub mod debug_options;
 pub mod client;
 pub mod dtype;
 pub mod error;
 pub mod event;
 pub mod executable;
 pub mod ffi;
+pub mod hlo_proto;
 pub mod execute;
 pub mod optimized;
 pub mod options;

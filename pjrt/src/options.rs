@@ -13,6 +13,27 @@ pub struct CompileOptionsProto {
     pub executable_build_options: Option<ExecutableBuildOptionsProto>,
     #[prost(bool, tag = "4")]
     pub compile_portable_executable: bool,
+    /// `compiler_options` of `jax.jit`, checked as XLA checks them (`debug_options`).
+    #[prost(btree_map = "string, message", tag = "7")]
+    pub env_option_overrides: std::collections::BTreeMap<String, OptionOverrideProto>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub struct OptionOverrideProto {
+    #[prost(oneof = "OptionOverride", tags = "1, 2, 3, 4")]
+    pub value: Option<OptionOverride>,
+}
+
+#[derive(Clone, PartialEq, prost::Oneof)]
+pub enum OptionOverride {
+    #[prost(string, tag = "1")]
+    StringField(String),
+    #[prost(bool, tag = "2")]
+    BoolField(bool),
+    #[prost(int64, tag = "3")]
+    IntField(i64),
+    #[prost(double, tag = "4")]
+    DoubleField(f64),
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -61,6 +82,17 @@ pub struct Options {
 
 pub fn decode(bytes: &[u8], num_devices: usize) -> Result<Options> {
     let proto = CompileOptionsProto::decode(bytes).map_err(|e| PjrtError::invalid(format!("cannot decode the serialized CompileOptionsProto: {e}")))?;
+    for (key, o) in &proto.env_option_overrides {
+        use crate::debug_options::OptionValue as V;
+        let value = match &o.value {
+            Some(OptionOverride::StringField(s)) => V::String(s.clone()),
+            Some(OptionOverride::BoolField(b)) => V::Bool(*b),
+            Some(OptionOverride::IntField(i)) => V::Int(*i),
+            Some(OptionOverride::DoubleField(d)) => V::Double(*d),
+            None => return Err(PjrtError::new(crate::abi::ErrorCode::Internal, "OptionOverrideProto value not set.")),
+        };
+        crate::debug_options::check(key, &value)?;
+    }
     let build = proto.executable_build_options.unwrap_or_default();
     let replicas = build.num_replicas.max(1) as usize;
     let partitions = build.num_partitions.max(1) as usize;
@@ -123,6 +155,7 @@ mod tests {
                 ..Default::default()
             }),
             compile_portable_executable: false,
+            env_option_overrides: Default::default(),
         };
         let o = decode(&proto.encode_to_vec(), 2).unwrap();
         assert_eq!((o.replicas, o.partitions, o.spmd), (2, 1, false));
@@ -133,5 +166,17 @@ mod tests {
         assert!(err.message.contains("names device 1"), "{}", err.message);
         assert_eq!(decode(&[], 1).unwrap().assignment, vec![0]);
         assert!(decode(&[0xff, 0xff], 1).is_err());
+    }
+
+    #[test]
+    fn compiler_options_are_checked_against_xlas_debug_options() {
+        let with = |key: &str, value: OptionOverride| {
+            let mut proto = CompileOptionsProto::default();
+            proto.env_option_overrides.insert(key.to_string(), OptionOverrideProto { value: Some(value) });
+            decode(&proto.encode_to_vec(), 1).map(|_| ()).map_err(|e| e.message)
+        };
+        assert_eq!(with("xla_embed_ir_in_executable", OptionOverride::BoolField(true)), Ok(()));
+        assert_eq!(with("invalid_key", OptionOverride::StringField("invalid_value".into())), Err("No such compile option: 'invalid_key'".into()));
+        assert!(with("xla_embed_ir_in_executable", OptionOverride::StringField("invalid_value".into())).unwrap_err().ends_with("is not a valid bool value."));
     }
 }

@@ -53,6 +53,16 @@ def pmap_collectives():
     on_both(lambda d: jax.pmap(f, axis_name="i", devices=d)(X))
 
 
+def all_to_all_across_dimensions():
+    # Split along one dimension, concatenate along another (both orders), as XLA's builder
+    # does it around HLO's single-dimension all-to-all.
+    def f(v):
+        m = v.reshape(4, 2)
+        return jax.lax.all_to_all(m, "i", 0, 1), jax.lax.all_to_all(m.T, "i", 1, 0)
+
+    on_both(lambda d: jax.pmap(f, axis_name="i", devices=d)(X))
+
+
 def pmap_grad():
     loss = lambda w, x: jax.lax.psum(jnp.sum(jnp.tanh(x * w) ** 2), "i")
     on_both(lambda d: jax.pmap(jax.grad(loss), axis_name="i", devices=d)(W, X))
@@ -110,7 +120,7 @@ def refuses_partially_manual_shard_map():
     _expect_refusal(run)
 
 
-CASES = [pmap_psum_axis_index, pmap_collectives, pmap_grad, shard_map_1d, shard_map_2d_replicated_output,
+CASES = [pmap_psum_axis_index, pmap_collectives, all_to_all_across_dimensions, pmap_grad, shard_map_1d, shard_map_2d_replicated_output,
          refuses_sharded_jit, refuses_partially_manual_shard_map]
 
 if __name__ == "__main__":

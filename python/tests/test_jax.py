@@ -98,6 +98,28 @@ def test_jit_on_hlojit_matches_xla(name):
     _close(got, _reference(f, args))
 
 
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_compiled_text_is_the_optimized_module(name):
+    # as_text() is XLA printing the HloModuleProto the plugin returns as its optimized program
+    # (hlojit's module after its passes); hlojit compiles that text back to the same numbers.
+    f, args = FUNCTIONS[name]
+    compiled = jax.jit(f).lower(*[jax.device_put(a, _hlojit()) for a in args]).compile()
+    text = compiled.as_text()
+    assert text.startswith("HloModule ") and "ENTRY " in text
+    _close(hlojit.compile(text)(*args), _reference(f, args))
+
+
+def test_token_outputs_are_token_buffers():
+    # A returned token is PJRT's TOKEN type as on XLA:CPU: jaxlib refuses to read it as an
+    # array, and it passes back into the next program like any buffer.
+    with jax.default_device(_hlojit()):
+        token = jax.lax.create_token()
+        with pytest.raises(RuntimeError, match="Cannot convert a token-shape buffer to a numpy array."):
+            token._buf._value
+        out, token2 = jax.jit(lambda x, t: (x + 1, t))(jnp.float32(1), token)
+    assert float(out) == 2.0 and type(token2).__name__ == "Token"
+
+
 def test_single_device_sharding_constraint():
     # fftfreq with a device under jit writes sdy.sharding_constraint on a one-device mesh; in
     # the portable artifact it sits between unrealized_conversion_casts.

@@ -15,6 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NAMES = [
     "pmap_psum_axis_index",
     "pmap_collectives",
+    "all_to_all_across_dimensions",
     "pmap_grad",
     "shard_map_1d",
     "shard_map_2d_replicated_output",

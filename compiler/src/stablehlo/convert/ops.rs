@@ -262,7 +262,7 @@ impl<'m> Converter<'m> {
                 }
             }
             "all_gather" | "reduce_scatter" | "collective_permute" | "all_to_all" | "collective_broadcast" => {
-                self.convert_collective(comp, op, short, &args)?
+                self.convert_collective(comp, op, short, &args, &operands)?
             }
             "reduce_window" => {
                 let body = self.region_or_err(op, 0, "reduce_window_body")?;
@@ -479,7 +479,7 @@ impl<'m> Converter<'m> {
     /// The other collectives as XLA's converter writes them: replica groups (or source-target
     /// pairs), the channel, `use_global_device_ids`, the dimension; several operands give one
     /// tuple-shaped instruction.
-    fn convert_collective(&mut self, comp: &mut Comp, op: &'m Op, short: &str, args: &str) -> CResult<Vec<Val>> {
+    fn convert_collective(&mut self, comp: &mut Comp, op: &'m Op, short: &str, args: &str, operands: &[Val]) -> CResult<Vec<Val>> {
         let hlo = match short {
             "all_gather" => "all-gather",
             "reduce_scatter" => "reduce-scatter",
@@ -513,10 +513,15 @@ impl<'m> Converter<'m> {
             "all_to_all" => {
                 let split = self.ints_attr(op, "split_dimension")?;
                 let concat = self.ints_attr(op, "concat_dimension")?;
-                // HLO's array all-to-all splits and concatenates along one dimension; XLA's
-                // builder reshapes and transposes around it for two different ones.
+                // HLO's array all-to-all splits and concatenates along one dimension; for two
+                // different ones XLA's builder reshapes and transposes around it.
                 if split != concat {
-                    return Err(self.err(format!("all_to_all with split_dimension {split:?} and concat_dimension {concat:?}: only equal ones are supported")));
+                    let (&[s], &[c], [x]) = (split.as_slice(), concat.as_slice(), operands) else {
+                        return Err(self.err(format!("all_to_all with split_dimension {split:?} and concat_dimension {concat:?} over {} operands: one operand expected", operands.len())));
+                    };
+                    let n = self.ints_attr(op, "split_count")?.first().copied().unwrap_or(0);
+                    let options = text[format!("{hlo}({args})").len()..].to_string();
+                    return Ok(vec![self.all_to_all_across(comp, op, x, s, c, n, &options)?]);
                 }
                 text.push_str(&format!(", dimensions={{{}}}", split.first().copied().unwrap_or(0)));
             }
@@ -527,6 +532,39 @@ impl<'m> Converter<'m> {
         } else {
             self.emit_multi(comp, hlo, &op.result_types, text)
         }
+    }
+
+    /// An all-to-all that splits `x` along dimension `s` into `n` chunks and concatenates the
+    /// received ones along another dimension `c`: `x` reshaped so that the chunks are a
+    /// dimension of size `n` at `s`, one all-to-all along it (afterwards its index is the
+    /// sending participant), that dimension moved just before `c` and merged into it (chunk
+    /// `j` of the result along `c` is participant `j`'s).
+    #[allow(clippy::too_many_arguments)]
+    fn all_to_all_across(&mut self, comp: &mut Comp, op: &Op, x: &Val, s: i64, c: i64, n: i64, options: &str) -> CResult<Val> {
+        let t = self.tensor(&x.ty)?.clone();
+        let d = dims(&t);
+        let rank = d.len() as i64;
+        if !(0..rank).contains(&s) || !(0..rank).contains(&c) || n <= 0 || d[s as usize] % n != 0 {
+            return Err(self.err(format!("all_to_all: split_dimension {s}, concat_dimension {c} and split_count {n} do not fit the operand's shape {d:?}")));
+        }
+        let (s, c, n) = (s as usize, c as usize, n);
+        let mut split = d.clone();
+        split[s] /= n;
+        split.insert(s, n);
+        let typed = |dims: &[i64]| Type::Tensor(TensorType { dims: dims.iter().map(|&v| Some(v)).collect(), bounds: None, element: t.element });
+        let reshaped = self.emit(comp, "reshape", &typed(&split), format!("reshape({})", x.name))?;
+        let exchanged = self.emit(comp, "all-to-all", &typed(&split), format!("all-to-all({}){options}, dimensions={{{s}}}", reshaped.name))?;
+        // Where the concat dimension is in `split`, and where it is once the chunk dimension
+        // (at `s`) is taken out and put back just before it.
+        let c_split = if c < s { c } else { c + 1 };
+        let before = if c_split > s { c_split - 1 } else { c_split };
+        let mut perm: Vec<usize> = (0..split.len()).filter(|&i| i != s).collect();
+        perm.insert(before, s);
+        let moved: Vec<i64> = perm.iter().map(|&i| split[i]).collect();
+        let perm_text: Vec<String> = perm.iter().map(|i| i.to_string()).collect();
+        let transposed = self.emit(comp, "transpose", &typed(&moved), format!("transpose({}), dimensions={{{}}}", exchanged.name, perm_text.join(",")))?;
+        let result = self.result_type(op)?;
+        self.emit(comp, "reshape", &result, format!("reshape({})", transposed.name))
     }
 
     fn region_or_err(&mut self, op: &'m Op, i: usize, kind: &str) -> CResult<String> {
