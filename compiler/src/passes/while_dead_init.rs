@@ -22,6 +22,7 @@
 //! nothing had read an unwritten one. Runs before fusion (it reads the body's plain ops) and
 //! after `while_init_broadcasts` (which gives each stack its own broadcast to replace).
 
+use super::while_init_broadcasts::is_constant_broadcast;
 use crate::error::Result;
 use crate::hlo::{CompId, ComparisonDirection, Computation, InstrId, Instruction, Module, Opcode};
 use crate::analysis::custom_calls::ALLOCATE_BUFFER;
@@ -173,14 +174,6 @@ fn integer_constant(inst: &Instruction) -> Option<i64> {
         return None;
     }
     inst.array_literal().ok().map(|l| l.get_i64(0))
-}
-
-fn is_constant_broadcast(comp: &Computation, id: InstrId) -> bool {
-    let inst = comp.get(id);
-    inst.opcode == Opcode::Broadcast
-        && inst.control_predecessors.is_empty()
-        && inst.shape.is_array()
-        && comp.get(inst.operands[0]).opcode == Opcode::Constant
 }
 
 #[cfg(test)]

@@ -59,7 +59,7 @@ impl super::pass::Pass for WhileInitBroadcasts {
 }
 
 /// A broadcast of a constant with no control edges: recomputing it gives the same array.
-fn is_constant_broadcast(comp: &crate::hlo::Computation, id: InstrId) -> bool {
+pub(super) fn is_constant_broadcast(comp: &crate::hlo::Computation, id: InstrId) -> bool {
     let inst = comp.get(id);
     inst.opcode == Opcode::Broadcast
         && inst.control_predecessors.is_empty()
