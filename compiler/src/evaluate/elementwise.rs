@@ -3,6 +3,7 @@
 
 use super::{Class, Elems};
 use crate::hlo::{ComparisonDirection, ComparisonType, Instruction, Opcode};
+use hlojit_runtime::literal::{sign_extend, width_mask as mask};
 use hlojit_runtime::{ArrayLiteral, ElementType};
 use num_complex::{Complex32, Complex64};
 
@@ -199,15 +200,6 @@ fn first_nan<F: Float>(x: F, y: F) -> Option<F> {
     }
 }
 
-/// Bits `0..width` set.
-fn mask(width: u32) -> u64 {
-    if width >= 64 {
-        u64::MAX
-    } else {
-        (1 << width) - 1
-    }
-}
-
 /// Whether shifting a `width`-bit integer by `amount` (an element of the same type) moves
 /// every bit out: the amount read as unsigned of that width is at least the width.
 fn shift_out_of_bounds(amount: u64, width: u32) -> bool {
@@ -225,14 +217,6 @@ fn ipow(mut base: u64, mut exponent: u64) -> u64 {
         base = base.wrapping_mul(base);
     }
     result
-}
-
-fn sign_extend(x: u64, width: u32) -> i64 {
-    if width >= 64 {
-        x as i64
-    } else {
-        ((x << (64 - width)) as i64) >> (64 - width)
-    }
 }
 
 fn signed_op(op: Opcode, width: u32) -> Option<Box<dyn Fn(i64, i64) -> i64>> {
