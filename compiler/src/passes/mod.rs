@@ -35,4 +35,5 @@ pub mod unfuse;
 pub mod while_dead_init;
 pub mod while_dead_state;
 pub mod while_init_broadcasts;
+pub mod while_input_projection;
 pub mod while_licm;

@@ -82,7 +82,7 @@ fn bytes(shape: &Shape) -> i64 {
 
 /// The body's state elements that pass through unchanged: `index -> get-tuple-element`.
 /// The root must be a tuple whose element `i` is `get-tuple-element(param, i)`.
-fn invariant_elements(body: &Computation) -> HashMap<InstrId, usize> {
+pub(super) fn invariant_elements(body: &Computation) -> HashMap<InstrId, usize> {
     let mut out = HashMap::new();
     let root = body.root_instruction();
     let Some(&param) = body.parameters().first() else { return out };
@@ -161,6 +161,20 @@ fn choose(body: &Computation, invariant: &HashMap<InstrId, usize>) -> Vec<InstrI
 
 /// Hoists from while `w` of computation `c`; returns whether anything moved.
 fn hoist_from(module: &mut Module, c: CompId, w: InstrId, callers: &[usize]) -> Result<bool> {
+    hoist(module, c, w, callers, &choose)
+}
+
+/// Hoists the body instructions `pick` names (given the body and its invariant elements; in
+/// post order, their operands invariant elements or earlier picks) out of while `w` of
+/// computation `c`; returns whether anything moved. Other passes that find invariant values
+/// of their own (`while_input_projection`) hoist them through here.
+pub(super) fn hoist(
+    module: &mut Module,
+    c: CompId,
+    w: InstrId,
+    callers: &[usize],
+    pick: &dyn Fn(&Computation, &HashMap<InstrId, usize>) -> Vec<InstrId>,
+) -> Result<bool> {
     let winst = module.computation(c).get(w).clone();
     let (Some(cond_id), Some(body_id)) = (winst.while_condition(), winst.while_body()) else { return Ok(false) };
     // A body or condition shared with another loop would need a copy; leave those alone.
@@ -177,7 +191,7 @@ fn hoist_from(module: &mut Module, c: CompId, w: InstrId, callers: &[usize]) -> 
         return Ok(false);
     }
     let invariant = invariant_elements(body);
-    let order = choose(body, &invariant);
+    let order = pick(body, &invariant);
     if order.is_empty() {
         return Ok(false);
     }
@@ -200,6 +214,7 @@ fn hoist_from(module: &mut Module, c: CompId, w: InstrId, callers: &[usize]) -> 
 
     // 1. Copies of the hoisted instructions in the caller, reading the loop's initial state.
     let caller = module.computation_mut(c);
+    let caller_before = caller.instructions.len();
     let init = winst.operands[0];
     let init_tuple = (caller.get(init).opcode == Opcode::Tuple).then(|| caller.get(init).operands.clone());
     let mut element: HashMap<usize, InstrId> = HashMap::new();
@@ -270,8 +285,11 @@ fn hoist_from(module: &mut Module, c: CompId, w: InstrId, callers: &[usize]) -> 
         }
     }
 
+    rename_duplicates(caller, caller_before);
+
     // 3. The body reads the hoisted values from the state and passes them on.
     let b = module.computation_mut(body_id);
+    let body_before = b.instructions.len();
     b.get_mut(bparam).shape = state.clone();
     let mut passed = Vec::new();
     for (k, &h) in live_in.iter().enumerate() {
@@ -284,12 +302,23 @@ fn hoist_from(module: &mut Module, c: CompId, w: InstrId, callers: &[usize]) -> 
     let root = b.root;
     b.get_mut(root).operands.extend(passed);
     b.get_mut(root).shape = state.clone();
+    rename_duplicates(b, body_before);
     b.compact();
 
     // 4. The condition's parameter takes the new state.
     let k = module.computation_mut(cond_id);
     k.get_mut(cparam).shape = state;
     Ok(true)
+}
+
+/// Gives the instructions added to `comp` from index `first_new` on names no other instruction
+/// has: a loop hoisted from twice (by this pass, then by `while_input_projection`) would
+/// otherwise get two `<loop>.licm.init` tuples, and two loops may hoist equally named values.
+fn rename_duplicates(comp: &mut Computation, first_new: usize) {
+    let mut names: HashSet<String> = comp.instructions[..first_new].iter().map(|i| i.name.clone()).collect();
+    for inst in &mut comp.instructions[first_new..] {
+        inst.name = super::fused_body::unique_name(&mut names, &inst.name);
+    }
 }
 
 #[cfg(test)]
