@@ -478,9 +478,11 @@ unsafe fn run_unit(p: &Plan, ap: *mut u32, b: i64, r0: i64, r1: i64, j0: i64, j1
 
 /// Rows of an A block: `mc x depth` packed words ([`A_BLOCK_BYTES`]), a multiple of `mr`.
 fn block_rows(mr: i64, depth: i64, m: i64) -> i64 {
-    let fit = A_BLOCK_BYTES / (4 * depth.max(1));
-    let rows = (fit / mr).max(1) * mr;
-    rows.min(ceil_div(m, mr) * mr)
+    let fit = (A_BLOCK_BYTES / (4 * depth.max(1)) / mr).max(1);
+    // Blocks of equal size (256 rows are two of 128, not 186 and 70): units of one size
+    // share out evenly.
+    let strips = ceil_div(m, mr);
+    ceil_div(strips, ceil_div(strips, fit)) * mr
 }
 
 fn ceil_div(a: i64, b: i64) -> i64 {

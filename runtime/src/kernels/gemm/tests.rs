@@ -99,7 +99,7 @@ fn every_tile_with_edges_k_blocks_and_threads() {
                 check(isa, ops, 2, 8 * mr + 3, 2 * nr + 5, 600, mr, nv, 256, nr, false);
                 // Rows in three A blocks (the last partial), more panels than A is read in
                 // place for (packed in deep blocks), two k blocks, parallel column parts.
-                let rows = 2 * block_rows(mr, 512, i64::MAX) + mr + 1;
+                let rows = 2 * block_rows(mr, 512, 1 << 20) + mr + 1;
                 check(isa, ops, 1, rows, (DIRECT_A_MAX_PANELS + 1) * nr + 3, 1000, mr, nv, 512, nr, false);
             }
         }
