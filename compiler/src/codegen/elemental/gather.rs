@@ -66,7 +66,7 @@ pub struct GatherPlan {
     start_index_map: Vec<usize>,
     /// (operand batching dimension, start_indices batching dimension) pairs.
     batching: Vec<(usize, usize)>,
-    slice_sizes: Vec<i64>,
+    pub slice_sizes: Vec<i64>,
     index_vector_dim: usize,
     indices_rank: usize,
 }

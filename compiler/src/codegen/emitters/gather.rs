@@ -4,13 +4,31 @@
 //! offset dimensions, which is contiguous in the common case (an embedding lookup copies
 //! whole rows) and vectorizes. Tasks split the outermost batch dimension. Layouts that
 //! interleave batch and offset dimensions use the elemental loop.
+//!
+//! When the slices are rows read from an operand buffer (an embedding table), the loop asks
+//! for the slice [`PREFETCH_AHEAD`] positions ahead before copying this one: the rows lie at
+//! random places, so neither the hardware prefetchers nor the out-of-order window (one row
+//! is 32 loads and 32 stores) keep more than a row or two in flight, and each row waits for
+//! memory. Prefetches change no value.
 
 use super::ranges::{box_loop, major_to_minor, Bounds};
 use crate::codegen::elemental::gather::GatherPlan;
 use crate::codegen::index::Index;
 use crate::codegen::kernel::{emit_elemental_loop, KernelContext};
 use crate::error::Result;
-use crate::hlo::Opcode;
+use crate::codegen::array::IrArray;
+use crate::codegen::elemental::{Elemental, Input};
+use crate::hlo::{InstrId, Opcode};
+use inkwell::values::IntValue;
+use inkwell::IntPredicate;
+
+/// Batch positions between the slice prefetched and the slice copied. Measured on the
+/// embedding lookup (16384 rows of 1 KiB from a 51 MB table, loaded machine, best of 30
+/// runs in four interleaved pairs): 2.25-2.41 ms without prefetches, 1.71-2.10 ms with 8.
+const PREFETCH_AHEAD: i64 = 8;
+/// Slices up to this many bytes are prefetched line by line (larger ones stream long enough
+/// for the hardware prefetchers).
+const PREFETCH_MAX_BYTES: i64 = 4096;
 
 pub fn emit(kc: &KernelContext) -> Result<i64> {
     let cg = kc.cg;
@@ -40,9 +58,17 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
         outer[d] = Bounds::new(kc.begin, kc.end);
     }
     let mut e = kc.elemental();
+    // Rows of a table in memory, one batch dimension walked in order: prefetch ahead.
+    let table = match (kc.bindings.get(&operand), split) {
+        (Some(Input::Array(a)), Some(d)) if batch_order.len() == 1 => Some((a.clone(), d)),
+        _ => None,
+    };
     box_loop(cg, "gather.batch", &outer, &batch_order, |b| {
         e.scoped(|e| {
             let batch_index: Vec<_> = plan.batch_dims.iter().map(|&d| b.dims[d]).collect();
+            if let Some((array, d)) = &table {
+                prefetch_slice(e, kc.root, &plan, array, b.dims[*d], dims[*d])?;
+            }
             let start = e.gather_slice_start(kc.root, &plan, &batch_index)?;
             let mut inner: Vec<Bounds> = b.dims.iter().map(|&i| Bounds::new(i, i)).collect();
             for &d in &offset_order {
@@ -61,4 +87,47 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
         })
     })?;
     Ok(split.map(|d| dims[d]).unwrap_or(1))
+}
+
+/// Prefetches the slice of batch position `position + PREFETCH_AHEAD` (the last one near the
+/// end) of a gather with one batch dimension of `extent` positions, when it is a short
+/// contiguous run of `array`.
+fn prefetch_slice<'ctx>(e: &mut Elemental<'_, 'ctx>, root: InstrId, plan: &GatherPlan, array: &IrArray<'ctx>, position: IntValue<'ctx>, extent: i64) -> Result<()> {
+    let cg = e.cg;
+    let dims = &array.shape.dims;
+    let elem = array.element_type().byte_size() as i64;
+    // Contiguous: the slice spans whole minor dimensions, then part of one (row-major layouts
+    // only; anything else is left to the hardware).
+    let layout = array.shape.layout_or_default();
+    let row_major = layout.tiles.is_empty() && layout.minor_to_major.iter().rev().copied().eq(0..dims.len() as i64);
+    let mut contiguous = true;
+    let mut seen_partial = false;
+    for d in (0..dims.len()).rev() {
+        let size = plan.slice_sizes.get(d).copied().unwrap_or(1);
+        if seen_partial && size != 1 {
+            contiguous = false;
+        }
+        if size != dims[d] {
+            seen_partial = true;
+        }
+    }
+    let bytes = plan.slice_sizes.iter().product::<i64>() * elem;
+    if !row_major || !contiguous || bytes > PREFETCH_MAX_BYTES || bytes < 64 || extent <= PREFETCH_AHEAD {
+        return Ok(());
+    }
+    let ahead = cg.b.build_int_nsw_add(position, cg.const_i64(PREFETCH_AHEAD), "")?;
+    let ahead = cg.b.build_select(cg.b.build_int_compare(IntPredicate::SLT, ahead, cg.const_i64(extent), "")?, ahead, cg.const_i64(extent - 1), "")?.into_int_value();
+    let start = e.gather_slice_start(root, plan, &[ahead])?;
+    let base = array.address(cg, &Index::new(start))?;
+    let prefetch = cg.intrinsic("llvm.prefetch", &[cg.ptr().into()])?;
+    let mut offset = 0;
+    while offset < bytes {
+        // SAFETY: the line lies within the slice, inside the array.
+        let line = unsafe { cg.b.build_gep(cg.i8(), base, &[cg.const_i64(offset)], "")? };
+        // Read, high locality (into every level), data cache.
+        let args = [line.into(), cg.i32().const_int(0, false).into(), cg.i32().const_int(3, false).into(), cg.i32().const_int(1, false).into()];
+        cg.call_void(prefetch, &args)?;
+        offset += 64;
+    }
+    Ok(())
 }

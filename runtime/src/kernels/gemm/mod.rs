@@ -5,11 +5,14 @@
 //! allow (the host's for the JIT, `--cpu`/`--features` for AOT objects, which link this
 //! library), with the block sizes it would have generated code for.
 //!
-//! It is the compiler's generated GEMM step for step (`compiler/src/codegen/emitters/gemm/
-//! driver.rs`), so results are the same bits: B packed in `nr`-column panels per k block,
-//! A packed per `mr`-row strip, and per tile a k loop of fused multiply-adds from zero,
-//! stored (first k block) or added to C (later ones). An f32 A whose rows lie contiguous
-//! along k is not packed: the micro-kernel reads the same values in the same order where
+//! It computes what the compiler's generated GEMM computes (`compiler/src/codegen/emitters/
+//! gemm/driver.rs`), the same bits: B packed in `nr`-column panels per k block, A packed per
+//! `mr`-row strip, and per tile a k loop of fused multiply-adds from zero, stored (first k
+//! block) or added to C (later ones). Only the order of the tiles differs: work is split
+//! into units of an L2-sized block of A rows (packed once per k block) times a range of B
+//! panels, and each B panel meets all strips of the block while it stays in L1, so the
+//! micro-kernel streams only a small A strip; units are shared out to the threads one by one.
+//! A few-panel f32 A whose rows lie contiguous along k is not packed: the micro-kernel reads the same values in the same order where
 //! they lie. Strips whose rows are contiguous along k are packed by 8 x 8 register
 //! transposes (`transpose_pack.rs`). Packing only copies, widening bf16 to
 //! f32 on the way (exactly, as the generated packing does: the bf16 bits are the f32's high
@@ -35,6 +38,19 @@ const PARALLEL_MIN_FLOPS: f64 = 4.0e6;
 
 /// The least k block depth at which a row-major f32 A is read in place rather than packed.
 const DIRECT_A_MIN_DEPTH: i64 = 256;
+
+/// The most B panels a GEMM may have for its f32 A to be read in place. A packed A block
+/// stays in L2 while every panel meets it; rows read in place lie a row stride apart, and
+/// with a power-of-two stride they fall into few L2 sets and are read again from L3 for each
+/// panel (measured on 2048 x 2048: 71 GFLOP/s per core in place, 76 packed). With few panels
+/// the copy is the larger cost.
+const DIRECT_A_MAX_PANELS: i64 = 8;
+
+/// Bytes of a packed A block. Measured on 2048 x 2048 x 2048 (Zen 3, 512 KiB L2, depth 512,
+/// one thread, per CPU-second): 78 rows (160 KiB) 70 GFLOP/s, 120 rows 80, 180-288 rows
+/// 80-85. The strip the micro-kernel streams is prefetched, so a block a little larger than
+/// what L2 keeps beside the B panel costs less than the B panel's reloads of small blocks.
+const A_BLOCK_BYTES: i64 = 384 * 1024;
 
 /// Depth of the first (deepest) k block.
 fn plan_depth(g: &GemmF32) -> i64 {
@@ -208,13 +224,15 @@ struct Plan {
     uk: Microkernel,
     operands: Operands,
     nr: i64,
-    strips: i64,
     k_blocks: i64,
     panels: i64,
     /// Depth of a packed row (the first k block's).
     depth: i64,
-    /// Parts each batch's strips are split into.
-    parts: i64,
+    /// Rows of a block of A (a multiple of `mr`), and blocks per batch.
+    mc: i64,
+    m_blocks: i64,
+    /// Parts each row block's B panels are split into.
+    n_parts: i64,
     /// The operands' k extent (`g.k` counts pairs for s8).
     real_k: i64,
     /// Packed B: `[batch][k block][panel][depth][nr]` words (f32, or an i16 pair for s8).
@@ -253,11 +271,12 @@ unsafe fn gemm(g: &GemmF32, isa: Isa, operands: Operands) -> i32 {
         uk,
         operands,
         nr,
-        strips: ceil_div(g.m, g.mr),
         k_blocks: ceil_div(g.k, g.kc),
         panels: ceil_div(g.n, nr),
         depth: g.kc.min(g.k),
-        parts: 1,
+        mc: 0,
+        m_blocks: 0,
+        n_parts: 1,
         real_k,
         bp: std::ptr::null_mut(),
         failed: AtomicBool::new(false),
@@ -266,27 +285,33 @@ unsafe fn gemm(g: &GemmF32, isa: Isa, operands: Operands) -> i32 {
         // microkernel.rs). Measured on a transformer block: packing was 10% of its GEMMs' time.
         // Only for deep blocks: with k = 64 (batched_matmul_16x512x64x512) the in-place reads
         // were 4-10% slower than packing (three paired runs), with k >= 512 faster.
-        direct_a: operands == Operands::F32 && g.a_col == 1 && plan_depth(g) >= DIRECT_A_MIN_DEPTH && uk.has_direct(),
+        direct_a: operands == Operands::F32 && ceil_div(g.n, nr) <= DIRECT_A_MAX_PANELS && g.a_col == 1 && plan_depth(g) >= DIRECT_A_MIN_DEPTH && uk.has_direct(),
     };
     if g.k <= 0 {
         // No k blocks: the generated GEMM stores nothing either.
         return 0;
     }
+    plan.mc = block_rows(g.mr, plan.depth, g.m);
+    plan.m_blocks = ceil_div(g.m, plan.mc);
     let b_bytes = (g.batch * plan.k_blocks * plan.panels * plan.panel() * 4) as usize;
     let Some(bp) = Scratch::new(b_bytes) else { return 1 };
     plan.bp = bp.ptr as *mut u32;
     let pack_units = g.batch * plan.k_blocks * plan.panels;
     let flops = 2.0 * g.batch as f64 * g.m as f64 * g.n as f64 * g.k as f64;
     let ctx = &plan as *const Plan as *const *mut u8;
-    let status = if flops < PARALLEL_MIN_FLOPS || g.batch * plan.strips == 1 {
+    let threads = hlojit_rt_num_threads();
+    let status = if flops < PARALLEL_MIN_FLOPS || threads == 1 {
         unsafe { pack_b_task(ctx, 0, pack_units) };
-        unsafe { run_units(&plan, 0, g.batch) }
+        unsafe { run_units(&plan, 0, g.batch * plan.m_blocks) }
     } else {
-        let threads = hlojit_rt_num_threads();
-        plan.parts = ((threads + g.batch - 1) / g.batch).clamp(1, plan.strips);
+        // Enough units for the threads to share them out evenly when one of them starts late
+        // or is preempted (a loaded machine): at least four per thread where the panels allow.
+        let blocks = g.batch * plan.m_blocks;
+        plan.n_parts = ceil_div(4 * threads, blocks).clamp(1, plan.panels);
+        let units = blocks * plan.n_parts;
         let ctx = &plan as *const Plan as *const *mut u8;
         unsafe { hlojit_rt_parallel_for(pack_b_task, ctx, pack_units, 1) };
-        unsafe { hlojit_rt_parallel_for(unit_task, ctx, plan.parts * g.batch, 1) };
+        unsafe { crate::parallel_loop::run(unit_task, ctx, units, units, threads.min(units) - 1) };
         // A task that could not allocate left its error on its own thread: say so here.
         if plan.failed.load(Ordering::Relaxed) {
             set_last_error(format!("{ALLOCATION_FAILURE} temporary memory for a matrix product"));
@@ -387,34 +412,38 @@ unsafe extern "C" fn unit_task(ctx: *const *mut u8, u0: i64, u1: i64) {
     }
 }
 
-/// Work units `[u0, u1)`: unit `u` is part `u % parts` of batch `u / parts`.
+/// Work units `[u0, u1)`: unit `u` of batch `u / units_per_batch` is row block `r / n_parts`
+/// and column part `r % n_parts` of `r = u % units_per_batch`.
 unsafe fn run_units(p: &Plan, u0: i64, u1: i64) -> i32 {
     let g = &p.g;
-    let ap_bytes = if p.direct_a { 0 } else { (p.strips * g.mr * p.depth * 4) as usize };
+    let ap_bytes = if p.direct_a { 0 } else { (p.mc * p.depth * 4) as usize };
     let Some(ap) = Scratch::new(ap_bytes) else { return 1 };
     let ap = ap.ptr as *mut u32;
+    let per_batch = p.m_blocks * p.n_parts;
     for u in u0..u1 {
-        let b = u / p.parts;
-        let part = u % p.parts;
-        let s0 = part * p.strips / p.parts;
-        let s1 = (part + 1) * p.strips / p.parts;
-        unsafe { run_unit(p, ap, b, s0, s1) };
+        let (b, rest) = (u / per_batch, u % per_batch);
+        let (ib, part) = (rest / p.n_parts, rest % p.n_parts);
+        let r0 = ib * p.mc;
+        let r1 = (r0 + p.mc).min(g.m);
+        let j0 = part * p.panels / p.n_parts;
+        let j1 = (part + 1) * p.panels / p.n_parts;
+        unsafe { run_unit(p, ap, b, r0, r1, j0, j1) };
     }
     0
 }
 
-/// Rows `[s0 * mr, min(s1 * mr, m))` of batch `b`, all columns.
-unsafe fn run_unit(p: &Plan, ap: *mut u32, b: i64, s0: i64, s1: i64) {
+/// Rows `[r0, r1)` (at most `mc`) of batch `b`, B panels `[j0, j1)`. Per k block the rows'
+/// A strips are packed once (an L2-sized block), then each B panel (`depth x nr`, L1-sized)
+/// meets every strip of the block while it stays in L1: the micro-kernel streams only the
+/// small A strip (`mr x depth`) from L2.
+unsafe fn run_unit(p: &Plan, ap: *mut u32, b: i64, r0: i64, r1: i64, j0: i64, j1: i64) {
     let g = &p.g;
     let (mr, nr) = (g.mr, p.nr);
     let b_batch = unsafe { p.bp.add((b * p.k_blocks * p.panels * p.panel()) as usize) };
-    let r0 = s0 * mr;
-    let r1 = (s1 * mr).min(g.m);
     let rows = r1 - r0;
-    let nstrips = s1 - s0;
+    let nstrips = ceil_div(rows, mr);
     // C's elements (f32 or s32) as 4-byte words.
     let c_base = unsafe { (g.c as *mut u32).offset((b * g.c_batch) as isize) };
-    let n_blocks = ceil_div(g.n, g.nc);
     for pcb in 0..p.k_blocks {
         let pc = pcb * g.kc;
         let kcv = g.kc.min(g.k - pc);
@@ -426,33 +455,34 @@ unsafe fn run_unit(p: &Plan, ap: *mut u32, b: i64, s0: i64, s1: i64) {
             let offset = b * g.a_batch + (r0 + first) * g.a_row;
             unsafe { pack_operand(p, g.a, offset, pc, g.a_row, g.a_col, dst, valid, kcv, mr) };
         }
-        for jcb in 0..n_blocks {
-            let jc = jcb * g.nc;
-            let ncv = g.nc.min(g.n - jc);
-            let nbs = (ncv + nr - 1) / nr;
-            let panel0 = pcb * p.panels + jc / nr;
-            let b_block = unsafe { b_batch.add((panel0 * p.panel()) as usize) };
+        for js in j0..j1 {
+            let first_col = js * nr;
+            let b_ptr = unsafe { b_batch.add(((pcb * p.panels + js) * p.panel()) as usize) };
+            let cols_here = (g.n - first_col).min(nr);
             for is in 0..nstrips {
                 let first_row = is * mr;
-                let a_ptr = unsafe { ap.add((first_row * kcv) as usize) };
                 let rows_here = (rows - first_row).min(mr);
-                let c_row = unsafe { c_base.offset(((r0 + first_row) * g.c_row) as isize) };
-                for js in 0..nbs {
-                    let first_col = js * nr;
-                    let b_ptr = unsafe { b_block.add((js * p.panel()) as usize) };
-                    let cols_here = (ncv - first_col).min(nr);
-                    let c_ptr = unsafe { c_row.add((jc + first_col) as usize) };
-                    if p.direct_a {
-                        let offset = b * g.a_batch + (r0 + first_row) * g.a_row + pc;
-                        let a = unsafe { (g.a as *const f32).offset(offset as isize) };
-                        unsafe { p.uk.call_direct(a, g.a_row as usize, b_ptr, c_ptr, kcv as usize, g.c_row as usize, rows_here as usize, cols_here as usize, accumulate) };
-                    } else {
-                        unsafe { p.uk.call(a_ptr, b_ptr, c_ptr, kcv as usize, g.c_row as usize, rows_here as usize, cols_here as usize, accumulate) };
-                    }
+                let c_ptr = unsafe { c_base.offset(((r0 + first_row) * g.c_row + first_col) as isize) };
+                if p.direct_a {
+                    let offset = b * g.a_batch + (r0 + first_row) * g.a_row + pc;
+                    let a = unsafe { (g.a as *const f32).offset(offset as isize) };
+                    unsafe { p.uk.call_direct(a, g.a_row as usize, b_ptr, c_ptr, kcv as usize, g.c_row as usize, rows_here as usize, cols_here as usize, accumulate) };
+                } else {
+                    let a_ptr = unsafe { ap.add((first_row * kcv) as usize) };
+                    unsafe { p.uk.call(a_ptr, b_ptr, c_ptr, kcv as usize, g.c_row as usize, rows_here as usize, cols_here as usize, accumulate) };
                 }
             }
         }
     }
+}
+
+/// Rows of an A block: `mc x depth` packed words ([`A_BLOCK_BYTES`]), a multiple of `mr`.
+fn block_rows(mr: i64, depth: i64, m: i64) -> i64 {
+    let fit = (A_BLOCK_BYTES / (4 * depth.max(1)) / mr).max(1);
+    // Blocks of equal size (256 rows are two of 128, not 186 and 70): units of one size
+    // share out evenly.
+    let strips = ceil_div(m, mr);
+    ceil_div(strips, ceil_div(strips, fit)) * mr
 }
 
 fn ceil_div(a: i64, b: i64) -> i64 {

@@ -89,7 +89,7 @@ fn every_tile_with_edges_k_blocks_and_threads() {
                 check(isa, ops, 1, 2 * mr + 3, 2 * nr + 5, 70, mr, nv, 32, 2 * nr, false);
                 // Batched and parallel (above the flop threshold), B transposed, column blocks.
                 check(isa, ops, 3, 100, 3 * nr + 1, 300, mr, nv, 128, nr, true);
-                // One strip: serial even when large.
+                // One strip: its panels split among the threads.
                 check(isa, ops, 1, mr, 256, 512, mr, nv, 512, 256 / nr * nr, false);
                 // A column-major: packed (row-major f32 A in deep k blocks is read in place by
                 // the direct micro-kernels; in the shallow ones above it is packed).
@@ -97,6 +97,10 @@ fn every_tile_with_edges_k_blocks_and_threads() {
                 // Deep k blocks (f32 A read in place), edge rows and columns, a shallower last
                 // block, batched and parallel.
                 check(isa, ops, 2, 8 * mr + 3, 2 * nr + 5, 600, mr, nv, 256, nr, false);
+                // Rows in three A blocks (the last partial), more panels than A is read in
+                // place for (packed in deep blocks), two k blocks, parallel column parts.
+                let rows = 2 * block_rows(mr, 512, 1 << 20) + mr + 1;
+                check(isa, ops, 1, rows, (DIRECT_A_MAX_PANELS + 1) * nr + 3, 1000, mr, nv, 512, nr, false);
             }
         }
     }
