@@ -253,6 +253,10 @@ pub fn allow_fp_contraction(module: &inkwell::module::Module) {
     }
 }
 
+/// Names an LLVM pass pipeline (`opt -passes=` syntax) to run instead of hlojit's own: a
+/// knob for experiments, like `HLOJIT_DUMP_IR`; compilations with it are not cached.
+pub const PASSES_VARIABLE: &str = "HLOJIT_LLVM_PASSES";
+
 /// Runs LLVM's optimization pipeline on a module.
 pub fn optimize(module: &inkwell::module::Module, machine: &TargetMachine) -> Result<()> {
     allow_fp_contraction(module);
@@ -260,8 +264,10 @@ pub fn optimize(module: &inkwell::module::Module, machine: &TargetMachine) -> Re
     options.set_loop_vectorization(true);
     options.set_loop_slp_vectorization(true);
     options.set_loop_unrolling(false);
+    // For measuring other pipelines (compile time against run time) without rebuilding.
+    let passes = std::env::var(PASSES_VARIABLE).unwrap_or_else(|_| "default<O3>".into());
     module
-        .run_passes("default<O3>", machine, options)
+        .run_passes(&passes, machine, options)
         .map_err(|e| Error::Llvm(format!("optimization failed: {e}")))
 }
 
