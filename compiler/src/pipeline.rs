@@ -214,9 +214,8 @@ impl std::fmt::Display for CompileStats {
         match self.source {
             CodeSource::Compiled => {}
             CodeSource::MemoryCache => return write!(f, "the client's cached executable"),
-            CodeSource::DiskCache => {
-                return write!(f, "from the compilation cache: passes {:.1} ms, loading {:.1} ms", ms(self.prepare), ms(self.load))
-            }
+            // A hit runs no HLO pass (the entry records the prepared module's signature).
+            CodeSource::DiskCache => return write!(f, "from the compilation cache, no passes run: loading {:.1} ms", ms(self.load)),
             CodeSource::RuntimeCalls => {
                 return write!(
                     f,
