@@ -8,7 +8,8 @@ use crate::codegen::collectives::groups::DeviceGrid;
 use crate::codegen::custom_call::custom_call_targets;
 use crate::error::{Error, Result};
 use crate::hlo::{AliasKind, Module, Opcode};
-use crate::cache::disk::Lookup;
+use crate::cache::disk::{Entry, Lookup};
+use crate::cache::meta::EntryMeta;
 use crate::cache::{self, DiskCache, Fingerprint, MemoryCache};
 use crate::pipeline::{compile_objects, prepare, runtime_calls, CodeSource, CompileOptions, CompileStats};
 use hlojit_runtime::custom_call::{resolve_target, CustomCallRegistry, Plugin, Resolved as ResolvedTarget};
@@ -68,95 +69,83 @@ impl Executable {
     }
 
     /// [`Executable::compile`] through the caches: `memory` (a client's executables) first,
-    /// then the on-disk cache `HLOJIT_CACHE_DIR` names, if any.
+    /// then the on-disk cache `HLOJIT_CACHE_DIR` names, if any. Both are keyed by the module
+    /// as given, so a hit runs no HLO pass and no LLVM: it loads the stored code.
     pub(crate) fn compile_cached(module: &Module, options: &CompileOptions, memory: Option<&MemoryCache>) -> Result<Executable> {
         let start = Instant::now();
         if !options.target.is_host() {
             return Err(Error::Unsupported("JIT compilation for a target other than the host".into()));
         }
         let disk = DiskCache::from_env();
-        let key = match (memory.is_some() || disk.is_some()) && cache::allowed() {
-            true => Some(Fingerprint::of(module, &options.target)?),
+        let key = match (memory.is_some() || disk.is_some()) && cache::allowed(options) {
+            true => Some(Fingerprint::of(module, options)?),
             false => None,
+        };
+        let done = |loaded: Arc<Loaded>, compile_stats: CompileStats| {
+            if let (Some(memory), Some(key)) = (memory, &key) {
+                if compile_stats.source != CodeSource::MemoryCache {
+                    memory.insert(key.clone(), loaded.clone());
+                }
+            }
+            Executable { loaded, compile_time: start.elapsed(), compile_stats, grid: DeviceGrid::of(module), transfers: Arc::new(Transfers::new()) }
         };
         if let (Some(memory), Some(key)) = (memory, &key) {
             let still_valid = |l: &Loaded| l.targets.iter().all(|(t, a)| resolve(options, t).is_some_and(|r| r.address == *a));
             if let Some(loaded) = memory.get(key, still_valid) {
-                let compile_stats = CompileStats { source: CodeSource::MemoryCache, ..CompileStats::default() };
-                return Ok(Executable { loaded, compile_time: start.elapsed(), compile_stats, grid: DeviceGrid::of(module), transfers: Arc::new(Transfers::new()) });
+                return Ok(done(loaded, CompileStats { source: CodeSource::MemoryCache, ..CompileStats::default() }));
+            }
+        }
+        if let (Some(disk), Some(key)) = (&disk, &key) {
+            let unusable = match disk.load(key) {
+                Lookup::Hit(entry) => match EntryMeta::decode(&entry.meta) {
+                    Ok(meta) => {
+                        let t = Instant::now();
+                        let linked = Linked::resolve(options, meta.targets)?;
+                        let loaded = load(linked, &entry.objects, meta.signature)?;
+                        let stats = CompileStats { source: CodeSource::DiskCache, load: t.elapsed(), ..CompileStats::default() };
+                        return Ok(done(loaded, stats));
+                    }
+                    Err(why) => Some(format!("{}: {why}", disk.path(key).display())),
+                },
+                Lookup::Miss => None,
+                Lookup::Corrupt(why) => Some(why),
+            };
+            if let Some(why) = unusable {
+                eprintln!("warning: hlojit: ignoring an unusable compilation cache entry ({why}); compiling again");
             }
         }
         let prepared = prepare(module, options)?;
         let prepare_time = start.elapsed();
-        let mut symbols: Vec<(String, usize)> =
-            hlojit_runtime::symbols::runtime_symbols().into_iter().map(|(n, a)| (n.to_string(), a)).collect();
-        let mut plugins: Vec<Arc<Plugin>> = Vec::new();
-        let mut targets = Vec::new();
-        for target in custom_call_targets(&prepared) {
-            let resolved = resolve(options, &target).ok_or_else(|| Error::MissingCustomCallTarget(target.clone()))?;
-            if let Some(p) = resolved.plugin {
-                if !plugins.iter().any(|q| Arc::ptr_eq(q, &p)) {
-                    plugins.push(p);
-                }
-            }
-            symbols.retain(|(n, _)| *n != target);
-            symbols.push((target.clone(), resolved.address));
-            targets.push((target, resolved.address));
-        }
-        // A module of runtime calls only needs no code, cached or not.
+        let linked = Linked::resolve(options, custom_call_targets(&prepared))?;
+        // A module of runtime calls only needs no code, so it is not stored on disk either.
         let read_start = Instant::now();
         if let Some(program) = runtime_calls(&prepared, ENTRY_SYMBOL, options)?.and_then(|calls| crate::backend::library_program::program(&calls)) {
             let stats = CompileStats { source: CodeSource::RuntimeCalls, prepare: prepare_time, lower: read_start.elapsed(), ..CompileStats::default() };
             // SAFETY: the program makes the calls the entry compiled from `prepared` would make,
             // on the buffers of its signature.
             let executor = unsafe { Executor::with_program(program, signature(module, &prepared)) };
-            let loaded = Arc::new(Loaded { executor, _jit: None, _plugins: plugins, targets });
-            if let (Some(memory), Some(key)) = (memory, key) {
-                memory.insert(key, loaded.clone());
-            }
-            return Ok(Executable { loaded, compile_time: start.elapsed(), compile_stats: stats, grid: DeviceGrid::of(module), transfers: Arc::new(Transfers::new()) });
+            let loaded = Arc::new(Loaded { executor, _jit: None, _plugins: linked.plugins, targets: linked.targets });
+            return Ok(done(loaded, stats));
         }
-        let cached = match (&disk, &key) {
-            (Some(disk), Some(key)) => match disk.load(key) {
-                Lookup::Hit(objects) => Some(objects),
-                Lookup::Miss => None,
-                Lookup::Corrupt(why) => {
-                    eprintln!("warning: hlojit: ignoring an unusable compilation cache entry ({why}); compiling again");
-                    None
-                }
-            },
-            _ => None,
-        };
-        let (objects, mut stats) = match cached {
-            Some(objects) => (objects, CompileStats { source: CodeSource::DiskCache, ..CompileStats::default() }),
-            None => {
-                let (objects, stats) = compile_objects(&prepared, ENTRY_SYMBOL, options)?;
-                if let (Some(disk), Some(key)) = (&disk, &key) {
-                    if let Err(e) = disk.store(key, &objects) {
+        let (objects, mut stats) = compile_objects(&prepared, ENTRY_SYMBOL, options)?;
+        stats.prepare = prepare_time;
+        let signature = signature(module, &prepared);
+        if let (Some(disk), Some(key)) = (&disk, &key) {
+            let meta = EntryMeta { signature: signature.clone(), targets: linked.targets.iter().map(|(t, _)| t.clone()).collect() };
+            // A record that would not read back equal is not stored (the code still runs).
+            match meta.encode() {
+                Some(meta) => {
+                    if let Err(e) = disk.store(key, &Entry { meta, objects: objects.clone() }) {
                         eprintln!("warning: hlojit: cannot write to the compilation cache {}: {e}", disk.dir().display());
                     }
                 }
-                (objects, stats)
+                None => eprintln!("warning: hlojit: not cached: the signature of {} does not read back equal from a cache entry", module.name),
             }
-        };
-        stats.prepare = prepare_time;
+        }
         let load_start = Instant::now();
-        let jit = Jit::new(&symbols)?;
-        for object in &objects {
-            jit.add_object(object)?;
-        }
-        let address = jit.lookup(ENTRY_SYMBOL)?;
+        let loaded = load(linked, &objects, signature)?;
         stats.load = load_start.elapsed();
-        // SAFETY: the symbol is the entry function we generated with this signature.
-        let entry: EntryFn = unsafe { std::mem::transmute::<usize, EntryFn>(address) };
-        // SAFETY: the entry function was compiled from `prepared`, whose signature this is, and
-        // the JIT holding its code lives as long as the executor (dropped first).
-        let executor = unsafe { Executor::new(entry, signature(module, &prepared)) };
-        let loaded = Arc::new(Loaded { executor, _jit: Some(jit), _plugins: plugins, targets });
-        if let (Some(memory), Some(key)) = (memory, key) {
-            memory.insert(key, loaded.clone());
-        }
-        Ok(Executable { loaded, compile_time: start.elapsed(), compile_stats: stats, grid: DeviceGrid::of(module), transfers: Arc::new(Transfers::new()) })
+        Ok(done(loaded, stats))
     }
 
     /// The entry computation's parameter shapes, with the layouts arguments must have (those of
@@ -270,6 +259,50 @@ impl Executable {
 /// process-wide one, then hlojit's built-ins (and the process, where allowed).
 fn resolve(options: &CompileOptions, target: &str) -> Option<ResolvedTarget> {
     resolve_target(&[&options.custom_calls, CustomCallRegistry::global()], target, &options.process_symbols)
+}
+
+/// The symbols generated code links against: the runtime's, then the module's custom-call
+/// targets as resolved for these options (with the plugins that hold them).
+struct Linked {
+    symbols: Vec<(String, usize)>,
+    plugins: Vec<Arc<Plugin>>,
+    targets: Vec<(String, usize)>,
+}
+
+impl Linked {
+    fn resolve(options: &CompileOptions, custom_call_targets: Vec<String>) -> Result<Linked> {
+        let mut symbols: Vec<(String, usize)> =
+            hlojit_runtime::symbols::runtime_symbols().into_iter().map(|(n, a)| (n.to_string(), a)).collect();
+        let mut plugins: Vec<Arc<Plugin>> = Vec::new();
+        let mut targets = Vec::new();
+        for target in custom_call_targets {
+            let resolved = resolve(options, &target).ok_or_else(|| Error::MissingCustomCallTarget(target.clone()))?;
+            if let Some(p) = resolved.plugin {
+                if !plugins.iter().any(|q| Arc::ptr_eq(q, &p)) {
+                    plugins.push(p);
+                }
+            }
+            symbols.retain(|(n, _)| *n != target);
+            symbols.push((target.clone(), resolved.address));
+            targets.push((target, resolved.address));
+        }
+        Ok(Linked { symbols, plugins, targets })
+    }
+}
+
+/// Loads object files into a new JIT and wraps their entry function in an executor.
+fn load(linked: Linked, objects: &[Vec<u8>], signature: Signature) -> Result<Arc<Loaded>> {
+    let jit = Jit::new(&linked.symbols)?;
+    for object in objects {
+        jit.add_object(object)?;
+    }
+    let address = jit.lookup(ENTRY_SYMBOL)?;
+    // SAFETY: the symbol is the entry function generated with this signature (compiled now,
+    // or stored in a cache entry together with the signature under the module's key).
+    let entry: EntryFn = unsafe { std::mem::transmute::<usize, EntryFn>(address) };
+    // SAFETY: the JIT holding the entry's code lives as long as the executor (dropped first).
+    let executor = unsafe { Executor::new(entry, signature) };
+    Ok(Arc::new(Loaded { executor, _jit: Some(jit), _plugins: linked.plugins, targets: linked.targets }))
 }
 
 /// The entry signature of a prepared module: shapes with their entry layouts, names for

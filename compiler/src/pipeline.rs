@@ -1,6 +1,7 @@
 //! The compilation pipeline: HLO passes, lowering to LLVM, optimization and object code.
 
 use crate::backend::library_program::{entry_calls, kernel_calls, Call};
+use crate::backend::optimization::{optimization_for, Optimization};
 use crate::backend::target::{emit_object, optimize, TargetOptions};
 use crate::codegen::context::Codegen;
 use crate::codegen::function::{KernelInfo, ModuleLowering};
@@ -215,9 +216,8 @@ impl std::fmt::Display for CompileStats {
         match self.source {
             CodeSource::Compiled => {}
             CodeSource::MemoryCache => return write!(f, "the client's cached executable"),
-            CodeSource::DiskCache => {
-                return write!(f, "from the compilation cache: passes {:.1} ms, loading {:.1} ms", ms(self.prepare), ms(self.load))
-            }
+            // A hit runs no HLO pass (the entry records the prepared module's signature).
+            CodeSource::DiskCache => return write!(f, "from the compilation cache, no passes run: loading {:.1} ms", ms(self.load)),
             CodeSource::RuntimeCalls => {
                 return write!(
                     f,
@@ -257,8 +257,10 @@ pub fn compile_to(module: &Module, entry_name: &str, options: &CompileOptions, o
     let machine = options.target.machine(for_jit)?;
     let context = Context::create();
     let cg = codegen_for(&context, &module.name, options, &machine);
-    lower_planned(&cg, module, &LoweringPlan::new(module, entry_name)?, options.dump.as_ref())?;
-    finish(&cg, &machine, output, options.dump.as_ref(), &mut CompileStats::default())
+    let plan = LoweringPlan::new(module, entry_name)?;
+    lower_planned(&cg, module, &plan, options.dump.as_ref())?;
+    let optimization = optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true);
+    finish(&cg, &machine, optimization, output, options.dump.as_ref(), &mut CompileStats::default())
 }
 
 fn codegen_for<'ctx>(context: &'ctx Context, name: &str, options: &CompileOptions, machine: &TargetMachine) -> Codegen<'ctx> {
@@ -277,13 +279,20 @@ fn codegen_for<'ctx>(context: &'ctx Context, name: &str, options: &CompileOption
 const DUMP_IR_VARIABLE: &str = "HLOJIT_DUMP_IR";
 
 /// Optimizes the module and emits it, timing both.
-fn finish(cg: &Codegen, machine: &TargetMachine, output: OutputKind, dump: Option<&DumpOptions>, stats: &mut CompileStats) -> Result<Vec<u8>> {
+fn finish(
+    cg: &Codegen,
+    machine: &TargetMachine,
+    optimization: Optimization,
+    output: OutputKind,
+    dump: Option<&DumpOptions>,
+    stats: &mut CompileStats,
+) -> Result<Vec<u8>> {
     let stem = crate::dump::file_name(&cg.module.get_name().to_string_lossy());
     if let Some(d) = dump {
         crate::dump::write(d, &format!("{stem}.ir-unoptimized.ll"), cg.module.print_to_string().to_bytes())?;
     }
     let t = Instant::now();
-    optimize(&cg.module, machine)?;
+    optimize(&cg.module, machine, optimization)?;
     stats.optimize += t.elapsed();
     if let Ok(path) = std::env::var(DUMP_IR_VARIABLE) {
         let _ = cg.module.print_to_file(path);
@@ -356,7 +365,8 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
         let cg = codegen_for(&context, &module.name, options, &machine);
         lower_planned(&cg, module, &plan, options.dump.as_ref())?;
         stats.lower = start.elapsed();
-        let object = finish(&cg, &machine, OutputKind::Object, options.dump.as_ref(), &mut stats)?;
+        let optimization = optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true);
+        let object = finish(&cg, &machine, optimization, OutputKind::Object, options.dump.as_ref(), &mut stats)?;
         return Ok((vec![object], stats));
     }
     // Largest kernels first, each to the least loaded partition.
@@ -396,7 +406,8 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
     ModuleLowering::new(&cg, module, &plan, &kernels).lower_all()?;
     verify(&cg)?;
     stats.lower += t.elapsed();
-    objects.push(finish(&cg, &machine, OutputKind::Object, options.dump.as_ref(), &mut stats)?);
+    let optimization = optimization_for(module, &plan, &[], true);
+    objects.push(finish(&cg, &machine, optimization, OutputKind::Object, options.dump.as_ref(), &mut stats)?);
     Ok((objects, stats))
 }
 
@@ -419,7 +430,7 @@ fn compile_partition(
     let infos = emit_kernels(&cg, module, plan, jobs, true)?;
     verify(&cg)?;
     stats.lower = t.elapsed();
-    let object = finish(&cg, &machine, OutputKind::Object, options.dump.as_ref(), &mut stats)?;
+    let object = finish(&cg, &machine, optimization_for(module, plan, jobs, false), OutputKind::Object, options.dump.as_ref(), &mut stats)?;
     Ok((object, infos, stats))
 }
 

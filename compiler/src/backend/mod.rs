@@ -3,4 +3,5 @@
 pub mod aot;
 pub mod jit;
 pub mod library_program;
+pub mod optimization;
 pub mod target;

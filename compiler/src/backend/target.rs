@@ -6,6 +6,7 @@ use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple};
 use inkwell::OptimizationLevel;
 use std::sync::{Mutex, Once, OnceLock};
+use super::optimization::Optimization;
 
 /// Target selection and optimization settings.
 ///
@@ -253,19 +254,29 @@ pub fn allow_fp_contraction(module: &inkwell::module::Module) {
     }
 }
 
+/// Names an LLVM pass pipeline (`opt -passes=` syntax) to run instead of hlojit's own: a
+/// knob for experiments, like `HLOJIT_DUMP_IR`; compilations with it are not cached.
+pub const PASSES_VARIABLE: &str = "HLOJIT_LLVM_PASSES";
+
 /// Runs LLVM's optimization pipeline on a module.
-pub fn optimize(module: &inkwell::module::Module, machine: &TargetMachine) -> Result<()> {
+pub fn optimize(module: &inkwell::module::Module, machine: &TargetMachine, optimization: Optimization) -> Result<()> {
     allow_fp_contraction(module);
+    let name = module.get_context().metadata_string(optimization.name());
+    let node = module.get_context().metadata_node(&[name.into()]);
+    module
+        .add_global_metadata("hlojit.optimization", &node)
+        .map_err(|e| Error::Llvm(format!("cannot name the optimization: {e}")))?;
     let options = PassBuilderOptions::create();
     options.set_loop_vectorization(true);
     options.set_loop_slp_vectorization(true);
     options.set_loop_unrolling(false);
+    // For measuring other pipelines (compile time against run time) without rebuilding.
+    let passes = std::env::var(PASSES_VARIABLE).unwrap_or_else(|_| optimization.passes().into());
     module
-        .run_passes("default<O3>", machine, options)
+        .run_passes(&passes, machine, options)
         .map_err(|e| Error::Llvm(format!("optimization failed: {e}")))
 }
 
-/// Compiles a module to an object file in memory.
 pub fn emit_object(module: &inkwell::module::Module, machine: &TargetMachine, file_type: FileType) -> Result<Vec<u8>> {
     let buffer = machine
         .write_to_memory_buffer(module, file_type)

@@ -1,5 +1,6 @@
 //! The on-disk cache: one file per executable, `DIR/<fingerprint hash>.hlojit`, holding the
-//! full key and the object files the JIT loads. Entries are written to a temporary file in the
+//! full key, the executable's record (signature and custom-call targets, see [`super::meta`])
+//! and the object files the JIT loads. Entries are written to a temporary file in the
 //! same directory and renamed into place, so concurrent readers and writers (threads or
 //! processes) see a whole entry or none; two writers of one key both write valid entries and
 //! the last rename wins. An entry that is truncated or damaged fails its checksum and is
@@ -11,8 +12,18 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-const MAGIC: &[u8; 8] = b"HLOJITX1";
+// X2: entries hold the executable's record, so that a hit runs no HLO passes.
+const MAGIC: &[u8; 8] = b"HLOJITX2";
 const EXTENSION: &str = "hlojit";
+
+/// What an entry holds besides its key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The executable's record ([`super::meta::EntryMeta`], encoded).
+    pub meta: Vec<u8>,
+    /// The object files, loaded into the JIT in order.
+    pub objects: Vec<Vec<u8>>,
+}
 
 /// A cache directory (created on first store).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,8 +34,8 @@ pub struct DiskCache {
 /// What a lookup found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Lookup {
-    /// The entry's object files.
-    Hit(Vec<Vec<u8>>),
+    /// The entry.
+    Hit(Entry),
     /// No entry for this key.
     Miss,
     /// An entry that cannot be used, and why (the caller warns and compiles).
@@ -51,7 +62,7 @@ impl DiskCache {
         self.dir.join(format!("{}.{EXTENSION}", key.hex()))
     }
 
-    /// The object files stored for `key`.
+    /// The entry stored for `key`.
     pub fn load(&self, key: &Fingerprint) -> Lookup {
         let path = self.path(key);
         if !self.dir.is_dir() {
@@ -63,14 +74,14 @@ impl DiskCache {
             Err(e) => return Lookup::Corrupt(format!("{}: {e}", path.display())),
         };
         match decode(&bytes, key) {
-            Ok(Some(objects)) => Lookup::Hit(objects),
+            Ok(Some(entry)) => Lookup::Hit(entry),
             Ok(None) => Lookup::Miss,
             Err(why) => Lookup::Corrupt(format!("{}: {why}", path.display())),
         }
     }
 
-    /// Stores `objects` under `key`: written to a temporary file, then renamed into place.
-    pub fn store(&self, key: &Fingerprint, objects: &[Vec<u8>]) -> std::io::Result<()> {
+    /// Stores `entry` under `key`: written to a temporary file, then renamed into place.
+    pub fn store(&self, key: &Fingerprint, entry: &Entry) -> std::io::Result<()> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         std::fs::create_dir_all(&self.dir)?;
         let tmp = self.dir.join(format!(
@@ -82,7 +93,7 @@ impl DiskCache {
         let result = (|| {
             let mut file = std::fs::File::create(&tmp)?;
             // No fsync: an entry a crash cuts short fails its checksum and is replaced.
-            file.write_all(&encode(key, objects))?;
+            file.write_all(&encode(key, entry))?;
             drop(file);
             std::fs::rename(&tmp, self.path(key))
         })();
@@ -93,11 +104,12 @@ impl DiskCache {
     }
 }
 
-fn encode(key: &Fingerprint, objects: &[Vec<u8>]) -> Vec<u8> {
-    let size = 64 + key.header.len() + key.module.len() + objects.iter().map(|o| o.len() + 8).sum::<usize>();
+fn encode(key: &Fingerprint, entry: &Entry) -> Vec<u8> {
+    let objects = &entry.objects;
+    let size = 64 + key.header.len() + key.module.len() + entry.meta.len() + objects.iter().map(|o| o.len() + 8).sum::<usize>();
     let mut out = Vec::with_capacity(size);
     out.extend_from_slice(MAGIC);
-    for part in [key.header.as_bytes(), key.module.as_bytes()] {
+    for part in [key.header.as_bytes(), key.module.as_bytes(), &entry.meta] {
         out.extend_from_slice(&(part.len() as u64).to_le_bytes());
         out.extend_from_slice(part);
     }
@@ -111,8 +123,8 @@ fn encode(key: &Fingerprint, objects: &[Vec<u8>]) -> Vec<u8> {
     out
 }
 
-/// The objects of an entry for `key`; `None` when the entry is whole but for another key.
-fn decode(bytes: &[u8], key: &Fingerprint) -> Result<Option<Vec<Vec<u8>>>, String> {
+/// The entry for `key` in `bytes`; `None` when the entry is whole but for another key.
+fn decode(bytes: &[u8], key: &Fingerprint) -> Result<Option<Entry>, String> {
     if bytes.len() < MAGIC.len() + 8 || &bytes[..MAGIC.len()] != MAGIC {
         return Err("not a cache entry of this hlojit version".into());
     }
@@ -126,6 +138,7 @@ fn decode(bytes: &[u8], key: &Fingerprint) -> Result<Option<Vec<Vec<u8>>>, Strin
     if header != key.header.as_bytes() || module != key.module.as_bytes() {
         return Ok(None);
     }
+    let meta = r.chunk()?.to_vec();
     let count = r.u64()?;
     let mut objects = Vec::new();
     for _ in 0..count {
@@ -134,23 +147,46 @@ fn decode(bytes: &[u8], key: &Fingerprint) -> Result<Option<Vec<Vec<u8>>>, Strin
     if r.at != body.len() || objects.is_empty() {
         return Err("malformed entry".into());
     }
-    Ok(Some(objects))
+    Ok(Some(Entry { meta, objects }))
 }
 
-struct Reader<'a> {
+/// Reads length-prefixed fields; every read past the end is an error, never a panic.
+pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn u64(&mut self) -> Result<u64, String> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Reader<'a> {
+        Reader { bytes, at: 0 }
+    }
+
+    pub(crate) fn at_end(&self) -> bool {
+        self.at == self.bytes.len()
+    }
+
+    pub(crate) fn usize(&mut self) -> Result<usize, String> {
+        usize::try_from(self.u64()?).map_err(|_| "malformed entry".into())
+    }
+
+    /// A count of items that follow, each at least 8 bytes long: bounded by what is left,
+    /// so a damaged count never asks for a huge allocation.
+    pub(crate) fn count(&mut self) -> Result<usize, String> {
+        let n = self.usize()?;
+        if n > (self.bytes.len() - self.at) / 8 {
+            return Err("malformed entry".into());
+        }
+        Ok(n)
+    }
+
+    pub(crate) fn u64(&mut self) -> Result<u64, String> {
         let end = self.at.checked_add(8).filter(|&e| e <= self.bytes.len()).ok_or("malformed entry")?;
         let v = u64::from_le_bytes(self.bytes[self.at..end].try_into().expect("8 bytes"));
         self.at = end;
         Ok(v)
     }
 
-    fn chunk(&mut self) -> Result<&'a [u8], String> {
+    pub(crate) fn chunk(&mut self) -> Result<&'a [u8], String> {
         let len = usize::try_from(self.u64()?).map_err(|_| "malformed entry")?;
         let end = self.at.checked_add(len).filter(|&e| e <= self.bytes.len()).ok_or("malformed entry")?;
         let chunk = &self.bytes[self.at..end];
@@ -180,15 +216,19 @@ mod tests {
         Fingerprint { header, module: module.into(), hash }
     }
 
+    fn entry(meta: &[u8], objects: Vec<Vec<u8>>) -> Entry {
+        Entry { meta: meta.to_vec(), objects }
+    }
+
     #[test]
     fn store_then_load_is_a_hit_and_another_key_a_miss() {
         let dir = tempfile::tempdir().unwrap();
         let cache = DiskCache::new(dir.path().join("nested/cache"));
         let k = key("HloModule a");
         assert_eq!(cache.load(&k), Lookup::Miss);
-        let objects = vec![b"object one".to_vec(), vec![0u8, 1, 2, 255]];
-        cache.store(&k, &objects).unwrap();
-        assert_eq!(cache.load(&k), Lookup::Hit(objects));
+        let stored = entry(b"record", vec![b"object one".to_vec(), vec![0u8, 1, 2, 255]]);
+        cache.store(&k, &stored).unwrap();
+        assert_eq!(cache.load(&k), Lookup::Hit(stored));
         assert_eq!(cache.load(&key("HloModule b")), Lookup::Miss);
         // No temporary files are left behind.
         let names: Vec<_> = std::fs::read_dir(cache.dir()).unwrap().map(|e| e.unwrap().file_name()).collect();
@@ -202,7 +242,7 @@ mod tests {
         let k = key("HloModule a");
         let mut other = key("HloModule other");
         other.hash = k.hash; // a collision
-        cache.store(&other, &[b"x".to_vec()]).unwrap();
+        cache.store(&other, &entry(b"", vec![b"x".to_vec()])).unwrap();
         assert_eq!(cache.load(&k), Lookup::Miss);
     }
 
@@ -211,7 +251,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cache = DiskCache::new(dir.path());
         let k = key("HloModule a");
-        cache.store(&k, &[vec![7u8; 1000]]).unwrap();
+        cache.store(&k, &entry(b"r", vec![vec![7u8; 1000]])).unwrap();
         let path = cache.path(&k);
         let good = std::fs::read(&path).unwrap();
         let mut flipped = good.clone();
@@ -228,8 +268,8 @@ mod tests {
         std::fs::write(&path, &forged).unwrap();
         assert_eq!(cache.load(&k), Lookup::Corrupt(format!("{}: malformed entry", path.display())));
         // The next store replaces the damaged entry.
-        cache.store(&k, &[b"fresh".to_vec()]).unwrap();
-        assert_eq!(cache.load(&k), Lookup::Hit(vec![b"fresh".to_vec()]));
+        cache.store(&k, &entry(b"r", vec![b"fresh".to_vec()])).unwrap();
+        assert_eq!(cache.load(&k), Lookup::Hit(entry(b"r", vec![b"fresh".to_vec()])));
     }
 
     #[test]
@@ -243,10 +283,11 @@ mod tests {
                 s.spawn(move || {
                     for i in 0..50u8 {
                         // Every writer's entry is valid: a reader gets one of them whole.
-                        cache.store(k, &[vec![t; 4096 + i as usize]]).unwrap();
+                        cache.store(k, &entry(&[t], vec![vec![t; 4096 + i as usize]])).unwrap();
                         match cache.load(k) {
-                            Lookup::Hit(objects) => {
-                                let o = &objects[0];
+                            Lookup::Hit(e) => {
+                                let o = &e.objects[0];
+                                assert_eq!(e.meta, [o[0]]);
                                 assert!(o.len() >= 4096 && o.iter().all(|&b| b == o[0]));
                             }
                             other => panic!("{other:?}"),

@@ -1,10 +1,12 @@
 //! What identifies a compiled executable: the module's canonical text (the printer's output,
 //! so spacing, comments and instruction ids of the input do not matter), the machine code is
-//! for (triple, CPU and feature string, the host's resolved) and the compiler that generated it
-//! (crate version and a hash of its sources, see `build.rs`).
+//! for (triple, CPU and feature string, the host's resolved), the options that change the code
+//! (profiling timers) and the compiler that generated it (crate version and a hash of its
+//! sources, see `build.rs`). The module is taken as given, before any pass: a hit skips them.
 
 use crate::backend::target::TargetOptions;
 use crate::error::Result;
+use crate::pipeline::CompileOptions;
 use crate::hlo::Module;
 use inkwell::targets::TargetMachine;
 use std::sync::OnceLock;
@@ -26,12 +28,17 @@ pub struct Fingerprint {
 }
 
 impl Fingerprint {
-    /// The key of `module` compiled for `target`.
-    pub fn of(module: &Module, target: &TargetOptions) -> Result<Fingerprint> {
-        let (triple, cpu, features) = resolved_target(target);
+    /// The key of `module` compiled with `options`.
+    pub fn of(module: &Module, options: &CompileOptions) -> Result<Fingerprint> {
+        let (triple, cpu, features) = resolved_target(&options.target);
         let mut header = format!("compiler: {}\ntriple: {triple}\ncpu: {cpu}\nfeatures: {features}\n", compiler_build());
         if crate::codegen::emitters::generated_gemm_forced() {
             header.push_str("gemm: generated\n");
+        }
+        // Custom-call targets are not part of the key: they are resolved by name on load.
+        // Parallel compilation and pass verification give the same code.
+        if options.profile {
+            header.push_str("profile: timers\n");
         }
         let module = module.to_string();
         let hash = hash128(&[header.as_bytes(), module.as_bytes()]);
@@ -95,19 +102,25 @@ mod tests {
     fn spacing_of_the_input_does_not_change_the_key() {
         let a = parse_module(M).unwrap();
         let b = parse_module("HloModule m\n\nENTRY   e {  x = f32[4] parameter(0)\n ROOT y = f32[4] negate(x) }").unwrap();
-        let t = TargetOptions::default();
-        assert_eq!(Fingerprint::of(&a, &t).unwrap(), Fingerprint::of(&b, &t).unwrap());
+        let o = CompileOptions::default();
+        assert_eq!(Fingerprint::of(&a, &o).unwrap(), Fingerprint::of(&b, &o).unwrap());
     }
 
     #[test]
     fn module_and_target_change_the_key() {
         let a = parse_module(M).unwrap();
         let b = parse_module(&M.replace("negate", "abs")).unwrap();
-        let host = TargetOptions::default();
-        let haswell = TargetOptions { cpu: Some("haswell".into()), features: Some("+avx2".into()), ..TargetOptions::default() };
+        let host = CompileOptions::default();
+        let haswell = CompileOptions {
+            target: TargetOptions { cpu: Some("haswell".into()), features: Some("+avx2".into()), ..TargetOptions::default() },
+            ..CompileOptions::default()
+        };
         let ka = Fingerprint::of(&a, &host).unwrap();
         assert_ne!(ka.hash, Fingerprint::of(&b, &host).unwrap().hash);
         assert_ne!(ka.hash, Fingerprint::of(&a, &haswell).unwrap().hash);
+        // Profiling timers are other code; compiling on one thread is the same code.
+        assert_ne!(ka.hash, Fingerprint::of(&a, &CompileOptions { profile: true, ..host.clone() }).unwrap().hash);
+        assert_eq!(ka.hash, Fingerprint::of(&a, &CompileOptions { parallel_compile: false, ..host.clone() }).unwrap().hash);
         assert!(ka.header.contains(env!("CARGO_PKG_VERSION")));
     }
 

@@ -84,9 +84,16 @@ fn rewrite_to(comp: &mut Computation, id: InstrId) -> Option<InstrId> {
     if a_op != Opcode::Constant && matches!(b_op, Opcode::Constant | Opcode::Broadcast) {
         let divisor = if b_op == Opcode::Constant { b } else { b_operands[0] };
         let divisor_shape = shape_of(comp, divisor);
-        let ones = ones_like(&divisor_shape)?;
-        let one = add(comp, Opcode::Constant, divisor_shape.clone(), vec![]);
+        // A scalar 1 broadcast to the divisor's shape, as XLA's MakeScalarLike builds it: a
+        // materialized array of ones would be a constant of the divisor's size in the code.
+        let scalar_shape = Shape::scalar(ty);
+        let ones = ones_like(&scalar_shape)?;
+        let mut one = add(comp, Opcode::Constant, scalar_shape, vec![]);
         comp.get_mut(one).attrs.literal = Some(Literal::Array(ones));
+        if divisor_shape.as_array().is_some_and(|a| !a.dims.is_empty()) {
+            one = add(comp, Opcode::Broadcast, divisor_shape.clone(), vec![one]);
+            comp.get_mut(one).attrs.dimensions = Some(Vec::new());
+        }
         let reciprocal = add(comp, Opcode::Divide, divisor_shape, vec![one, divisor]);
         let factor = if b_op == Opcode::Constant {
             reciprocal
