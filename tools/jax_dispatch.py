@@ -4,7 +4,8 @@
   jax_dispatch.py trivial [--calls N]
       per-call time of a trivial jitted function (x + 1 on an f32 scalar already on the device),
       on XLA:CPU and on hlojit in one process: synchronous (each result awaited) and
-      asynchronous (N calls queued, the last awaited), best of 7 rounds as timeit reports it.
+      asynchronous (N calls queued, the last awaited); the platforms alternate for R rounds
+      (--rounds) and each prints the median, min and max over the rounds.
   jax_dispatch.py workloads --hlojit BIN [--root DIR] [--runs N] [NAME...]
       each perf workload's module.stablehlo.mlir compiled and executed through JAX's PJRT client
       on hlojit (compile_and_load + execute_sharded: the calls jax.jit makes for a compiled
@@ -46,20 +47,29 @@ from jax._src.lib import xla_client  # noqa: E402
 
 def trivial(args):
     f = jax.jit(lambda v: v + 1)
-    print(f"{'platform':10} {'sync us/call':>14} {'async us/call':>14}")
-    for platform in ("cpu", "hlojit"):
-        x = jax.device_put(np.float32(1), jax.devices(platform)[0])
+    xs = {p: jax.device_put(np.float32(1), jax.devices(p)[0]) for p in ("cpu", "hlojit")}
+
+    def queued(x):
+        y = x
+        for _ in range(args.calls):
+            y = f(x)
+        y.block_until_ready()
+
+    # The platforms take turns round after round, so that load on a shared machine hits both
+    # alike; each round's time is the best of 3 batches of N calls.
+    sync = {p: [] for p in xs}
+    asyn = {p: [] for p in xs}
+    for x in xs.values():
         f(x).block_until_ready()
-        sync = min(timeit.repeat(lambda: f(x).block_until_ready(), number=args.calls, repeat=7)) / args.calls
-
-        def queued():
-            y = x
-            for _ in range(args.calls):
-                y = f(x)
-            y.block_until_ready()
-
-        asyn = min(timeit.repeat(queued, number=1, repeat=7)) / args.calls
-        print(f"{platform:10} {sync * 1e6:14.2f} {asyn * 1e6:14.2f}", flush=True)
+    for _ in range(args.rounds):
+        for p, x in xs.items():
+            sync[p].append(min(timeit.repeat(lambda: f(x).block_until_ready(), number=args.calls, repeat=3)) / args.calls * 1e6)
+            asyn[p].append(min(timeit.repeat(lambda: queued(x), number=1, repeat=3)) / args.calls * 1e6)
+    print(f"us/call over {args.rounds} rounds: median [min, max]")
+    print(f"{'platform':10} {'awaited each call':>26} {'calls queued':>26}")
+    for p in xs:
+        cells = [f"{statistics.median(t):.2f} [{min(t):.2f}, {max(t):.2f}]" for t in (sync[p], asyn[p])]
+        print(f"{p:10} {cells[0]:>26} {cells[1]:>26}", flush=True)
 
 
 def load_perf_inputs(root):
@@ -193,7 +203,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="what", required=True)
     t = sub.add_parser("trivial")
-    t.add_argument("--calls", type=int, default=2000)
+    t.add_argument("--calls", type=int, default=500)
+    t.add_argument("--rounds", type=int, default=15)
     w = sub.add_parser("workloads")
     w.add_argument("--hlojit", required=True)
     w.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "../../shared/perf"))
