@@ -217,9 +217,11 @@ def write_report(out):
             if xla is None or ours is None:
                 continue
             partial = any(entry.get(p, {}).get("partial") for p in ("cpu", platform))
+            # A run of a -k selection of a file whose XLA run was whole (slow files).
+            selection = entry[platform].get("pytest_args") if entry[platform].get("pytest_args") != entry.get("cpu", {}).get("pytest_args") else None
             passing = [t for t, (o, _) in xla.items() if o == "passed"]
-            if partial:
-                # Compare only the tests both (incomplete) runs got to.
+            if partial or selection:
+                # Compare only the tests both (incomplete or selected) runs got to.
                 passing = [t for t in passing if t in ours]
             lost = {}
             for t in passing:
@@ -229,7 +231,7 @@ def write_report(out):
             entry[f"{platform}_vs_xla"] = {
                 "xla_passing": len(passing), "passing_of_those": len(passing) - len(lost),
                 "percent": round(100.0 * (len(passing) - len(lost)) / max(1, len(passing)), 2),
-                "partial": partial, "not_passing": lost}
+                "partial": partial, "selection": selection, "not_passing": lost}
         report[stem + ".py"] = entry
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(report, f, indent=1, sort_keys=True)
@@ -253,6 +255,8 @@ def write_markdown(report, path):
         if not cmp:
             return ""
         text = f"{cmp['passing_of_those']} of {cmp['xla_passing']} ({cmp['percent']}%)"
+        if cmp.get("selection"):
+            text += f" of those `{' '.join(cmp['selection'])}` selects"
         return text + " of the tests both runs reached" if cmp["partial"] else text
 
     def backends(info):
@@ -273,7 +277,7 @@ def write_markdown(report, path):
             continue
         e = report[test_file]
         runs = [e.get(p) or {} for p in PLATFORMS]
-        args = next((r["pytest_args"] for r in runs if r.get("pytest_args")), None)
+        args = (e.get("cpu") or {}).get("pytest_args")  # (a hlojit run's own selection: in its share)
         sub = f" (`{' '.join(args)}`)" if args else ""
         cases = next((r["generated_cases"] for r in runs if r.get("generated_cases")), None)
         if cases:
