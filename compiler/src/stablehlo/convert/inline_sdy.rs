@@ -112,7 +112,8 @@ impl Inliner<'_> {
             let mut inlined = self.inline(block.ops.clone(), &bound, &inner_prefix)?;
             self.depth -= 1;
             let ret = match inlined.last() {
-                Some(r) if r.name == "func.return" => inlined.pop().map(|r| r.operands).unwrap_or_default(),
+                // (MLIR bytecode brings the terminator back as stablehlo.return.)
+                Some(r) if r.name == "func.return" || r.name == "stablehlo.return" => inlined.pop().map(|r| r.operands).unwrap_or_default(),
                 _ => return Err(ConvertError { loc: op.loc, message: format!("func.call: @{} does not end in func.return", callee(&op).unwrap_or_default()) }),
             };
             let results = op.result_refs();
