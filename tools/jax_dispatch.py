@@ -4,7 +4,8 @@
   jax_dispatch.py trivial [--calls N]
       per-call time of a trivial jitted function (x + 1 on an f32 scalar already on the device),
       on XLA:CPU and on hlojit in one process: synchronous (each result awaited) and
-      asynchronous (N calls queued, the last awaited), best of 7 rounds as timeit reports it.
+      asynchronous (N calls queued, the last awaited); the platforms alternate for R rounds
+      (--rounds) and each prints the median, min and max over the rounds.
   jax_dispatch.py workloads --hlojit BIN [--root DIR] [--runs N] [NAME...]
       each perf workload's module.stablehlo.mlir compiled and executed through JAX's PJRT client
       on hlojit (compile_and_load + execute_sharded: the calls jax.jit makes for a compiled
@@ -17,6 +18,13 @@
       same module through the library in this process (`hlojit.compile`, Executable::run as
       `hlojit bench` times it), taking turns, best of N each: on a loaded machine medians of
       separate runs moved by 20%, the best of interleaved runs far less.
+
+  jax_dispatch.py jit-bench --hlojit BIN [--root DIR] [--rounds R] [--runs N] [NAME...]
+      the same `jax.jit` call on hlojit against `hlojit bench --module module.stablehlo.mlir`
+      (a separate process, as a user runs it) in alternating rounds: each round times N jit
+      calls (their median) and then runs `hlojit bench --runs N` (its median); the ratio of
+      each round's two medians, over R rounds, is printed as median [min, max], so that the
+      spread a loaded machine puts on one comparison is shown next to it.
 
 Needs the hlojit wheel importable (PYTHONPATH=target/python-site after `cargo xtask wheel`).
 """
@@ -39,20 +47,29 @@ from jax._src.lib import xla_client  # noqa: E402
 
 def trivial(args):
     f = jax.jit(lambda v: v + 1)
-    print(f"{'platform':10} {'sync us/call':>14} {'async us/call':>14}")
-    for platform in ("cpu", "hlojit"):
-        x = jax.device_put(np.float32(1), jax.devices(platform)[0])
+    xs = {p: jax.device_put(np.float32(1), jax.devices(p)[0]) for p in ("cpu", "hlojit")}
+
+    def queued(x):
+        y = x
+        for _ in range(args.calls):
+            y = f(x)
+        y.block_until_ready()
+
+    # The platforms take turns round after round, so that load on a shared machine hits both
+    # alike; each round's time is the best of 3 batches of N calls.
+    sync = {p: [] for p in xs}
+    asyn = {p: [] for p in xs}
+    for x in xs.values():
         f(x).block_until_ready()
-        sync = min(timeit.repeat(lambda: f(x).block_until_ready(), number=args.calls, repeat=7)) / args.calls
-
-        def queued():
-            y = x
-            for _ in range(args.calls):
-                y = f(x)
-            y.block_until_ready()
-
-        asyn = min(timeit.repeat(queued, number=1, repeat=7)) / args.calls
-        print(f"{platform:10} {sync * 1e6:14.2f} {asyn * 1e6:14.2f}", flush=True)
+    for _ in range(args.rounds):
+        for p, x in xs.items():
+            sync[p].append(min(timeit.repeat(lambda: f(x).block_until_ready(), number=args.calls, repeat=3)) / args.calls * 1e6)
+            asyn[p].append(min(timeit.repeat(lambda: queued(x), number=1, repeat=3)) / args.calls * 1e6)
+    print(f"us/call over {args.rounds} rounds: median [min, max]")
+    print(f"{'platform':10} {'awaited each call':>26} {'calls queued':>26}")
+    for p in xs:
+        cells = [f"{statistics.median(t):.2f} [{min(t):.2f}, {max(t):.2f}]" for t in (sync[p], asyn[p])]
+        print(f"{p:10} {cells[0]:>26} {cells[1]:>26}", flush=True)
 
 
 def load_perf_inputs(root):
@@ -151,11 +168,43 @@ def jit(args):
         print(f"{name:34} {best[0]:11.3f} {best[1]:11.3f} {best[0] / best[1]:7.3f}  {'yes' if same else 'NO'}", flush=True)
 
 
+def jit_bench(args):
+    ref = load_perf_inputs(args.root)
+    dev = jax.devices("hlojit")[0]
+    print(f"{'workload':34} {'jax.jit ms':>11} {'bench ms':>9} {'ratio median [min, max] of ' + str(args.rounds) + ' rounds':>36}")
+    for name in args.names or sorted(JAX_FUNCTIONS):
+        d = os.path.join(args.root, name)
+        meta = json.load(open(os.path.join(d, "perf.json")))
+        mlir = open(os.path.join(d, "module.stablehlo.mlir")).read()
+        inputs = [jax.device_put(a, dev) for a in ref.make_inputs(meta)]
+        f = jax.jit(JAX_FUNCTIONS[name])
+        if _ops(f.lower(*inputs).as_text()) != _ops(mlir):
+            print(f"{name:34} skipped: jax.jit's lowering is not the workload's program", flush=True)
+            continue
+        for _ in range(2):
+            jax.block_until_ready(f(*inputs))
+        ours, theirs, ratios = [], [], []
+        for _ in range(args.rounds):
+            times = []
+            for _ in range(args.runs):
+                t = time.perf_counter()
+                jax.block_until_ready(f(*inputs))
+                times.append((time.perf_counter() - t) * 1e3)
+            out = subprocess.run([args.hlojit, "bench", "--root", args.root, "--module", "module.stablehlo.mlir",
+                                  "--runs", str(args.runs), "--json", name], capture_output=True, text=True, check=True).stdout
+            ours.append(statistics.median(times))
+            theirs.append(json.loads(out)[0]["run_ms_median"])
+            ratios.append(ours[-1] / theirs[-1])
+        spread = f"{statistics.median(ratios):.3f} [{min(ratios):.3f}, {max(ratios):.3f}]"
+        print(f"{name:34} {statistics.median(ours):11.3f} {statistics.median(theirs):9.3f} {spread:>36}", flush=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="what", required=True)
     t = sub.add_parser("trivial")
-    t.add_argument("--calls", type=int, default=2000)
+    t.add_argument("--calls", type=int, default=500)
+    t.add_argument("--rounds", type=int, default=15)
     w = sub.add_parser("workloads")
     w.add_argument("--hlojit", required=True)
     w.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "../../shared/perf"))
@@ -165,8 +214,14 @@ def main():
     j.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "../../shared/perf"))
     j.add_argument("--runs", type=int, default=10)
     j.add_argument("names", nargs="*")
+    b = sub.add_parser("jit-bench")
+    b.add_argument("--hlojit", required=True)
+    b.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "../../shared/perf"))
+    b.add_argument("--rounds", type=int, default=9)
+    b.add_argument("--runs", type=int, default=10)
+    b.add_argument("names", nargs="*")
     args = p.parse_args()
-    {"trivial": trivial, "workloads": workloads, "jit": jit}[args.what](args)
+    {"trivial": trivial, "workloads": workloads, "jit": jit, "jit-bench": jit_bench}[args.what](args)
 
 
 if __name__ == "__main__":

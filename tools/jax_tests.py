@@ -1,16 +1,27 @@
 #!/usr/bin/env python3
 """JAX's own test files on hlojit (the PJRT plugin) and on XLA:CPU, file by file.
 
-  jax_tests.py --tests-dir DIR --out OUT [--site SITE] [FILE.py ...] [-- PYTEST_ARGS...]
+  jax_tests.py --tests-dir DIR --out OUT [--site SITE] [--platforms P,...] [FILE.py ...] [-- PYTEST_ARGS...]
 
-Runs each test file twice with pytest: JAX_PLATFORMS=cpu (XLA) and JAX_PLATFORMS=hlojit (the
-plugin, found through the `jax_plugins` entry point of the wheel installed in SITE, which goes
-first on PYTHONPATH for both runs so that they see the same packages). Per file and platform it
-keeps pytest's JUnit XML and log in OUT, then writes OUT/report.md and OUT/report.json: passed /
-failed / errors / skipped on each, and every test that passes on XLA:CPU but not on hlojit with
-the first line of its failure. XLA's results are reused when OUT already has them (they do not
-change with hlojit); hlojit's are run again each time. Each run leaves OUT/<file>.<platform>.json
-and the report is rebuilt from all of them, so files and platforms may run separately.
+Runs each test file with pytest once per platform configuration:
+  cpu          JAX_PLATFORMS=cpu          XLA:CPU alone (the reference)
+  hlojit       JAX_PLATFORMS=hlojit,cpu   hlojit the default backend, XLA:CPU beside it, as a real
+                                          installation has the host platform beside an accelerator
+                                          plugin: tests that ask for the backend named `cpu`
+                                          (jax.default_device("cpu"), jax.devices("cpu")) get it
+  hlojit-only  JAX_PLATFORMS=hlojit       hlojit alone; tests that ask for `cpu` fail
+The default is cpu,hlojit. The plugin is found through the `jax_plugins` entry point of the
+wheel installed in SITE, which goes first on PYTHONPATH for every run so that all see the same
+packages. A pytest plugin (tools/pytest_plugins/jax_compile_count.py) counts the programs
+compiled per backend and records the default backend and jtu.device_under_test(): the report
+shows that the suite's programs ran on hlojit and not on the XLA:CPU beside it.
+
+Per file and configuration it keeps pytest's JUnit XML and log in OUT, then writes
+OUT/report.md and OUT/report.json: passed / failed / errors / skipped on each, and every test
+that passes on XLA:CPU but not on hlojit with the first line of its failure. XLA's results are
+reused when OUT already has them (they do not change with hlojit); hlojit's are run again each
+time. Each run leaves OUT/<file>.<platform>.json and the report is rebuilt from all of them, so
+files and platforms may run separately.
 
 A Python crash (a signal, e.g. a segfault in the plugin) loses pytest's XML; the report then
 says so and names the test that was running (the last unfinished line of the -v log).
@@ -41,7 +52,9 @@ DEFAULT_FILES = [
     "api_test.py",
     "pjit_test.py",
 ]
-PLATFORMS = ("cpu", "hlojit")
+# Configuration name -> JAX_PLATFORMS.
+PLATFORMS = {"cpu": "cpu", "hlojit": "hlojit,cpu", "hlojit-only": "hlojit"}
+PLUGIN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pytest_plugins")
 
 
 def run_file(args, test_file, platform, extra):
@@ -54,12 +67,13 @@ def run_file(args, test_file, platform, extra):
         if earlier.get("pytest_args") == extra and earlier.get("generated_cases") == args.generated_cases:
             return xml, log, None, 0.0
     env = dict(os.environ)
-    env["JAX_PLATFORMS"] = platform
+    env["JAX_PLATFORMS"] = PLATFORMS[platform]
+    env["JAX_COMPILE_COUNT_FILE"] = os.path.join(args.out, f"{stem}.{platform}.compiles.json")
     if args.generated_cases:
         env["JAX_NUM_GENERATED_CASES"] = str(args.generated_cases)
-    if args.site:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [args.site, env.get("PYTHONPATH")]))
-    cmd = ["nice", sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", f"--junitxml={xml}",
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [args.site, PLUGIN_DIR, env.get("PYTHONPATH")]))
+    cmd = ["nice", sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "jax_compile_count",
+           f"--junitxml={xml}",
            os.path.join(args.tests_dir, test_file)] + extra
     if os.path.exists(xml):
         os.remove(xml)
@@ -170,7 +184,8 @@ def main():
 
 def write_report(out):
     report = {}
-    names = sorted({n.rsplit(".", 2)[0] for n in os.listdir(out) if n.endswith((".cpu.json", ".hlojit.json", ".cpu.log", ".hlojit.log"))})
+    suffixes = tuple(f".{p}.{kind}" for p in PLATFORMS for kind in ("json", "log"))
+    names = sorted({n.rsplit(".", 2)[0] for n in os.listdir(out) if n.endswith(suffixes)})
     for stem in names:
         entry, results = {}, {}
         for platform in PLATFORMS:
@@ -183,6 +198,9 @@ def write_report(out):
                     entry[platform] = dict(counts(results[platform]), partial=True)
                 continue
             info = json.load(open(run_info))
+            compiles = os.path.join(out, f"{stem}.{platform}.compiles.json")
+            if os.path.exists(compiles):
+                info["backends"] = json.load(open(compiles))
             xml = os.path.join(out, f"{stem}.{platform}.xml")
             if info.get("crashed") == "return code timeout" and os.path.exists(log):
                 # Out of time is not a crash: report what it finished.
@@ -193,23 +211,27 @@ def write_report(out):
                 results[platform] = outcomes(xml)
                 info.update(counts(results[platform]))
             entry[platform] = info
-        partial = any(e.get("partial") for e in entry.values() if isinstance(e, dict))
-        xla, ours = results.get("cpu"), results.get("hlojit")
-        if xla is not None and ours is not None:
+        xla = results.get("cpu")
+        for platform in ("hlojit", "hlojit-only"):
+            ours = results.get(platform)
+            if xla is None or ours is None:
+                continue
+            partial = any(entry.get(p, {}).get("partial") for p in ("cpu", platform))
+            # A run of a -k selection of a file whose XLA run was whole (slow files).
+            selection = entry[platform].get("pytest_args") if entry[platform].get("pytest_args") != entry.get("cpu", {}).get("pytest_args") else None
             passing = [t for t, (o, _) in xla.items() if o == "passed"]
-            if partial:
-                # Compare only the tests both (incomplete) runs got to.
+            if partial or selection:
+                # Compare only the tests both (incomplete or selected) runs got to.
                 passing = [t for t in passing if t in ours]
-                entry["partial"] = True
             lost = {}
             for t in passing:
                 outcome, message = ours.get(t, ("missing", ""))
                 if outcome != "passed":
                     lost[t] = f"{outcome}: {message}"
-            entry["xla_passing"] = len(passing)
-            entry["hlojit_passing_of_those"] = len(passing) - len(lost)
-            entry["percent"] = round(100.0 * (len(passing) - len(lost)) / max(1, len(passing)), 2)
-            entry["not_passing_on_hlojit"] = lost
+            entry[f"{platform}_vs_xla"] = {
+                "xla_passing": len(passing), "passing_of_those": len(passing) - len(lost),
+                "percent": round(100.0 * (len(passing) - len(lost)) / max(1, len(passing)), 2),
+                "partial": partial, "selection": selection, "not_passing": lost}
         report[stem + ".py"] = entry
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(report, f, indent=1, sort_keys=True)
@@ -229,26 +251,48 @@ def write_markdown(report, path):
             return f"{info['passed']} / {info['failed']} / {info['errors']} ({info['skipped']} skipped; {why})"
         return f"{info['passed']} / {info['failed']} / {info['errors']} ({info['skipped']} skipped, {info['seconds']} s)"
 
-    lines = ["| file | XLA:CPU passed / failed / errors | hlojit passed / failed / errors | XLA-passing that pass on hlojit |",
-             "| --- | --- | --- | --- |"]
+    def share(cmp):
+        if not cmp:
+            return ""
+        text = f"{cmp['passing_of_those']} of {cmp['xla_passing']} ({cmp['percent']}%)"
+        if cmp.get("selection"):
+            text += f" of those `{' '.join(cmp['selection'])}` selects"
+        return text + " of the tests both runs reached" if cmp["partial"] else text
+
+    def backends(info):
+        b = (info or {}).get("backends")
+        if not b:
+            return ""
+        compiles = ", ".join(f"{k} {v}" for k, v in sorted(b["compiles"].items()))
+        return f"default {b['default_backend']}, DUT `{b['device_under_test']}`; compiles: {compiles}"
+
+    only = any("hlojit-only" in e for e in report.values())
+    head = ["file", "XLA:CPU passed / failed / errors", "hlojit (`hlojit,cpu`) passed / failed / errors",
+            "XLA-passing that pass on hlojit", "programs compiled in the hlojit run"]
+    if only:
+        head += ["hlojit alone (`hlojit`) passed / failed / errors", "XLA-passing that pass on hlojit alone"]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for test_file in DEFAULT_FILES + sorted(set(report) - set(DEFAULT_FILES)):
         if test_file not in report:
             continue
         e = report[test_file]
-        share = f"{e['hlojit_passing_of_those']} of {e['xla_passing']} ({e['percent']}%)" if "percent" in e else ""
-        if e.get("partial"):
-            share += " of the tests both runs reached"
-        args = (e.get("hlojit") or {}).get("pytest_args") or (e.get("cpu") or {}).get("pytest_args")
+        runs = [e.get(p) or {} for p in PLATFORMS]
+        args = (e.get("cpu") or {}).get("pytest_args")  # (a hlojit run's own selection: in its share)
         sub = f" (`{' '.join(args)}`)" if args else ""
-        cases = (e.get("hlojit") or {}).get("generated_cases") or (e.get("cpu") or {}).get("generated_cases")
+        cases = next((r["generated_cases"] for r in runs if r.get("generated_cases")), None)
         if cases:
             sub += f" (JAX_NUM_GENERATED_CASES={cases})"
-        lines.append(f"| {test_file}{sub} | {cell(e.get('cpu'))} | {cell(e.get('hlojit'))} | {share} |")
+        row = [test_file + sub, cell(e.get("cpu")), cell(e.get("hlojit")), share(e.get("hlojit_vs_xla")),
+               backends(e.get("hlojit"))]
+        if only:
+            row += [cell(e.get("hlojit-only")), share(e.get("hlojit-only_vs_xla"))]
+        lines.append("| " + " | ".join(row) + " |")
     for test_file in sorted(report):
-        lost = report[test_file].get("not_passing_on_hlojit") or {}
-        if lost:
-            lines += ["", f"## {test_file}: {len(lost)} XLA-passing tests not passing on hlojit", ""]
-            lines += [f"- `{t}`: {m}" for t, m in sorted(lost.items())]
+        for platform in ("hlojit", "hlojit-only"):
+            lost = (report[test_file].get(f"{platform}_vs_xla") or {}).get("not_passing") or {}
+            if lost:
+                lines += ["", f"## {test_file}: {len(lost)} XLA-passing tests not passing on {platform}", ""]
+                lines += [f"- `{t}`: {m}" for t, m in sorted(lost.items())]
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -20,10 +20,28 @@ def plugin_path():
 
 
 def _host(a):
-    a = np.asarray(a)  # (np.ascontiguousarray would make a scalar one-dimensional)
-    if not a.flags.c_contiguous:
-        a = a.copy(order="C")
-    return a.dtype.name, list(a.shape), memoryview(a.reshape(-1).view(np.uint8))
+    """(dtype name, shape, minor-to-major order, bytes in that order) of an array, without a
+    copy when its elements are densely packed in some order of the dimensions (C order,
+    Fortran order, any transpose of those): hlojit reads them in place when the parameter has
+    that layout. Anything else (steps, broadcast strides, negative strides) is copied to C
+    order first."""
+    a = np.asarray(a)
+    if a.flags.c_contiguous:  # (whatever strides numpy gives its size-1 dimensions)
+        return a.dtype.name, list(a.shape), list(range(a.ndim))[::-1], memoryview(a.reshape(-1).view(np.uint8))
+    # Dimensions from slowest to fastest varying.
+    major_to_minor = sorted(range(a.ndim), key=lambda d: -a.strides[d])
+    physical = a.transpose(major_to_minor)
+    if not physical.flags.c_contiguous or any(s < 0 for s in a.strides):
+        a = np.ascontiguousarray(a)
+        major_to_minor, physical = list(range(a.ndim)), a
+    return a.dtype.name, list(a.shape), major_to_minor[::-1], memoryview(physical.reshape(-1).view(np.uint8))
+
+
+def _array(name, shape, minor_to_major, data):
+    """A numpy view of a result's bytes, laid out as minor_to_major says (no copy)."""
+    major_to_minor = minor_to_major[::-1]
+    physical = np.frombuffer(data, dtype=np.dtype(name)).reshape([shape[d] for d in major_to_minor])
+    return physical.transpose(np.argsort(major_to_minor))
 
 
 class Executable:
@@ -44,7 +62,7 @@ class Executable:
 
     def __call__(self, *args):
         outs = self._inner.run([_host(a) for a in args])
-        arrays = [np.frombuffer(data, dtype=np.dtype(name)).reshape(shape) for name, shape, data in outs]
+        arrays = [_array(*out) for out in outs]
         return arrays[0] if len(arrays) == 1 else tuple(arrays)
 
 

@@ -8,7 +8,7 @@ use hlojit_pjrt as _;
 
 mod targets;
 
-use hlojit::{Argument, ArrayShape, ArrayView, ElementType, HostBuffer};
+use hlojit::{Argument, ArrayShape, ArrayView, ElementType, HostBuffer, Layout};
 use pyo3::buffer::PyBuffer;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -63,7 +63,7 @@ fn dtype_name(t: ElementType) -> &'static str {
 }
 
 /// A result array's storage, lent to numpy without a copy through the buffer protocol
-/// (read only: one flat run of bytes, row-major).
+/// (read only: one flat run of bytes in the physical order of its layout).
 #[pyclass(frozen, module = "hlojit._hlojit")]
 struct Output {
     data: HostBuffer,
@@ -110,15 +110,19 @@ struct Executable {
 
 #[pymethods]
 impl Executable {
-    /// Runs on one device: `args` are (dtype name, shape, C-contiguous bytes) per parameter
-    /// leaf; returns (dtype name, shape, buffer) per result leaf, row-major.
-    fn run<'py>(&self, py: Python<'py>, args: Vec<(String, Vec<i64>, Bound<'py, PyAny>)>) -> PyResult<Vec<(String, Vec<i64>, Bound<'py, Output>)>> {
+    /// Runs on one device: `args` are (dtype name, shape, minor-to-major order, bytes in that
+    /// physical order) per parameter leaf; returns (dtype name, shape, minor-to-major order,
+    /// buffer) per result leaf. An argument laid out as its parameter is read in place, and a
+    /// result handed over without a copy whenever its layout is a plain permutation of the
+    /// dimensions (numpy strides express it); only other layouts are copied.
+    #[allow(clippy::type_complexity)]
+    fn run<'py>(&self, py: Python<'py>, args: Vec<(String, Vec<i64>, Vec<i64>, Bound<'py, PyAny>)>) -> PyResult<Vec<(String, Vec<i64>, Vec<i64>, Bound<'py, Output>)>> {
         let mut buffers = Vec::with_capacity(args.len());
-        for (_, _, data) in &args {
+        for (_, _, _, data) in &args {
             buffers.push(PyBuffer::<u8>::get(data)?);
         }
         let mut views = Vec::with_capacity(args.len());
-        for ((dtype, shape, _), buffer) in args.iter().zip(&buffers) {
+        for ((dtype, dims, minor_to_major, _), buffer) in args.iter().zip(&buffers) {
             if !buffer.is_c_contiguous() {
                 return Err(err("arguments must be C-contiguous byte buffers"));
             }
@@ -126,19 +130,46 @@ impl Executable {
             // `buffers` drops, after the run; nothing writes to it meanwhile (borrowed
             // arguments are read only).
             let bytes = unsafe { std::slice::from_raw_parts(buffer.buf_ptr() as *const u8, buffer.len_bytes()) };
-            let shape = ArrayShape::new(element_type(dtype)?, shape.clone());
+            let shape = ArrayShape::new(element_type(dtype)?, dims.clone()).with_layout(Layout::new(minor_to_major.clone()));
             views.push(ArrayView::from_bytes(&shape, bytes).map_err(err)?);
         }
+        // Arguments whose parameter wants another layout: one copy, in the parameter's layout.
+        // (Ones that do not fit the parameter at all go through as given, for Executable::run
+        // to say what is wrong.)
+        let parameters = self.exe.argument_shapes();
+        let staged: Vec<Option<HostBuffer>> = views
+            .iter()
+            .enumerate()
+            .map(|(j, view)| match parameters.get(j) {
+                Some(p) if p.same_dims_and_type(view.shape()) && p.layout_or_default() != view.shape().layout_or_default() => {
+                    let (want, literal) = (p.layout_or_default(), view.to_literal());
+                    // A literal is row-major: a row-major parameter takes its memory as it is.
+                    if want == Layout::row_major(literal.shape().dims.len()) {
+                        Ok(Some(HostBuffer::from_literal(literal)))
+                    } else {
+                        HostBuffer::from_literal_with_layout(&literal, want).map(Some).map_err(err)
+                    }
+                }
+                _ => Ok(None),
+            })
+            .collect::<PyResult<_>>()?;
+        let arguments: Vec<Argument> = views
+            .into_iter()
+            .zip(&staged)
+            .map(|(view, s)| Argument::Borrowed(s.as_ref().map_or(view, HostBuffer::view)))
+            .collect();
         let exe = &self.exe;
-        let outputs: Vec<HostBuffer> = py
-            .detach(|| exe.run(views.into_iter().map(Argument::Borrowed)))
-            .map_err(err)?;
+        let outputs: Vec<HostBuffer> = py.detach(|| exe.run(arguments)).map_err(err)?;
         drop(buffers);
         outputs
             .into_iter()
             .map(|b| {
-                let b = if b.layout().is_row_major() && b.layout().is_untiled() { b } else { b.relayout(hlojit::Layout::row_major(b.dims().len())).map_err(err)? };
-                Ok((dtype_name(b.element_type()).to_string(), b.dims().to_vec(), Bound::new(py, Output { data: b })?))
+                // numpy strides express a permutation of the dimensions, not tiles or packed
+                // sub-byte elements.
+                let plain = b.layout().is_untiled() && b.layout().element_size_in_bits == 0;
+                let b = if plain { b } else { b.relayout(Layout::row_major(b.dims().len())).map_err(err)? };
+                let minor_to_major = b.layout().minor_to_major.clone();
+                Ok((dtype_name(b.element_type()).to_string(), b.dims().to_vec(), minor_to_major, Bound::new(py, Output { data: b })?))
             })
             .collect()
     }

@@ -83,6 +83,17 @@ def shard_map_1d():
     on_both(run)
 
 
+def shard_map_in_a_nested_jit():
+    # The manual computation lands in a function @main calls, twice.
+    def run(d):
+        mesh = _mesh(d, (4,), ("x",))
+        inner = jax.jit(jax.shard_map(lambda a: jax.lax.psum(a * 2, "x") - a, mesh=mesh, in_specs=P("x"), out_specs=P("x")))
+        outer = jax.jit(lambda a: inner(inner(a)), out_shardings=NamedSharding(mesh, P("x")))
+        return outer(jax.device_put(X, NamedSharding(mesh, P("x"))))
+
+    on_both(run)
+
+
 def shard_map_2d_replicated_output():
     def run(d):
         mesh = _mesh(d, (2, 2), ("x", "y"))
@@ -120,7 +131,7 @@ def refuses_partially_manual_shard_map():
     _expect_refusal(run)
 
 
-CASES = [pmap_psum_axis_index, pmap_collectives, all_to_all_across_dimensions, pmap_grad, shard_map_1d, shard_map_2d_replicated_output,
+CASES = [pmap_psum_axis_index, pmap_collectives, all_to_all_across_dimensions, pmap_grad, shard_map_1d, shard_map_in_a_nested_jit, shard_map_2d_replicated_output,
          refuses_sharded_jit, refuses_partially_manual_shard_map]
 
 if __name__ == "__main__":

@@ -169,3 +169,47 @@ def test_results_are_numpy_views_of_hlojit_memory():
     np.testing.assert_array_equal(y, -x)
     assert not y.flags.writeable and not y.flags.owndata  # lent, not copied
     assert exe.parameters == [("float32", [2, 3])] and exe.results == [("float32", [2, 3])]
+
+
+# x @ w + b with column-major parameters and result, as the entry computation layout says.
+COLUMN_MAJOR_DOT = """HloModule m, entry_computation_layout={(f32[4,3]{0,1}, f32[3,5]{0,1}, f32[4,5]{1,0})->f32[4,5]{0,1}}
+ENTRY e {
+  x = f32[4,3]{0,1} parameter(0)
+  w = f32[3,5]{0,1} parameter(1)
+  b = f32[4,5]{1,0} parameter(2)
+  d = f32[4,5]{0,1} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = f32[4,5]{0,1} add(d, b)
+}"""
+
+
+@pytest.mark.parametrize("order", ["C", "F", "strided"])
+def test_compile_takes_arrays_in_any_layout(order):
+    x, w, b = _f32(4, 3), _f32(3, 5), _f32(4, 5)
+    want = _reference(lambda x, w, b: x @ w + b, (x, w, b))
+    if order == "F":  # the parameters' own layout for x and w, read in place
+        x, w = np.asfortranarray(x), np.asfortranarray(w)
+    elif order == "strided":  # every other column of a wider array: copied
+        x = np.repeat(x, 2, axis=1)[:, ::2]
+        w = np.asfortranarray(np.repeat(w, 2, axis=0))[::2]
+    got = hlojit.compile(COLUMN_MAJOR_DOT)(x, w, b)
+    _close(got, want)
+    # The column-major result is lent to numpy in its layout (Fortran order), not copied.
+    assert got.flags.f_contiguous and not got.flags.c_contiguous and not got.flags.owndata
+
+
+def test_compile_reads_transposed_arrays_in_place_of_permuted_layouts():
+    # A 3-D parameter in layout {0,2,1}: a C-order array transposed to (0,2,1)... and back.
+    text = """HloModule m, entry_computation_layout={(s32[2,3,4]{0,2,1})->s32[2,3,4]{2,1,0}}
+ENTRY e {
+  p = s32[2,3,4]{0,2,1} parameter(0)
+  c = s32[] constant(3)
+  bc = s32[2,3,4]{0,2,1} broadcast(c), dimensions={}
+  ROOT m = s32[2,3,4]{2,1,0} multiply(p, bc)
+}"""
+    exe = hlojit.compile(text)
+    base = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    permuted = np.ascontiguousarray(base.transpose(1, 2, 0)).transpose(2, 0, 1)  # strides in {0,2,1} order
+    assert np.array_equal(permuted, base) and not permuted.flags.c_contiguous
+    for arg in (base, permuted, np.asfortranarray(base)):
+        got = exe(arg)
+        assert got.flags.c_contiguous and np.array_equal(got, base * 3)

@@ -18,6 +18,7 @@ NAMES = [
     "all_to_all_across_dimensions",
     "pmap_grad",
     "shard_map_1d",
+    "shard_map_in_a_nested_jit",
     "shard_map_2d_replicated_output",
     "refuses_sharded_jit",
     "refuses_partially_manual_shard_map",

@@ -34,7 +34,7 @@ fn main() -> ExitCode {
         "jax-tests" => setup().and_then(|_| jax_tests(&rest)),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\n  setup        install what a fresh machine lacks (LLVM 19, jax for the FFI tests), refresh the test corpus\n  demo         compile and run the bundled example modules (an MLP, a GELU chain)\n  test         run the whole test suite, conformance corpus included, and the Python tests (as pytest)\n  bench        run the benchmarks (hlojit vs XLA:CPU on the perf workloads)\n  conformance  run the conformance corpus and print failures\n  jax-suite    JAX's own test files as a differential test against XLA:CPU: jax-suite TESTS_DIR [--parts N] [--collect-only] [TEST.py]...\n  wheel        build the hlojit Python package (python/: hlojit.compile and the PJRT plugin) into target/wheels\n  pytest       build the wheel, install it with the pinned jax into a fresh venv (target/wheel-venv) and run python/tests through JAX\n  jax-tests    JAX's own test files on hlojit (the plugin) and on XLA:CPU, per-file pass counts: jax-tests TESTS_DIR [TEST.py]... [-- PYTEST_ARGS]"
+                "usage: cargo xtask <task>\n\n  setup        install what a fresh machine lacks (LLVM 19, jax for the FFI tests), refresh the test corpus\n  demo         compile and run the bundled example modules (an MLP, a GELU chain)\n  test         run the whole test suite, conformance corpus included, and the Python tests (as pytest)\n  bench        run the benchmarks (hlojit vs XLA:CPU on the perf workloads)\n  conformance  run the conformance corpus and print failures\n  jax-suite    JAX's own test files as a differential test against XLA:CPU: jax-suite TESTS_DIR [--parts N] [--collect-only] [TEST.py]...\n  wheel        build the hlojit Python package (python/: hlojit.compile and the PJRT plugin) into target/wheels\n  pytest       build the wheel, install it with the pinned jax into a fresh venv (target/wheel-venv) and run python/tests through JAX\n  jax-tests    JAX's own test files on hlojit (the plugin; JAX_PLATFORMS=hlojit,cpu) and on XLA:CPU, per-file pass counts: jax-tests TESTS_DIR [--platforms cpu,hlojit,hlojit-only] [TEST.py]... [-- PYTEST_ARGS]"
             );
             return if task == "help" { ExitCode::SUCCESS } else { ExitCode::FAILURE };
         }
@@ -282,8 +282,10 @@ fn python_site() -> Result<PathBuf, String> {
     Ok(site)
 }
 
-/// JAX's own test files with JAX_PLATFORMS=hlojit and JAX_PLATFORMS=cpu (XLA), file by file
-/// (tools/jax_tests.py); the report is target/jax-tests/report.md and report.json.
+/// JAX's own test files with JAX_PLATFORMS=hlojit,cpu (hlojit the default backend, XLA:CPU
+/// beside it as in a real installation) and JAX_PLATFORMS=cpu (XLA), file by file
+/// (tools/jax_tests.py; `--platforms` adds hlojit-only, JAX_PLATFORMS=hlojit); the report is
+/// target/jax-tests/report.md and report.json.
 fn jax_tests(args: &[String]) -> Result<(), String> {
     let Some((tests_dir, rest)) = args.split_first() else {
         return Err("usage: cargo xtask jax-tests TESTS_DIR [TEST_FILE.py]... [-- PYTEST_ARGS] (TESTS_DIR: the tests/ folder of jax at the installed version's tag)".into());

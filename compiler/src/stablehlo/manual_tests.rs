@@ -90,3 +90,21 @@ fn replicated_programs_run_whole_on_every_device() {
     let printed = crate::hlo::text::print_module(&parse_mlir_text(text).unwrap());
     assert_eq!(entry_signature(&printed), ("f32[3]".to_string(), "f32[3]".to_string()), "{printed}");
 }
+
+#[test]
+fn a_shard_map_in_a_nested_function_is_inlined_into_main() {
+    // PMAP's boundary conversions moved into @inner (as a shard_map inside a nested jax.jit
+    // lowers), which @main calls twice; its value names repeat @main's.
+    let (head, rest) = PMAP.split_once("    %0 = stablehlo.custom_call @xla.sdy.GlobalToLocalShape").unwrap();
+    let (boundary, rest) = rest.split_once("    return %3 : tensor<2x4xf32>\n  }\n").unwrap();
+    let nested = format!(
+        "{head}    %0 = call @inner(%arg0) : (tensor<2x4xf32>) -> tensor<2x4xf32>\n    %1 = call @inner(%0) : (tensor<2x4xf32>) -> tensor<2x4xf32>\n    return %1 : tensor<2x4xf32>\n  }}\n  func.func private @inner(%arg0: tensor<2x4xf32>) -> tensor<2x4xf32> {{\n    %0 = stablehlo.custom_call @xla.sdy.GlobalToLocalShape{boundary}    return %2 : tensor<2x4xf32>\n  }}\n{rest}"
+    );
+    let nested = nested.replace("%3 = stablehlo.custom_call @xla.sdy.FuncResultSharding(%2)", "%9 = stablehlo.custom_call @xla.sdy.FuncResultSharding(%2)");
+    let m = parse_mlir_text(&nested).unwrap_or_else(|e| panic!("{e}\n{nested}"));
+    let text = crate::hlo::text::print_module(&m);
+    assert!(!text.contains("custom-call") && !text.contains("GlobalToLocalShape"), "{text}");
+    assert_eq!(entry_signature(&text), ("f32[1,4]".to_string(), "f32[1,4]".to_string()), "{text}");
+    // The body (one computation, called twice) keeps its collective.
+    assert!(text.contains("all-reduce("), "{text}");
+}

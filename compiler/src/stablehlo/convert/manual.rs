@@ -59,13 +59,14 @@ fn is_sdy_call(op: &Op) -> bool {
     op.name == "sdy.manual_computation" || custom_call_target(op).is_some_and(|t| t.starts_with("xla.sdy.") || t == "Sharding")
 }
 
-fn any_sdy_call(ops: &[Op]) -> bool {
+pub(super) fn any_sdy_call(ops: &[Op]) -> bool {
     ops.iter().any(|op| is_sdy_call(op) || op.regions.iter().any(|r| r.blocks.iter().any(|b| any_sdy_call(&b.ops))))
 }
 
 /// Rewrites @main of `module` into the per-device program when it is one (see the module
 /// comment); modules without several partitions or Shardy's boundaries are left as they are.
 pub fn localize(module: &mut MlirModule) -> Result<(), ConvertError> {
+    super::inline_sdy::inline_sdy_callees(module)?;
     let partitions = module.attrs.get("mhlo.num_partitions").and_then(|a| text::ints(a).ok()).and_then(|v| v.first().copied()).unwrap_or(1);
     let main_index = module.ops.iter().position(|op| op.name == "func.func" && str_attr(op, "sym_name").as_deref() == Some("main"));
     let Some(main_index) = main_index else { return Ok(()) };

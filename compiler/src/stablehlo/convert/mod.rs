@@ -10,6 +10,7 @@
 
 mod chlo;
 mod dce;
+mod inline_sdy;
 mod manual;
 mod ops;
 mod shardy;
