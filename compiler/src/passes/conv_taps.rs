@@ -31,9 +31,14 @@
 //!   caller by XLA, and so is a `call`.
 //!
 //! Separately, `ConvolutionGroupConverter` expands feature groups of every type but F16/F32
-//! into one ungrouped convolution with a kernel masked to zero outside each group's block, so
-//! for f64 and complex an infinite or NaN input feature of one group poisons the outputs of
-//! every group (`x x 0`). Measured examples are in tests/filetests/convolution/xla_taps_*.
+//! into one ungrouped convolution, in one of two ways. With one input feature per group
+//! (depthwise) the kernel is broadcast over all input features and masked to zero outside each
+//! group's block, so for f64 and complex an infinite or NaN input feature of one group poisons
+//! the outputs of every group (`x x 0`). With several input features per group the groups
+//! become an extra spatial dimension with base dilation (window size = groups, stride
+//! groups - 1, lhs_dilate = groups; XLA's optimized HLO names it `convolution-base-dilated`),
+//! whose holes the elemental loop nest skips, so the groups stay apart (fuzz program 6000886).
+//! Measured examples are in tests/filetests/conv/xla_taps_*.
 
 use crate::error::Result;
 use crate::hlo::{CompId, ConvDimensionNumbers, ConvTaps, Instruction, Module, Opcode};
@@ -58,8 +63,10 @@ const MAX_TRANSPOSED_MATRIX_BYTES: i64 = 8 << 30;
 pub fn decide(conv: &Instruction, lhs: &[i64], rhs: &[i64], ty: ElementType, home: Home) -> ConvTaps {
     let groups = conv.attrs.feature_group_count.unwrap_or(1);
     let eigen_type = ty.is_float() && ty.byte_size() <= 4;
-    let cross_group_zeros = groups > 1 && !eigen_type && (ty.is_float() || ty.is_complex());
-    let Some(dn) = conv.attrs.conv_dims.as_ref() else { return ConvTaps { multiply_padding: false, cross_group_zeros } };
+    let Some(dn) = conv.attrs.conv_dims.as_ref() else { return ConvTaps { multiply_padding: false, cross_group_zeros: false } };
+    // Only the depthwise expansion (one input feature per group) multiplies by a zero mask.
+    let depthwise = rhs.get(dn.kernel_input_feature as usize) == Some(&1);
+    let cross_group_zeros = groups > 1 && depthwise && !eigen_type && (ty.is_float() || ty.is_complex());
     let window = conv.attrs.window_dims();
     let n = dn.input_spatial.len();
     let out = conv.shape.dims();
