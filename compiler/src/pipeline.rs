@@ -96,6 +96,8 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(dce::Dce)
         .add(while_dead_state::WhileDeadState)
         .add(while_licm::WhileLicm)
+        // After hoisting: what leaves a loop is computed on XLA's main path.
+        .add(small_call_marks::SmallCallMarks)
         .add(while_init_broadcasts::WhileInitBroadcasts)
         .add(while_dead_init::WhileDeadInit)
         // Before layout assignment, which gives the new inner reductions their layouts.

@@ -24,8 +24,8 @@
 //!   kernel by the legacy emitter, which emits convolutions elementally. Any other loop runs
 //!   its body as a thunk sequence, where a convolution takes Eigen as in a conditional branch
 //!   (canonical dimension numbers only). (A loop XLA removes, one whose trip count is known to
-//!   be 1, counts as its caller; a convolution of loop-invariant operands that XLA hoists out
-//!   of the loop is not modelled.)
+//!   be 1, counts as its caller (`runs_once`); a convolution of loop-invariant operands that
+//!   XLA hoists out of the loop is not modelled.)
 //! - A conditional branch is emitted as its own thunk sequence: Eigen when the dimension
 //!   numbers are already canonical. A conditional on a constant index is folded into its
 //!   caller by XLA, and so is a `call`.
@@ -41,7 +41,7 @@
 //! Measured examples are in tests/filetests/conv/xla_taps_*.
 
 use crate::error::Result;
-use crate::hlo::{CompId, ConvDimensionNumbers, ConvTaps, Instruction, Module, Opcode};
+use crate::hlo::{CompId, ConvDimensionNumbers, ConvTaps, InstrId, Instruction, Module, Opcode};
 use hlojit_runtime::ElementType;
 
 /// Where a convolution sits, as far as XLA:CPU's choice of implementation goes.
@@ -120,9 +120,24 @@ fn canonical(dn: &ConvDimensionNumbers, n: usize) -> bool {
         && dn.kernel_output_feature == last
 }
 
+/// Whether while `id` of `c` counts from 0 to 1 (as `while_dead_init` recognizes counted
+/// loops), a loop XLA replaces by its body (measured: an integer power in such a loop of
+/// `s32[8]` gives XLA's main-path result, in the same loop run twice the small-call one).
+fn runs_once(module: &Module, c: CompId, id: InstrId) -> bool {
+    let comp = module.computation(c);
+    let inst = comp.get(id);
+    let (Some(cond), Some(body), Some(&init)) = (inst.while_condition(), inst.while_body(), inst.operands.first()) else {
+        return false;
+    };
+    let init = comp.get(init);
+    init.opcode == Opcode::Tuple
+        && super::while_dead_init::counted_loop(comp, init, module.computation(cond), module.computation(body))
+            .is_some_and(|(_, trips)| trips == 1)
+}
+
 /// Each computation's home, from the entry down (the first home found wins for a computation
 /// reached several ways).
-fn homes(module: &Module) -> Vec<Option<Home>> {
+pub(crate) fn homes(module: &Module) -> Vec<Option<Home>> {
     let mut home = vec![None; module.computations.len()];
     let mut stack = vec![(module.entry, Home::Entry)];
     while let Some((c, h)) = stack.pop() {
@@ -137,6 +152,8 @@ fn homes(module: &Module) -> Vec<Option<Home>> {
             let constant_index = inst.operands.first().is_some_and(|&i| comp.get(i).opcode == Opcode::Constant);
             let callee_home = |callee: CompId| -> Home {
                 match inst.opcode {
+                    // XLA's WhileLoopSimplifier inlines a loop that runs once into its caller.
+                    Opcode::While if runs_once(module, c, id) => h,
                     // Inside a small loop everything is one elemental kernel.
                     Opcode::While if h == Home::Loop || super::small_while::is_small(module, c, id) => Home::Loop,
                     Opcode::While => Home::Branch,
