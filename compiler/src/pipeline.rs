@@ -97,6 +97,9 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(dce::Dce)
         .add(while_dead_state::WhileDeadState)
         .add(while_licm::WhileLicm)
+        // After hoisting: what leaves a loop is computed on XLA's main path. Before the input
+        // projection, which XLA does not do, so loops are judged on the bodies XLA sees.
+        .add(small_call_marks::SmallCallMarks)
         // After licm, which makes scaled weights invariant state elements it needs.
         .add(while_input_projection::WhileInputProjection)
         .add(while_init_broadcasts::WhileInitBroadcasts)

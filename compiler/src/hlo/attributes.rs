@@ -285,7 +285,7 @@ pub struct ConvTaps {
     /// Taps on padding or base-dilation holes contribute `0 x w` (Eigen); else nothing.
     pub multiply_padding: bool,
     /// A grouped convolution computed as one ungrouped convolution whose kernel is zero
-    /// outside each group's block (XLA:CPU's group expansion for f64 and complex): every input
+    /// outside each group's block (XLA:CPU's depthwise group expansion for f64 and complex): every input
     /// feature of the other groups contributes `x x 0`, NaN when `x` is not finite.
     pub cross_group_zeros: bool,
 }
@@ -337,6 +337,10 @@ pub struct Attributes {
     /// `conv-taps` pass from where the convolution sits before calls are inlined (see
     /// `passes::conv_taps`); `None` until that pass ran.
     pub conv_taps: Option<ConvTaps>,
+    /// Not printed: this instruction sits in a while loop that XLA:CPU compiles as one
+    /// small-call kernel with its legacy elemental emitter, whose integer `power` differs
+    /// from the main path (set by `passes::small_call_marks`).
+    pub small_call: bool,
     /// `lhs_batch_dims=`, `lhs_contracting_dims=` ... of dot.
     pub dot_dims: Option<DotDimensionNumbers>,
     /// `operand_precision={default,high}` of dot and convolution.

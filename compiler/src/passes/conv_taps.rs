@@ -24,19 +24,24 @@
 //!   kernel by the legacy emitter, which emits convolutions elementally. Any other loop runs
 //!   its body as a thunk sequence, where a convolution takes Eigen as in a conditional branch
 //!   (canonical dimension numbers only). (A loop XLA removes, one whose trip count is known to
-//!   be 1, counts as its caller; a convolution of loop-invariant operands that XLA hoists out
-//!   of the loop is not modelled.)
+//!   be 1, counts as its caller (`runs_once`); a convolution of loop-invariant operands that
+//!   XLA hoists out of the loop is not modelled.)
 //! - A conditional branch is emitted as its own thunk sequence: Eigen when the dimension
 //!   numbers are already canonical. A conditional on a constant index is folded into its
 //!   caller by XLA, and so is a `call`.
 //!
 //! Separately, `ConvolutionGroupConverter` expands feature groups of every type but F16/F32
-//! into one ungrouped convolution with a kernel masked to zero outside each group's block, so
-//! for f64 and complex an infinite or NaN input feature of one group poisons the outputs of
-//! every group (`x x 0`). Measured examples are in tests/filetests/convolution/xla_taps_*.
+//! into one ungrouped convolution, in one of two ways. With one input feature per group
+//! (depthwise) the kernel is broadcast over all input features and masked to zero outside each
+//! group's block, so for f64 and complex an infinite or NaN input feature of one group poisons
+//! the outputs of every group (`x x 0`). With several input features per group the groups
+//! become an extra spatial dimension with base dilation (window size = groups, stride
+//! groups - 1, lhs_dilate = groups; XLA's optimized HLO names it `convolution-base-dilated`),
+//! whose holes the elemental loop nest skips, so the groups stay apart (fuzz program 6000886).
+//! Measured examples are in tests/filetests/conv/xla_taps_*.
 
 use crate::error::Result;
-use crate::hlo::{CompId, ConvDimensionNumbers, ConvTaps, Instruction, Module, Opcode};
+use crate::hlo::{CompId, ConvDimensionNumbers, ConvTaps, InstrId, Instruction, Module, Opcode};
 use hlojit_runtime::ElementType;
 
 /// Where a convolution sits, as far as XLA:CPU's choice of implementation goes.
@@ -58,8 +63,10 @@ const MAX_TRANSPOSED_MATRIX_BYTES: i64 = 8 << 30;
 pub fn decide(conv: &Instruction, lhs: &[i64], rhs: &[i64], ty: ElementType, home: Home) -> ConvTaps {
     let groups = conv.attrs.feature_group_count.unwrap_or(1);
     let eigen_type = ty.is_float() && ty.byte_size() <= 4;
-    let cross_group_zeros = groups > 1 && !eigen_type && (ty.is_float() || ty.is_complex());
-    let Some(dn) = conv.attrs.conv_dims.as_ref() else { return ConvTaps { multiply_padding: false, cross_group_zeros } };
+    let Some(dn) = conv.attrs.conv_dims.as_ref() else { return ConvTaps { multiply_padding: false, cross_group_zeros: false } };
+    // Only the depthwise expansion (one input feature per group) multiplies by a zero mask.
+    let depthwise = rhs.get(dn.kernel_input_feature as usize) == Some(&1);
+    let cross_group_zeros = groups > 1 && depthwise && !eigen_type && (ty.is_float() || ty.is_complex());
     let window = conv.attrs.window_dims();
     let n = dn.input_spatial.len();
     let out = conv.shape.dims();
@@ -113,9 +120,24 @@ fn canonical(dn: &ConvDimensionNumbers, n: usize) -> bool {
         && dn.kernel_output_feature == last
 }
 
+/// Whether while `id` of `c` counts from 0 to 1 (as `while_dead_init` recognizes counted
+/// loops), a loop XLA replaces by its body (measured: an integer power in such a loop of
+/// `s32[8]` gives XLA's main-path result, in the same loop run twice the small-call one).
+fn runs_once(module: &Module, c: CompId, id: InstrId) -> bool {
+    let comp = module.computation(c);
+    let inst = comp.get(id);
+    let (Some(cond), Some(body), Some(&init)) = (inst.while_condition(), inst.while_body(), inst.operands.first()) else {
+        return false;
+    };
+    let init = comp.get(init);
+    init.opcode == Opcode::Tuple
+        && super::while_dead_init::counted_loop(comp, init, module.computation(cond), module.computation(body))
+            .is_some_and(|(_, trips)| trips == 1)
+}
+
 /// Each computation's home, from the entry down (the first home found wins for a computation
 /// reached several ways).
-fn homes(module: &Module) -> Vec<Option<Home>> {
+pub(crate) fn homes(module: &Module) -> Vec<Option<Home>> {
     let mut home = vec![None; module.computations.len()];
     let mut stack = vec![(module.entry, Home::Entry)];
     while let Some((c, h)) = stack.pop() {
@@ -130,6 +152,8 @@ fn homes(module: &Module) -> Vec<Option<Home>> {
             let constant_index = inst.operands.first().is_some_and(|&i| comp.get(i).opcode == Opcode::Constant);
             let callee_home = |callee: CompId| -> Home {
                 match inst.opcode {
+                    // XLA's WhileLoopSimplifier inlines a loop that runs once into its caller.
+                    Opcode::While if runs_once(module, c, id) => h,
                     // Inside a small loop everything is one elemental kernel.
                     Opcode::While if h == Home::Loop || super::small_while::is_small(module, c, id) => Home::Loop,
                     Opcode::While => Home::Branch,

@@ -27,6 +27,7 @@ pub mod sibling_fusion;
 #[cfg(test)]
 mod test_util;
 pub mod simplify_data_movement;
+pub mod small_call_marks;
 pub mod small_while;
 pub mod topk_sorts;
 pub mod transpose_folding;

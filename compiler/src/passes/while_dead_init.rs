@@ -94,7 +94,7 @@ fn dead_inits(module: &Module, c: CompId, w: InstrId) -> Vec<(usize, InstrId)> {
 
 /// `(counter element, trip count)` when the loop counts from the constant 0 by 1 while
 /// `counter < N`.
-pub(super) fn counted_loop(comp: &Computation, init: &Instruction, cond: &Computation, body: &Computation) -> Option<(usize, i64)> {
+pub(crate) fn counted_loop(comp: &Computation, init: &Instruction, cond: &Computation, body: &Computation) -> Option<(usize, i64)> {
     let root = cond.root_instruction();
     if root.opcode != Opcode::Compare || root.attrs.direction != Some(ComparisonDirection::Lt) {
         return None;

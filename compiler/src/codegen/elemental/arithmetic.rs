@@ -65,6 +65,8 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             let wb = self.float_to_compute(b, t)?;
             let r = self.float_binary(opcode, t, wa, wb)?;
             self.compute_to_float(r, t)?
+        } else if opcode == Opcode::Power && inst.attrs.small_call {
+            self.int_power_small_call(a.into_int_value(), b.into_int_value())?.into()
         } else {
             self.int_binary(opcode, t, a.into_int_value(), b.into_int_value())?
                 .into()
@@ -307,11 +309,38 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
     /// signed (also for unsigned types) gives 1 for base 1, ±1 by parity for base -1 (all
     /// bits set) and 0 otherwise.
     fn int_power(&self, base: IntValue<'ctx>, exp: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+        let (acc, negative_result) = self.int_power_parts(base, exp)?;
+        let cg = self.cg;
+        let one = base.get_type().const_int(1, false);
+        let all_ones = base.get_type().const_all_ones();
+        let zero = base.get_type().const_zero();
+        let is_minus_one = cg.b.build_int_compare(IntPredicate::EQ, base, all_ones, "")?;
+        let odd =
+            cg.b.build_int_compare(IntPredicate::NE, cg.b.build_and(exp, one, "")?, zero, "")?;
+        let minus_one_result = cg.b.build_select(odd, all_ones, one, "")?.into_int_value();
+        let neg_result = cg.b.build_select(is_minus_one, minus_one_result, negative_result, "")?.into_int_value();
+        let negative = cg.b.build_int_compare(IntPredicate::SLT, exp, zero, "")?;
+        Ok(cg.b.build_select(negative, neg_result, acc, "")?.into_int_value())
+    }
+
+    /// Integer power as XLA:CPU's legacy elemental emitter computes it inside a while loop's
+    /// small-call kernel (`passes::small_call_marks`): the same six squaring steps, but a
+    /// negative exponent gives 1 for base 1 and 0 for every other base, -1 included.
+    fn int_power_small_call(&self, base: IntValue<'ctx>, exp: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+        let (acc, negative_result) = self.int_power_parts(base, exp)?;
+        let cg = self.cg;
+        let zero = base.get_type().const_zero();
+        let negative = cg.b.build_int_compare(IntPredicate::SLT, exp, zero, "")?;
+        Ok(cg.b.build_select(negative, negative_result, acc, "")?.into_int_value())
+    }
+
+    /// What both integer powers share: the product over the exponent's low six bits, and the
+    /// result of a negative exponent for any base but -1 (1 for base 1, else 0).
+    fn int_power_parts(&self, base: IntValue<'ctx>, exp: IntValue<'ctx>) -> Result<(IntValue<'ctx>, IntValue<'ctx>)> {
         let cg = self.cg;
         let it = base.get_type();
         let one = it.const_int(1, false);
         let zero = it.const_zero();
-        let all_ones = it.const_all_ones();
         let mut acc = one;
         let mut b = base;
         let mut e = exp;
@@ -325,16 +354,8 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
                 e = cg.b.build_right_shift(e, one, false, "")?;
             }
         }
-        let negative = cg.b.build_int_compare(IntPredicate::SLT, exp, zero, "")?;
         let is_one = cg.b.build_int_compare(IntPredicate::EQ, base, one, "")?;
-        let is_minus_one = cg.b.build_int_compare(IntPredicate::EQ, base, all_ones, "")?;
-        let odd =
-            cg.b.build_int_compare(IntPredicate::NE, cg.b.build_and(exp, one, "")?, zero, "")?;
-        let minus_one_result = cg.b.build_select(odd, all_ones, one, "")?.into_int_value();
-        let neg_result =
-            cg.b.build_select(is_minus_one, minus_one_result, zero, "")?
-                .into_int_value();
-        let neg_result = cg.b.build_select(is_one, one, neg_result, "")?.into_int_value();
-        Ok(cg.b.build_select(negative, neg_result, acc, "")?.into_int_value())
+        let negative_result = cg.b.build_select(is_one, one, zero, "")?.into_int_value();
+        Ok((acc, negative_result))
     }
 }

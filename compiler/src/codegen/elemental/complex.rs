@@ -230,7 +230,10 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         Ok((real, imag))
     }
 
-    /// sin/cos(x + iy) through sinh(y), cosh(y) from exp(y).
+    /// sin/cos(x + iy) through sinh(y), cosh(y) from exp(y), as XLA's elemental emitter
+    /// writes them: cos's imaginary part is sin(x) (e^-y/2 - e^y/2), not -(sin(x) sinh(y)),
+    /// which gives +0 for cos(0 + 0i) (measured on XLA's HLO `cosine`; `jnp.cos` differs, as
+    /// JAX lowers complex cos to real ops itself).
     fn complex_sin_cos(&self, is_sin: bool, x: FV<'ctx>, y: FV<'ctx>) -> Result<Parts<'ctx>> {
         let f = self.f(x.get_type());
         let exp_y = self.float_math_unary(Opcode::Exp, y)?;
@@ -243,7 +246,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         Ok(if is_sin {
             (f.mul(sin_x, cosh_y)?, f.mul(cos_x, sinh_y)?)
         } else {
-            (f.mul(cos_x, cosh_y)?, f.neg(f.mul(sin_x, sinh_y)?)?)
+            (f.mul(cos_x, cosh_y)?, f.mul(sin_x, f.sub(half_exp_neg_y, half_exp_y)?)?)
         })
     }
 

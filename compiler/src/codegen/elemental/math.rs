@@ -31,6 +31,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             }
         }
         match op {
+            Exp if ft == cg.llvm.f64_type() => self.xla_exp_f64(x),
             Exp => intrinsic("llvm.exp"),
             Log => self.xla_log_f64(x),
             Sine => intrinsic("llvm.sin"),

@@ -18,6 +18,7 @@ mod math;
 mod minmax;
 mod reduce;
 mod vmath;
+mod xla_exp;
 mod xla_log;
 
 use super::array::IrArray;

@@ -102,10 +102,16 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             )));
         }
 
-        // Window positions are visited in row-major order of the window (reversed along
-        // `rhs_reversal` dimensions), like XLA's loop nest over the window.
-        let loops: Vec<LoopDim> =
-            (0..dims.len()).filter(|&d| window[d].size != 1).map(|d| LoopDim::full(cg, d, window[d].size)).collect();
+        // Window positions are visited in XLA:CPU's order (reversed along `rhs_reversal`
+        // dimensions): row-major, except that the last padded dimension of window size 2 comes
+        // outermost, as measured for select-and-scatter's reduce-window; a product over a
+        // 1x2x2 window padded in its last dimension gives XLA's bits only in this order (fuzz
+        // program 7001329, 5 of 5 differing elements).
+        let loops: Vec<LoopDim> = crate::codegen::emitters::select_and_scatter::window_order(&window)
+            .into_iter()
+            .filter(|&d| window[d].size != 1)
+            .map(|d| LoopDim::full(cg, d, window[d].size))
+            .collect();
         let zero = vec![cg.const_i64(0); dims.len()];
 
         let reducer = Reducer::new(self.module, reducer_comp, &v.types);

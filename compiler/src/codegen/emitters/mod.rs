@@ -18,7 +18,7 @@ mod reduce;
 mod reduce_window;
 pub mod rng;
 mod scatter;
-mod select_and_scatter;
+pub(crate) mod select_and_scatter;
 mod sort;
 mod sort_key;
 mod staging;
