@@ -42,10 +42,23 @@ pub fn detect(bytes: &[u8]) -> InputKind {
     if bytes.starts_with(b"ML\xEFR") {
         return InputKind::MlirBytecode;
     }
-    let text = std::str::from_utf8(&bytes[..bytes.len().min(4096)]).unwrap_or_else(|e| {
-        std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or("")
+    // Leading comment lines may be longer than the window looked at (file tests keep their
+    // expected values there): skip them first.
+    let mut start = 0;
+    loop {
+        while start < bytes.len() && bytes[start].is_ascii_whitespace() {
+            start += 1;
+        }
+        if !bytes[start..].starts_with(b"//") {
+            break;
+        }
+        start = bytes[start..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |k| start + k + 1);
+    }
+    let window = &bytes[start..bytes.len().min(start + 4096)];
+    let text = std::str::from_utf8(window).unwrap_or_else(|e| {
+        std::str::from_utf8(&window[..e.valid_up_to()]).unwrap_or("")
     });
-    if text.is_empty() && !bytes.is_empty() {
+    if text.is_empty() && !window.is_empty() {
         return InputKind::JaxExport;
     }
     let mut rest = text.trim_start();
