@@ -99,7 +99,8 @@ pub fn run(module: &mut Module) {
 /// `id` becomes a constant, or for a splat a broadcast of a new scalar constant.
 fn replace(comp: &mut Computation, id: InstrId, value: Value<'static>, names: &mut HashSet<String>) {
     let literal = match value {
-        Value::Splat(scalar, dims) if !dims.is_empty() => {
+        // XLA's exporter writes a splat of more than one element as a broadcast scalar.
+        Value::Splat(scalar, dims) if dims.iter().product::<i64>() > 1 => {
             let name = unique_name(names, &format!("{}.splat", comp.get(id).name));
             let mut c = Instruction::new(name, Opcode::Constant, Shape::scalar(scalar.element_type()), Vec::new());
             c.attrs.literal = Some(Literal::Array(scalar));
@@ -111,7 +112,10 @@ fn replace(comp: &mut Computation, id: InstrId, value: Value<'static>, names: &m
             inst.attrs = Attributes { dimensions: Some(Vec::new()), ..Attributes::default() };
             return;
         }
-        Value::Splat(scalar, _) => scalar,
+        splat @ Value::Splat(..) => match splat.full() {
+            Some(a) => a.into_owned(),
+            None => return,
+        },
         Value::Full(a) => a.into_owned(),
     };
     let inst = comp.get_mut(id);
