@@ -33,6 +33,9 @@
 //!
 //! A directive may continue on the following comment lines while its braces are open.
 //!
+//! A `.mlir` file holds a StableHLO module (MLIR text) instead, with the same directives: it
+//! goes through the StableHLO front end as `hlojit run` reads it.
+//!
 //! A module for several devices (`replica_count` / `num_partitions` above 1) runs on all of
 //! them: each input and each expected result is written stacked over the devices along a new
 //! leading dimension (global device order), as in the conformance corpus.
@@ -40,7 +43,7 @@
 use crate::conformance::compare::compare;
 use crate::conformance::multi_device::{stack, unstack};
 use crate::filecheck::{run_checks, Check, CheckKind};
-use hlojit::{parse_module, CompileOptions, Executable};
+use hlojit::{parse_module_bytes, CompileOptions, Executable};
 use hlojit_compiler::hlo::text::{parse_literal, parse_shape};
 use hlojit_runtime::{ArrayLiteral, Literal};
 use std::path::Path;
@@ -159,7 +162,7 @@ fn shape_end(text: &str) -> Option<usize> {
 /// Matches the prepared HLO and the optimized LLVM IR against the test's checks.
 fn check_decisions(text: &str, test: &FileTest, options: &CompileOptions) -> Result<(), String> {
     use hlojit_compiler::pipeline::{compile_to, prepare, OutputKind};
-    let module = parse_module(text).map_err(|e| e.to_string())?;
+    let module = parse_module_bytes(text.as_bytes()).map_err(|e| e.to_string())?;
     let prepared = prepare(&module, options).map_err(|e| e.to_string())?;
     if !test.hlo_checks.is_empty() {
         run_checks(&hlojit_compiler::hlo::text::print_module(&prepared), &test.hlo_checks, "prepared HLO")?;
@@ -210,7 +213,7 @@ pub fn run_file(path: &Path) -> Result<(), String> {
             return Ok(());
         }
     }
-    let compiled = parse_module(&text)
+    let compiled = parse_module_bytes(text.as_bytes())
         .map_err(|e| e.to_string())
         .and_then(|m| Executable::compile(&m, &options).map_err(|e| e.to_string()));
     if let Some(want) = &test.error {

@@ -8,6 +8,7 @@
 mod attrs;
 pub mod bytecode;
 pub mod export;
+mod fold;
 mod convert;
 mod cursor;
 pub mod ir;
@@ -42,10 +43,23 @@ pub fn detect(bytes: &[u8]) -> InputKind {
     if bytes.starts_with(b"ML\xEFR") {
         return InputKind::MlirBytecode;
     }
-    let text = std::str::from_utf8(&bytes[..bytes.len().min(4096)]).unwrap_or_else(|e| {
-        std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or("")
+    // Leading comment lines may be longer than the window looked at (file tests keep their
+    // expected values there): skip them first.
+    let mut start = 0;
+    loop {
+        while start < bytes.len() && bytes[start].is_ascii_whitespace() {
+            start += 1;
+        }
+        if !bytes[start..].starts_with(b"//") {
+            break;
+        }
+        start = bytes[start..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |k| start + k + 1);
+    }
+    let window = &bytes[start..bytes.len().min(start + 4096)];
+    let text = std::str::from_utf8(window).unwrap_or_else(|e| {
+        std::str::from_utf8(&window[..e.valid_up_to()]).unwrap_or("")
     });
-    if text.is_empty() && !bytes.is_empty() {
+    if text.is_empty() && !window.is_empty() {
         return InputKind::JaxExport;
     }
     let mut rest = text.trim_start();
@@ -83,7 +97,7 @@ pub fn parse_mlir_text(text: &str) -> Result<Module, Error> {
 /// The op tree (from text or bytecode) to HLO, errors pointing at the MLIR op.
 fn convert_and_parse(module: &ir::MlirModule) -> Result<Module, Error> {
     let converted = convert::convert_module(module).map_err(|e| located(e.loc, e.message))?;
-    parse_module(&converted.text).map_err(|e| match e {
+    let mut hlo = parse_module(&converted.text).map_err(|e| match e {
         // A problem found in the converted text: point at the MLIR op it came from.
         Error::Parse { message, line, .. } => {
             let instr = converted.text.lines().nth(line.saturating_sub(1)).unwrap_or("").trim().to_string();
@@ -94,7 +108,10 @@ fn convert_and_parse(module: &ir::MlirModule) -> Result<Module, Error> {
             }
         }
         other => other,
-    })
+    })?;
+    // XLA's translation folds constants before HLO exists, in its own arithmetic.
+    fold::run(&mut hlo);
+    Ok(hlo)
 }
 
 /// Any module file: HLO text, StableHLO text, bytecode or jax.export, by content.

@@ -54,6 +54,11 @@ fn detects_input_kinds() {
     assert_eq!(detect(b"module @x {\n}"), InputKind::MlirText);
     assert_eq!(detect(b"#loc = loc(unknown)\nmodule @x {\n}"), InputKind::MlirText);
     assert_eq!(detect(b"ML\xEFR\x00\x01"), InputKind::MlirBytecode);
+    // Comment lines longer than the window detect() reads (a file test's expected values).
+    let long = format!("// expect: f32[2000] {{{}}}\nmodule @x {{\n}}", "1.5, ".repeat(2000));
+    assert_eq!(detect(long.as_bytes()), InputKind::MlirText);
+    assert_eq!(detect(format!("// {}\nHloModule m\n", "x".repeat(5000)).as_bytes()), InputKind::HloText);
+    assert_eq!(detect(b"// only a comment\n"), InputKind::HloText);
 }
 
 #[test]
