@@ -5,9 +5,9 @@ pytest process start it with XLA:CPU first. Prints one JSON object: case name ->
 reason it failed.
 """
 
-import json
 import os
-import sys
+
+import subprocess_cases
 
 os.environ["JAX_PLATFORMS"] = "hlojit,cpu"
 os.environ.pop("HLOJIT_DEVICE_COUNT", None)
@@ -119,11 +119,4 @@ CASES = [default_backend_is_hlojit, default_device_cpu_runs_on_xla, transfers_be
          results_match_xla_across_devices, bfloat16_from_cpu_to_a_hlojit_mesh, zero_length_scan_and_fori_loop]
 
 if __name__ == "__main__":
-    results = {}
-    for case in CASES:
-        try:
-            case()
-            results[case.__name__] = "ok"
-        except Exception as e:  # noqa: BLE001 - reported per case
-            results[case.__name__] = f"{type(e).__name__}: {e}"[:2000]
-    json.dump(results, sys.stdout)
+    subprocess_cases.report(CASES)

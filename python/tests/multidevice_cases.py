@@ -4,9 +4,9 @@ starts, which the other test files in the same pytest process have done already.
 object: case name -> "ok" or the reason it failed.
 """
 
-import json
 import os
-import sys
+
+import subprocess_cases
 
 os.environ["JAX_PLATFORMS"] = "cpu,hlojit"
 os.environ["HLOJIT_DEVICE_COUNT"] = "4"
@@ -135,11 +135,4 @@ CASES = [pmap_psum_axis_index, pmap_collectives, all_to_all_across_dimensions, p
          refuses_sharded_jit, refuses_partially_manual_shard_map]
 
 if __name__ == "__main__":
-    results = {}
-    for case in CASES:
-        try:
-            case()
-            results[case.__name__] = "ok"
-        except Exception as e:  # noqa: BLE001 - reported per case
-            results[case.__name__] = f"{type(e).__name__}: {e}"[:2000]
-    json.dump(results, sys.stdout)
+    subprocess_cases.report(CASES)

@@ -4,14 +4,10 @@ configuration JAX's own suite runs in): programs go to hlojit, `jax.default_devi
 beside_cpu_cases.py and run in one subprocess (this pytest process has started JAX with
 XLA:CPU first)."""
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+import subprocess_cases
+
 # beside_cpu_cases.CASES, by name (importing it here would start JAX in this process's order).
 NAMES = [
     "default_backend_is_hlojit",
@@ -25,11 +21,7 @@ NAMES = [
 
 @pytest.fixture(scope="module")
 def outcomes():
-    out = subprocess.run([sys.executable, os.path.join(HERE, "beside_cpu_cases.py")], capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-4000:]
-    results = json.loads(out.stdout.strip().splitlines()[-1])
-    assert sorted(results) == sorted(NAMES)
-    return results
+    return subprocess_cases.outcomes("beside_cpu_cases.py", NAMES, timeout=600)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -3,14 +3,10 @@ devices; sharded programs that need SPMD partitioning refused with a message say
 cases live in multidevice_cases.py and run in one subprocess (device counts are fixed when JAX
 starts, and this pytest process has started it with other counts)."""
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+import subprocess_cases
+
 # multidevice_cases.CASES, by name (importing it here would set the device counts for this process).
 NAMES = [
     "pmap_psum_axis_index",
@@ -27,11 +23,7 @@ NAMES = [
 
 @pytest.fixture(scope="module")
 def outcomes():
-    out = subprocess.run([sys.executable, os.path.join(HERE, "multidevice_cases.py")], capture_output=True, text=True, timeout=900)
-    assert out.returncode == 0, out.stderr[-4000:]
-    results = json.loads(out.stdout.strip().splitlines()[-1])
-    assert sorted(results) == sorted(NAMES)
-    return results
+    return subprocess_cases.outcomes("multidevice_cases.py", NAMES, timeout=900)
 
 
 @pytest.mark.parametrize("name", NAMES)
