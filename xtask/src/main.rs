@@ -260,7 +260,9 @@ fn pytest(args: &[String]) -> Result<(), String> {
     let python = env.join("bin/python3");
     let mut install = Command::new(&python);
     install.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).arg(&wheel);
-    for package in ["jax", "jaxlib", "pytest"] {
+    // absl-py: JAX's own test utilities (jax._src.test_util), which the tests of the suite's
+    // configuration (test_beside_cpu.py) use to ask what device JAX's tests run on.
+    for package in ["jax", "jaxlib", "pytest", "absl-py"] {
         install.arg(pinned(package)?);
     }
     run(&mut install)?;
