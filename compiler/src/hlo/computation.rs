@@ -68,6 +68,12 @@ impl Computation {
         (0..self.instructions.len() as u32).map(InstrId)
     }
 
+    /// The ids of the instructions with `opcode`, in arena order, collected so the caller may
+    /// change the computation while it visits them.
+    pub fn ids_of(&self, opcode: Opcode) -> Vec<InstrId> {
+        self.ids().filter(|&id| self.get(id).opcode == opcode).collect()
+    }
+
     /// Parameter instructions ordered by parameter number.
     pub fn parameters(&self) -> Vec<InstrId> {
         let mut params: Vec<(i64, InstrId)> = self

@@ -39,10 +39,7 @@ impl super::pass::Pass for WhileDeadInit {
         let mut changed = false;
         for c in 0..module.computations.len() {
             let c = CompId(c as u32);
-            let whiles: Vec<InstrId> = {
-                let comp = module.computation(c);
-                comp.ids().filter(|&id| comp.get(id).opcode == Opcode::While).collect()
-            };
+            let whiles = module.computation(c).ids_of(Opcode::While);
             for w in whiles {
                 for (k, init) in dead_inits(module, c, w) {
                     let comp = module.computation_mut(c);

@@ -36,7 +36,7 @@ fn remove_dead_state(module: &mut Module) -> bool {
     let callers = module.caller_counts();
     for c in module.computation_post_order() {
         let comp = module.computation(c);
-        let whiles: Vec<InstrId> = comp.ids().filter(|&id| comp.get(id).opcode == Opcode::While).collect();
+        let whiles = comp.ids_of(Opcode::While);
         for w in whiles {
             if let Some(dead) = dead_elements(module, c, w, &callers) {
                 remove(module, c, w, &dead);

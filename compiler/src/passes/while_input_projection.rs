@@ -50,10 +50,7 @@ impl super::pass::Pass for WhileInputProjection {
     fn run(&self, module: &mut Module) -> Result<bool> {
         let mut changed = false;
         for c in module.computation_post_order() {
-            let whiles: Vec<InstrId> = {
-                let comp = module.computation(c);
-                comp.ids().filter(|&id| comp.get(id).opcode == Opcode::While).collect()
-            };
+            let whiles = module.computation(c).ids_of(Opcode::While);
             for w in whiles {
                 // One dot at a time: each hoist renumbers the body.
                 while project_one(module, c, w)? {

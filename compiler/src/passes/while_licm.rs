@@ -44,10 +44,7 @@ pub fn while_licm(module: &mut Module) -> Result<bool> {
     let mut changed = false;
     // Inner loops first: what leaves an inner body may then leave the outer one.
     for c in module.computation_post_order() {
-        let whiles: Vec<InstrId> = {
-            let comp = module.computation(c);
-            comp.ids().filter(|&id| comp.get(id).opcode == Opcode::While).collect()
-        };
+        let whiles = module.computation(c).ids_of(Opcode::While);
         for w in whiles {
             changed |= hoist_from(module, c, w, &callers)?;
         }
