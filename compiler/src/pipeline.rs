@@ -95,6 +95,8 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(transpose_folding::TransposeFolding)
         .add(cse::Cse)
         .add(dce::Dce)
+        // Before dead-state removal, which then drops the stacks it stops reading.
+        .add(while_residual_remat::WhileResidualRemat)
         .add(while_dead_state::WhileDeadState)
         .add(while_licm::WhileLicm)
         // After hoisting: what leaves a loop is computed on XLA's main path. Before the input

@@ -38,3 +38,4 @@ pub mod while_dead_state;
 pub mod while_init_broadcasts;
 pub mod while_input_projection;
 pub mod while_licm;
+pub mod while_residual_remat;

@@ -120,7 +120,7 @@ pub(crate) fn counted_loop(comp: &Computation, init: &Instruction, cond: &Comput
 /// Whether body element `k`'s only reader is a dynamic-update-slice, at the counter in the
 /// leading dimension and at 0 in the others with a whole-width update, whose result is the
 /// body's element `k` and read by nothing else.
-fn overwritten_each_row(body: &Computation, users: &[Vec<InstrId>], k: usize, counter: usize) -> bool {
+pub(crate) fn overwritten_each_row(body: &Computation, users: &[Vec<InstrId>], k: usize, counter: usize) -> bool {
     let Some(reads) = element_reads(body, users, k) else { return false };
     let readers: Vec<InstrId> = reads.iter().flat_map(|g| users[g.index()].iter().copied()).collect();
     let [dus] = readers.as_slice() else { return false };
@@ -157,7 +157,7 @@ fn element_reads(comp: &Computation, users: &[Vec<InstrId>], k: usize) -> Option
 }
 
 /// `k` when `inst` is `get-tuple-element(parameter(0)), index=k`.
-fn tuple_index_of_parameter(comp: &Computation, inst: &Instruction) -> Option<usize> {
+pub(crate) fn tuple_index_of_parameter(comp: &Computation, inst: &Instruction) -> Option<usize> {
     let operand = comp.get(*inst.operands.first()?);
     (inst.opcode == Opcode::GetTupleElement && operand.opcode == Opcode::Parameter && operand.attrs.parameter_number == Some(0))
         .then(|| inst.attrs.tuple_index.map(|i| i as usize))
