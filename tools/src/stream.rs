@@ -34,6 +34,7 @@ pub struct StreamResult {
 pub enum Kernel {
     Memcpy,
     Copy,
+    CopyNonTemporal,
     Scale,
     Add,
     Triad,
@@ -41,12 +42,13 @@ pub enum Kernel {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 6] = [Kernel::Memcpy, Kernel::Copy, Kernel::Scale, Kernel::Add, Kernel::Triad, Kernel::Read];
+    pub const ALL: [Kernel; 7] = [Kernel::Memcpy, Kernel::Copy, Kernel::CopyNonTemporal, Kernel::Scale, Kernel::Add, Kernel::Triad, Kernel::Read];
 
     pub fn name(self) -> &'static str {
         match self {
             Kernel::Memcpy => "memcpy",
             Kernel::Copy => "copy",
+            Kernel::CopyNonTemporal => "copy (nt)",
             Kernel::Scale => "scale",
             Kernel::Add => "add",
             Kernel::Triad => "triad",
@@ -57,18 +59,19 @@ impl Kernel {
     /// Bytes per element as STREAM counts them: each array read or written once.
     pub fn counted_bytes(self) -> usize {
         match self {
-            Kernel::Memcpy | Kernel::Copy | Kernel::Scale => 8,
+            Kernel::Memcpy | Kernel::Copy | Kernel::CopyNonTemporal | Kernel::Scale => 8,
             Kernel::Add | Kernel::Triad => 12,
             Kernel::Read => 4,
         }
     }
 
     /// Bytes per element the memory really moves: a store reads its line first
-    /// (write-allocate), 4 bytes more per element written. (`memcpy` copies 1 MiB chunks, below
-    /// glibc's threshold for non-temporal stores, so it write-allocates too.)
+    /// (write-allocate), 4 bytes more per element written, unless it is non-temporal.
+    /// (`memcpy` copies 1 MiB chunks, below glibc's threshold for non-temporal stores, so it
+    /// write-allocates too.)
     pub fn bus_bytes(self) -> usize {
         match self {
-            Kernel::Read => self.counted_bytes(),
+            Kernel::Read | Kernel::CopyNonTemporal => self.counted_bytes(),
             _ => self.counted_bytes() + 4,
         }
     }
@@ -108,6 +111,7 @@ impl Arrays {
             Kernel::Copy => {
                 c.par_chunks_mut(CHUNK).zip(a.par_chunks(CHUNK)).for_each(|(c, a)| c.iter_mut().zip(a).for_each(|(c, a)| *c = a + 0.0))
             }
+            Kernel::CopyNonTemporal => c.par_chunks_mut(CHUNK).zip(a.par_chunks(CHUNK)).for_each(|(c, a)| copy_non_temporal(c, a)),
             Kernel::Scale => {
                 b.par_chunks_mut(CHUNK).zip(c.par_chunks(CHUNK)).for_each(|(b, c)| b.iter_mut().zip(c).for_each(|(b, c)| *b = s * c))
             }
@@ -143,6 +147,37 @@ pub fn measure(max_threads: usize) -> Result<Vec<StreamResult>, String> {
         });
     }
     Ok(results)
+}
+
+/// `c = a` with non-temporal stores where the CPU has them (AVX on x86-64: the stores hlojit's
+/// streamed loop kernels use), plain stores elsewhere.
+fn copy_non_temporal(c: &mut [f32], a: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx") {
+        // SAFETY: the CPU has AVX (checked just above).
+        unsafe { copy_non_temporal_avx(c, a) };
+        return;
+    }
+    c.copy_from_slice(a);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn copy_non_temporal_avx(c: &mut [f32], a: &[f32]) {
+    use std::arch::x86_64::*;
+    let n = c.len().min(a.len());
+    // Plain stores up to the first 32-byte boundary of c, whole vectors, then the rest.
+    let head = (c.as_ptr().align_offset(32)).min(n);
+    c[..head].copy_from_slice(&a[..head]);
+    let mut i = head;
+    while i + 8 <= n {
+        // SAFETY: i + 8 <= n elements of both slices; c + i is 32-byte aligned.
+        unsafe { _mm256_stream_ps(c.as_mut_ptr().add(i), _mm256_loadu_ps(a.as_ptr().add(i))) };
+        i += 8;
+    }
+    c[i..n].copy_from_slice(&a[i..n]);
+    // Non-temporal stores are weakly ordered: fence them before the task reports done.
+    _mm_sfence();
 }
 
 /// A sum in 16 independent lanes, so the loop is bound by loads, not by the add latency.
