@@ -198,7 +198,7 @@ pub(crate) fn emit_elemental_loop<'ctx>(kc: &KernelContext<'_, 'ctx>) -> Result<
     };
     let transposed = transposed_dimensions(kc, &dims, &layout);
     let streamed = match (values.as_slice(), &kc.outputs[..]) {
-        ([value], [out]) if transposed.is_none() && streaming_stores::applies(cg, out) => {
+        ([value], [out]) if transposed.is_none() && streaming_stores::applies(kc, out) => {
             streaming_stores::span_dimension(&dims, &layout).map(|minor| (*value, minor))
         }
         _ => None,

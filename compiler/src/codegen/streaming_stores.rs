@@ -35,12 +35,40 @@ pub const MIN_OUTPUT_BYTES: i64 = 32 << 20;
 /// of f32, an eighth of the L1 data cache, so the buffer stays in L1 beside the inputs.
 pub const STAGING_ELEMENTS: i64 = 1024;
 
-/// Whether stores to `out` should be streamed: an x86 target (where `sfence` orders them),
-/// 4- or 8-byte elements in an untiled layout, and an output of at least
-/// [`MIN_OUTPUT_BYTES`].
-pub fn applies(cg: &Codegen, out: &IrArray) -> bool {
+/// Whether the kernel's stores to `out` should be streamed: an x86 target (where `sfence`
+/// orders them), 4- or 8-byte elements in an untiled layout, an output of at least
+/// [`MIN_OUTPUT_BYTES`], and no transcendental function evaluated per output element.
+pub fn applies(kc: &KernelContext, out: &IrArray) -> bool {
     let layout = out.shape.layout_or_default();
-    cg.x86 && cg.simd_bytes >= 16 && matches!(out.element_type().byte_size(), 4 | 8) && layout.tiles.is_empty() && out.byte_size() >= MIN_OUTPUT_BYTES
+    kc.cg.x86
+        && kc.cg.simd_bytes >= 16
+        && matches!(out.element_type().byte_size(), 4 | 8)
+        && layout.tiles.is_empty()
+        && out.byte_size() >= MIN_OUTPUT_BYTES
+        && !transcendental_per_element(kc, out.shape.element_count())
+}
+
+/// Whether the kernel evaluates a transcendental function (exp, tanh, log, ...) or a float
+/// division at every output element. Such a kernel is bound by its arithmetic, not by memory,
+/// on this project's cores (gelu's tanh takes ~45 vector instructions per 8 elements, about
+/// twice the time a core's share of the memory needs to move them), and the staging copy would
+/// only add to the bound that matters. Values computed once per row (a layernorm's rsqrt of
+/// the variance) have fewer elements and do not count.
+fn transcendental_per_element(kc: &KernelContext, elements: i64) -> bool {
+    let mut stack = vec![kc.root];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) || kc.bindings.contains_key(&id) {
+            continue;
+        }
+        let inst = kc.comp.get(id);
+        let full = inst.shape.as_array().is_some_and(|a| a.element_count() == elements);
+        if full && inst.opcode.is_elementwise() && inst.opcode.is_expensive(true) {
+            return true;
+        }
+        stack.extend(inst.operands.iter().copied());
+    }
+    false
 }
 
 /// Whether the dimensions `inner` (a set of dimensions of an array of `dims` in `layout`)
