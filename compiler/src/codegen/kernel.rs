@@ -197,16 +197,14 @@ pub(crate) fn emit_elemental_loop<'ctx>(kc: &KernelContext<'_, 'ctx>) -> Result<
         Ok(())
     };
     let transposed = transposed_dimensions(kc, &dims, &layout);
-    let streamed = match (values.as_slice(), &kc.outputs[..]) {
-        ([value], [out]) if transposed.is_none() && streaming_stores::applies(kc, out) => {
-            streaming_stores::span_dimension(&dims, &layout).map(|minor| (*value, minor))
-        }
+    let streamed = match transposed {
+        None if streaming_stores::applies(kc, &kc.outputs) => streaming_stores::span_dimension(&dims, &layout),
         _ => None,
     };
     let latches = match (streamed, transposed) {
-        (Some((value, minor)), _) => {
+        (Some(minor), _) => {
             kc.streamed.set(true);
-            streaming_stores::emit_loop(kc, value, &dims, &layout, minor)?
+            streaming_stores::emit_loop(kc, &values, &dims, &layout, minor)?
         }
         (None, Some(pair)) if layout.tiles.is_empty() => emit_tiled_loop_nest(cg, "loop", &dims, &layout, range, pair, TILE, body)?,
         (None, _) => emit_loop_nest_at_latches(cg, "loop", &dims, &layout, range, body)?,

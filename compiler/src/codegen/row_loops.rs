@@ -62,7 +62,7 @@ pub fn emit(kc: &KernelContext, rows: &RowValues, dims: &[i64], layout: &Layout)
     // staging buffer and streamed out (see `streaming_stores`).
     let element_dims: Vec<usize> = element_loops.iter().map(|l| l.dim).collect();
     let row_elements: i64 = element_dims.iter().map(|&d| dims[d]).product();
-    let staging = if streaming_stores::applies(kc, out) && streaming_stores::is_minor_suffix(dims, layout, &element_dims) && row_elements >= streaming_stores::MIN_SPAN {
+    let staging = if streaming_stores::applies(kc, std::slice::from_ref(out)) && streaming_stores::is_minor_suffix(dims, layout, &element_dims) && row_elements >= streaming_stores::MIN_SPAN {
         kc.streamed.set(true);
         Some(row_scratch(kc, kc.root, &rows.row_dims, layout)?)
     } else {

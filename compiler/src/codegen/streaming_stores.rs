@@ -35,40 +35,54 @@ pub const MIN_OUTPUT_BYTES: i64 = 32 << 20;
 /// of f32, an eighth of the L1 data cache, so the buffer stays in L1 beside the inputs.
 pub const STAGING_ELEMENTS: i64 = 1024;
 
-/// Whether the kernel's stores to `out` should be streamed: an x86 target (where `sfence`
-/// orders them), 4- or 8-byte elements in an untiled layout, an output of at least
-/// [`MIN_OUTPUT_BYTES`], and no transcendental function evaluated per output element.
-pub fn applies(kc: &KernelContext, out: &IrArray) -> bool {
-    let layout = out.shape.layout_or_default();
+/// Whether the kernel's stores to `outs` should be streamed: an x86 target (where `sfence`
+/// orders them), 4- or 8-byte elements in untiled layouts of one shape, outputs of at least
+/// [`MIN_OUTPUT_BYTES`] together, and a computation bound by memory ([`memory_bound`]).
+pub fn applies(kc: &KernelContext, outs: &[IrArray]) -> bool {
+    let Some(first) = outs.first() else { return false };
+    let total: i64 = outs.iter().map(|o| o.byte_size()).sum();
     kc.cg.x86
         && kc.cg.simd_bytes >= 16
-        && matches!(out.element_type().byte_size(), 4 | 8)
-        && layout.tiles.is_empty()
-        && out.byte_size() >= MIN_OUTPUT_BYTES
-        && !transcendental_per_element(kc, out.shape.element_count())
+        && outs.iter().all(|o| {
+            matches!(o.element_type().byte_size(), 4 | 8) && o.shape.layout_or_default().tiles.is_empty() && o.shape.dims == first.shape.dims && o.shape.layout_or_default() == first.shape.layout_or_default()
+        })
+        && total >= MIN_OUTPUT_BYTES
+        && memory_bound(kc, first.shape.element_count(), outs)
 }
 
-/// Whether the kernel evaluates a transcendental function (exp, tanh, log, ...) or a float
-/// division at every output element. Such a kernel is bound by its arithmetic, not by memory,
-/// on this project's cores (gelu's tanh takes ~45 vector instructions per 8 elements, about
-/// twice the time a core's share of the memory needs to move them), and the staging copy would
-/// only add to the bound that matters. Values computed once per row (a layernorm's rsqrt of
-/// the variance) have fewer elements and do not count.
-fn transcendental_per_element(kc: &KernelContext, elements: i64) -> bool {
-    let mut stack = vec![kc.root];
+/// Whether the work per output element is bound by memory on one core by the thread cost
+/// model (`thread_cost::memory_bound_per_element`): the elementwise ops evaluated at every
+/// element (transcendentals weighed by their length) against the bytes each element reads from
+/// full-size inputs and writes. A transcendental per element of a kernel that reads and writes
+/// one array (gelu's tanh, softmax's exp) makes it bound by its arithmetic on these cores, and
+/// the staging copy would only add to the bound that matters; an optimizer update (seven
+/// arrays, a sqrt and a division) is bound by memory. Values computed once per row (a
+/// layernorm's rsqrt of the variance) have fewer elements and do not count.
+fn memory_bound(kc: &KernelContext, elements: i64, outs: &[IrArray]) -> bool {
+    let mut bytes: f64 = outs.iter().map(|o| o.element_type().byte_size() as f64).sum();
+    let (mut ops, mut transcendentals) = (0, 0);
+    let mut stack: Vec<InstrId> = match kc.comp.get(kc.root) {
+        r if r.opcode == crate::hlo::Opcode::Tuple => r.operands.clone(),
+        _ => vec![kc.root],
+    };
     let mut seen = std::collections::HashSet::new();
     while let Some(id) = stack.pop() {
-        if !seen.insert(id) || kc.bindings.contains_key(&id) {
+        if !seen.insert(id) {
             continue;
         }
         let inst = kc.comp.get(id);
-        let full = inst.shape.as_array().is_some_and(|a| a.element_count() == elements);
-        if full && inst.opcode.is_elementwise() && inst.opcode.is_expensive(true) {
-            return true;
+        let full = inst.shape.as_array().filter(|a| a.element_count() == elements);
+        if kc.bindings.contains_key(&id) || inst.opcode == crate::hlo::Opcode::Parameter {
+            bytes += full.map_or(0.0, |a| a.element_type.byte_size() as f64);
+            continue;
+        }
+        if full.is_some() && inst.opcode.is_elementwise() {
+            ops += 1;
+            transcendentals += usize::from(inst.opcode.is_expensive(false));
         }
         stack.extend(inst.operands.iter().copied());
     }
-    false
+    super::thread_cost::memory_bound_per_element(ops, transcendentals, bytes)
 }
 
 /// Whether the dimensions `inner` (a set of dimensions of an array of `dims` in `layout`)
@@ -157,14 +171,15 @@ pub fn span_dimension(dims: &[i64], layout: &Layout) -> Option<usize> {
     (outer_dimension(dims, layout) == Some(minor) || dims[minor] >= MIN_SPAN).then_some(minor)
 }
 
-/// The loop kernel computing `value` into the kernel's one output (see
-/// `kernel::emit_elemental_loop`), with the spans along `minor` ([`span_dimension`]) staged and
-/// streamed out. Returns the latches of the loops whose iterations are independent.
-pub fn emit_loop<'ctx>(kc: &KernelContext<'_, 'ctx>, value: InstrId, dims: &[i64], layout: &Layout, minor: usize) -> Result<Vec<InstructionValue<'ctx>>> {
+/// The loop kernel computing `values` into the kernel's outputs (see
+/// `kernel::emit_elemental_loop`), one per output, with the spans along `minor`
+/// ([`span_dimension`]) staged and streamed out. Every value of a span is computed before any
+/// is stored, so an output written over an input read at the same element (an update in
+/// place) still reads the old values. Returns the latches of the loops whose iterations are
+/// independent.
+pub fn emit_loop<'ctx>(kc: &KernelContext<'_, 'ctx>, values: &[InstrId], dims: &[i64], layout: &Layout, minor: usize) -> Result<Vec<InstructionValue<'ctx>>> {
     let cg = kc.cg;
-    let out = &kc.outputs[0];
-    let ty = out.element_type();
-    let staging = staging_buffer(cg, ty)?;
+    let staging = kc.outputs.iter().map(|o| staging_buffer(cg, o.element_type())).collect::<Result<Vec<_>>>()?;
     let outer = outer_dimension(dims, layout);
     let mut nest = Nest::new(vec![cg.const_i64(0); dims.len()]);
     for d in layout.major_to_minor() {
@@ -189,14 +204,22 @@ pub fn emit_loop<'ctx>(kc: &KernelContext<'_, 'ctx>, value: InstrId, dims: &[i64
             let l = super::loops::open_loop(cg, "stream.elements", first, last)?;
             let mut at = idx.dims.clone();
             at[minor] = l.induction;
-            let v = e.scoped(|e| e.gen_scalar(value, &Index::new(at)))?;
+            let at = Index::new(at);
+            let computed = e.scoped(|e| values.iter().map(|&v| e.gen_scalar(v, &at)).collect::<Result<Vec<_>>>())?;
             let slot = b.build_int_nsw_sub(l.induction, first, "")?;
-            cg.store_element(ty, cg.gep(cg.memory_type(ty), staging, slot)?, v)?;
+            for ((v, out), buffer) in computed.into_iter().zip(&kc.outputs).zip(&staging) {
+                let ty = out.element_type();
+                cg.store_element(ty, cg.gep(cg.memory_type(ty), *buffer, slot)?, v)?;
+            }
             element_latches.push(super::loops::close_loop_at_latch(cg, l)?);
             let mut at = idx.dims.clone();
             at[minor] = first;
-            let dst = out.address(cg, &Index::new(at))?;
-            stream_copy(cg, ty, staging, dst, b.build_int_nsw_sub(last, first, "")?)
+            let at = Index::new(at);
+            let count = b.build_int_nsw_sub(last, first, "")?;
+            for (out, buffer) in kc.outputs.iter().zip(&staging) {
+                stream_copy(cg, out.element_type(), *buffer, out.address(cg, &at)?, count)?;
+            }
+            Ok(())
         })
     })?;
     fence(cg)?;

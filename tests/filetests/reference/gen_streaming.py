@@ -102,6 +102,75 @@ ENTRY main {{
 }}""",
         "rtol=1e-4 atol=1e-6",
     ),
+    "large_update_outputs_streamed": (
+        """An optimizer-style update (a multi-output loop kernel: parameters, two moments; a sqrt and
+a division per element) reads four arrays and writes three of 4194305 f32, 48 MiB of outputs
+together: bound by memory, so all three are staged and streamed out. The moments are stored in
+place of the inputs they update after every value of a span is computed. The inputs come from
+iota through an optimization barrier; the results come back as slices and sums over every
+element.
+check-ir: call void @llvm.x86.sse.sfence()
+check-ir: store <{{[0-9]+}} x i32> {{.*}}, !nontemporal""",
+        [np.float32(1e-6)],
+        f"""HloModule large_update_outputs_streamed
+{ADD}
+ENTRY main {{
+  s = f32[] parameter(0)
+  i = f32[4194305] iota(), iota_dimension=0
+  sb = f32[4194305] broadcast(s), dimensions={{}}
+  half = f32[] constant(0.5)
+  halfb = f32[4194305] broadcast(half), dimensions={{}}
+  w0 = f32[4194305] multiply(i, sb)
+  g0a = f32[4194305] multiply(w0, halfb)
+  g0 = f32[4194305] subtract(g0a, halfb)
+  m0 = f32[4194305] multiply(w0, w0)
+  v0 = f32[4194305] add(m0, halfb)
+  in = (f32[4194305], f32[4194305], f32[4194305], f32[4194305]) tuple(w0, g0, m0, v0)
+  bar = (f32[4194305], f32[4194305], f32[4194305], f32[4194305]) opt-barrier(in)
+  w = f32[4194305] get-tuple-element(bar), index=0
+  g = f32[4194305] get-tuple-element(bar), index=1
+  m = f32[4194305] get-tuple-element(bar), index=2
+  v = f32[4194305] get-tuple-element(bar), index=3
+  b1 = f32[] constant(0.9)
+  b1b = f32[4194305] broadcast(b1), dimensions={{}}
+  c1 = f32[] constant(0.1)
+  c1b = f32[4194305] broadcast(c1), dimensions={{}}
+  b2 = f32[] constant(0.999)
+  b2b = f32[4194305] broadcast(b2), dimensions={{}}
+  c2 = f32[] constant(0.001)
+  c2b = f32[4194305] broadcast(c2), dimensions={{}}
+  lr = f32[] constant(0.01)
+  lrb = f32[4194305] broadcast(lr), dimensions={{}}
+  eps = f32[] constant(1e-08)
+  epsb = f32[4194305] broadcast(eps), dimensions={{}}
+  bm = f32[4194305] multiply(b1b, m)
+  cg = f32[4194305] multiply(c1b, g)
+  m1 = f32[4194305] add(bm, cg)
+  bv = f32[4194305] multiply(b2b, v)
+  gg = f32[4194305] multiply(g, g)
+  cgg = f32[4194305] multiply(c2b, gg)
+  v1 = f32[4194305] add(bv, cgg)
+  sq = f32[4194305] sqrt(v1)
+  den = f32[4194305] add(sq, epsb)
+  q = f32[4194305] divide(m1, den)
+  step = f32[4194305] multiply(lrb, q)
+  w1 = f32[4194305] subtract(w, step)
+  out = (f32[4194305], f32[4194305], f32[4194305]) tuple(w1, m1, v1)
+  bar2 = (f32[4194305], f32[4194305], f32[4194305]) opt-barrier(out)
+  wr = f32[4194305] get-tuple-element(bar2), index=0
+  mr = f32[4194305] get-tuple-element(bar2), index=1
+  vr = f32[4194305] get-tuple-element(bar2), index=2
+  zero = f32[] constant(0)
+  ws = f32[] reduce(wr, zero), dimensions={{0}}, to_apply=add
+  ms = f32[] reduce(mr, zero), dimensions={{0}}, to_apply=add
+  vs = f32[] reduce(vr, zero), dimensions={{0}}, to_apply=add
+  wh = f32[12] slice(wr), slice={{[0:12]}}
+  mm = f32[12] slice(mr), slice={{[2097150:2097162]}}
+  vt = f32[12] slice(vr), slice={{[4194293:4194305]}}
+  ROOT t = (f32[], f32[], f32[], f32[12], f32[12], f32[12]) tuple(ws, ms, vs, wh, mm, vt)
+}}""",
+        "rtol=1e-4 atol=1e-6",
+    ),
     "large_softmax_rows_not_streamed": (
         """A row-fused softmax of the same size evaluates exp at every element: bound by its
 arithmetic on a core, not by memory, so its output keeps plain stores (a staging copy would
