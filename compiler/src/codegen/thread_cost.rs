@@ -83,12 +83,13 @@ pub fn single_thread_ns(cost: &KernelCost, bytes: i64, elements: i64) -> f64 {
     memory.max(arithmetic).max(elements as f64 / FLOPS_PER_NS)
 }
 
-/// Whether a loop kernel whose every element costs `ops` elementwise operations, of which
-/// `transcendentals` are transcendental functions, and moves `bytes` to or from memory is
-/// bound by memory on one core by this model (rather than by its arithmetic).
-pub fn memory_bound_per_element(ops: usize, transcendentals: usize, bytes: f64) -> bool {
+/// How a loop kernel whose every element costs `ops` elementwise operations, of which
+/// `transcendentals` are transcendental functions, and moves `bytes` to or from memory
+/// divides its time on one core by this model: memory time over arithmetic time (above 1:
+/// bound by memory).
+pub fn memory_over_arithmetic(ops: usize, transcendentals: usize, bytes: f64) -> f64 {
     let arithmetic = (ops as f64 + transcendentals as f64 * (TRANSCENDENTAL_OPS - 1.0)) / FLOPS_PER_NS;
-    bytes / BYTES_PER_NS >= arithmetic
+    (bytes / BYTES_PER_NS) / arithmetic.max(f64::MIN_POSITIVE)
 }
 
 /// `(extent, min_chunk)` when a kernel of `extent` parallel iterations and `ns` estimated
