@@ -233,3 +233,30 @@ pub fn emit_loop<'ctx>(kc: &KernelContext<'_, 'ctx>, values: &[InstrId], dims: &
     latches.splice(0..0, element_latches);
     Ok(latches)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_dimensions_must_be_major_to_the_streamed_ones() {
+        let row_major = Layout::new(vec![1, 0]);
+        assert!(is_minor_suffix(&[2048, 4100], &row_major, &[1]));
+        // Rows along dimension 1 of a row-major array are strided columns.
+        assert!(!is_minor_suffix(&[2048, 4100], &row_major, &[0]));
+        // A dimension of size 1 between them does not break the span.
+        assert!(is_minor_suffix(&[8, 1, 64], &Layout::new(vec![2, 1, 0]), &[2]));
+        assert!(!is_minor_suffix(&[8, 4, 64], &Layout::new(vec![2, 1, 0]), &[1]));
+    }
+
+    #[test]
+    fn spans_run_along_the_most_minor_dimension_when_long_enough() {
+        let row_major = Layout::new(vec![1, 0]);
+        assert_eq!(span_dimension(&[8192, 1024], &row_major), Some(1));
+        // Short rows would be mostly head and tail.
+        assert_eq!(span_dimension(&[50000, 64], &row_major), None);
+        // One dimension: the task's range of it is the span.
+        assert_eq!(span_dimension(&[1 << 24], &Layout::new(vec![0])), Some(0));
+        assert_eq!(span_dimension(&[1 << 20, 1], &row_major), Some(0));
+    }
+}

@@ -135,6 +135,19 @@ mod tests {
     }
 
     #[test]
+    fn a_layernorm_is_bound_by_memory_and_gelu_by_arithmetic() {
+        // Per element: layernorm reads and writes an f32 with a handful of operations; gelu
+        // does as many plus a tanh; Adam reads four arrays and writes three with a dozen
+        // operations and a sqrt.
+        let layernorm = memory_over_arithmetic(5, 0, 8.0);
+        let gelu = memory_over_arithmetic(8, 1, 8.0);
+        let adam = memory_over_arithmetic(14, 1, 28.0);
+        assert!(layernorm > 2.0, "{layernorm}");
+        assert!(gelu < 1.0, "{gelu}");
+        assert!(adam > 1.0 && adam < 2.0, "{adam}");
+    }
+
+    #[test]
     fn a_scan_step_is_charged_for_its_slice_not_the_stack() {
         let m = crate::hlo::text::parse_module(
             "HloModule m\nf { s = f32[200,32,256] parameter(0)  i = s32[] parameter(1)  z = s32[] constant(0)\n d = f32[1,32,256] dynamic-slice(s, i, z, z), dynamic_slice_sizes={1,32,256}\n ROOT t = f32[1,32,256] tanh(d) }\nENTRY e { s = f32[200,32,256] parameter(0)  i = s32[] parameter(1)\n ROOT k = f32[1,32,256] fusion(s, i), kind=kLoop, calls=f }\n",
