@@ -84,8 +84,21 @@ pub fn process_cpu_time() -> std::time::Duration {
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
-/// Benchmarks one workload folder.
-pub fn bench_workload(dir: &Path, options: &BenchOptions) -> Result<Measurement, String> {
+/// A workload compiled, with its inputs in host buffers, ready to run.
+pub struct Workload {
+    /// The workload's `name` from `perf.json`.
+    pub name: String,
+    /// `perf.json`: `flops` and `bytes` (each array read or written once) among others.
+    pub meta: Value,
+    pub exe: hlojit::Executable,
+    pub inputs: Vec<HostBuffer>,
+    pub compile_ms: f64,
+    pub compile_cpu_ms: f64,
+    pub compile_min: Option<(f64, f64)>,
+}
+
+/// Compiles one workload folder and reads (or generates) its inputs.
+pub fn load_workload(dir: &Path, options: &BenchOptions) -> Result<Workload, String> {
     let meta_path = dir.join("perf.json");
     let meta: Value = serde_json::from_str(&std::fs::read_to_string(&meta_path).map_err(|e| format!("{}: {e}", meta_path.display()))?)
         .map_err(|e| format!("{}: {e}", meta_path.display()))?;
@@ -114,29 +127,32 @@ pub fn bench_workload(dir: &Path, options: &BenchOptions) -> Result<Measurement,
         let buffer = HostBuffer::from_literal(literal).relayout(shape.layout_or_default()).map_err(|e| e.to_string())?;
         inputs.push(buffer);
     }
-    let mut outputs = Vec::new();
-    for _ in 0..options.warmup.max(1) {
-        outputs = exe.run(&inputs).map_err(|e| format!("{name}: {e}"))?;
+    Ok(Workload { name, meta, exe, inputs, compile_ms, compile_cpu_ms, compile_min })
+}
+
+impl Workload {
+    /// Runs the workload `warmup` times untimed, then `runs` times timed; returns the run
+    /// times in seconds, sorted, and the last run's outputs.
+    pub fn time_runs(&self, warmup: usize, runs: usize) -> Result<(Vec<f64>, Vec<HostBuffer>), String> {
+        let mut outputs = Vec::new();
+        for _ in 0..warmup {
+            outputs = self.exe.run(&self.inputs).map_err(|e| format!("{}: {e}", self.name))?;
+        }
+        let mut times = Vec::with_capacity(runs);
+        for _ in 0..runs.max(1) {
+            let t = Instant::now();
+            outputs = self.exe.run(&self.inputs).map_err(|e| format!("{}: {e}", self.name))?;
+            times.push(t.elapsed().as_secs_f64());
+        }
+        times.sort_by(f64::total_cmp);
+        Ok((times, outputs))
     }
-    let mut times = Vec::with_capacity(options.runs);
-    for _ in 0..options.runs.max(1) {
-        let t = Instant::now();
-        outputs = exe.run(&inputs).map_err(|e| format!("{name}: {e}"))?;
-        times.push(t.elapsed().as_secs_f64());
-    }
-    times.sort_by(f64::total_cmp);
-    let median = times[times.len() / 2];
-    let throughput = if let Some(flops) = meta["flops"].as_f64() {
-        format!("{:.1}GFLOP/s", flops / median / 1e9)
-    } else if let Some(bytes) = meta["bytes"].as_f64() {
-        format!("{:.2}GB/s", bytes / median / 1e9)
-    } else {
-        "-".into()
-    };
-    let check = options.check_dir.as_ref().map(|d| {
+
+    /// Compares `outputs` with `DIR/<name>/out<i>.npy`.
+    pub fn check(&self, outputs: &[HostBuffer], dir: &Path) -> Result<(), String> {
         for (i, out) in outputs.iter().enumerate() {
             let got = out.to_literal();
-            let want = npy::read(&d.join(&name).join(format!("out{i}.npy")), Some(got.element_type())).map_err(|e| e.to_string())?;
+            let want = npy::read(&dir.join(&self.name).join(format!("out{i}.npy")), Some(got.element_type())).map_err(|e| e.to_string())?;
             // Both reorder float sums (blocked GEMMs, vectorized reductions), so compare with a
             // tolerance relative to the output's scale.
             let scale = (0..want.element_count()).map(|e| want.get_f64(e).abs()).filter(|v| v.is_finite()).fold(0.0, f64::max);
@@ -145,12 +161,27 @@ pub fn bench_workload(dir: &Path, options: &BenchOptions) -> Result<Measurement,
             }
         }
         Ok(())
-    });
+    }
+}
+
+/// Benchmarks one workload folder.
+pub fn bench_workload(dir: &Path, options: &BenchOptions) -> Result<Measurement, String> {
+    let w = load_workload(dir, options)?;
+    let (times, outputs) = w.time_runs(options.warmup.max(1), options.runs)?;
+    let median = times[times.len() / 2];
+    let throughput = if let Some(flops) = w.meta["flops"].as_f64() {
+        format!("{:.1}GFLOP/s", flops / median / 1e9)
+    } else if let Some(bytes) = w.meta["bytes"].as_f64() {
+        format!("{:.2}GB/s", bytes / median / 1e9)
+    } else {
+        "-".into()
+    };
+    let check = options.check_dir.as_ref().map(|d| w.check(&outputs, d));
     Ok(Measurement {
-        name,
-        compile_ms,
-        compile_cpu_ms,
-        compile_min,
+        name: w.name,
+        compile_ms: w.compile_ms,
+        compile_cpu_ms: w.compile_cpu_ms,
+        compile_min: w.compile_min,
         run_ms_median: median * 1e3,
         run_ms_best: times[0] * 1e3,
         throughput,

@@ -17,6 +17,7 @@ pub mod module_file;
 pub mod peaks;
 pub mod profile;
 pub mod progress;
+pub mod roofline;
 pub mod stream;
 pub mod summary;
 mod numpy_random;

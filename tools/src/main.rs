@@ -158,6 +158,36 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         compiles: usize,
     },
+    /// How close perf workloads come to this machine's limits: bandwidth-bound ones against
+    /// STREAM copy/triad/read, compute-bound ones (more than 4 flops per byte) against the f32
+    /// FMA peak, each reference measured right before the workload on the same threads.
+    Roofline {
+        /// Workload folders, or names under --root; all workloads of --root if none.
+        workloads: Vec<String>,
+        #[arg(long, default_value = "../shared/perf")]
+        root: PathBuf,
+        /// Thread counts, comma-separated (default: 1 and all cores).
+        #[arg(long, value_delimiter = ',')]
+        threads: Vec<usize>,
+        /// Samples per workload and thread count (references, then the workload): the spread.
+        #[arg(long, default_value_t = 5)]
+        samples: usize,
+        /// Timed runs of the workload per sample (the fastest counts).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Runs of each STREAM kernel per sample (the fastest counts).
+        #[arg(long, default_value_t = 3)]
+        stream_runs: usize,
+        /// Read inputs from DIR/<name>/in<i>.npy.
+        #[arg(long)]
+        inputs_dir: Option<PathBuf>,
+        /// Compare outputs with DIR/<name>/out<i>.npy.
+        #[arg(long)]
+        check_dir: Option<PathBuf>,
+        /// Print every sample as JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Differential fuzzing: random HLO programs run on hlojit and on XLA:CPU (jaxlib).
     FuzzDiff {
         /// How many programs.
@@ -327,6 +357,17 @@ fn main() -> ExitCode {
         Command::Bench { workloads, root, runs, warmup, inputs_dir, check_dir, module, dump, json, compiles } => {
             let options = hlojit_tools::bench::BenchOptions { runs, warmup, inputs_dir, check_dir, module_file: module, dump: dump.options(), compiles };
             bench(&workloads, &root, options, json)
+        }
+        Command::Roofline { workloads, root, threads, samples, runs, stream_runs, inputs_dir, check_dir, json } => {
+            let bench = hlojit_tools::bench::BenchOptions { runs, warmup: 1, inputs_dir, check_dir, module_file: "module.hlo".into(), dump: None, compiles: 1 };
+            let threads = if threads.is_empty() {
+                let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+                if all > 1 { vec![1, all] } else { vec![1] }
+            } else {
+                threads
+            };
+            let options = hlojit_tools::roofline::RooflineOptions { threads, samples, runs, stream_runs, bench };
+            roofline(&workloads, &root, &options, json)
         }
         Command::FuzzDiff { programs, seed, keep_dir, print } => fuzz_diff(programs, seed, keep_dir, print),
         Command::Conformance { dirs, module, filter, report, json, targets } => {
@@ -643,6 +684,27 @@ fn random_array(rng: &mut impl Rng, shape: &hlojit::ArrayShape) -> Result<ArrayL
         }
     }
     Ok(lit)
+}
+
+fn roofline(workloads: &[String], root: &Path, options: &hlojit_tools::roofline::RooflineOptions, json: bool) -> Result<ExitCode, String> {
+    use hlojit_tools::progress::Progress;
+    let dirs = hlojit_tools::bench::workload_dirs(workloads, root)?;
+    let progress = Progress::new("roofline", dirs.len(), json);
+    let mut arrays = hlojit_tools::stream::Arrays::default();
+    let mut rows = Vec::new();
+    for dir in dirs {
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        rows.extend(hlojit_tools::roofline::measure(&dir, &mut arrays, options)?);
+        progress.tick(&name);
+    }
+    progress.finish();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&hlojit_tools::roofline::json(&rows)).unwrap_or_default());
+    } else {
+        print!("{}", hlojit_tools::roofline::table(&rows));
+    }
+    let failed = rows.iter().any(|r| matches!(r.check, Some(Err(_))));
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 fn bench(workloads: &[String], root: &Path, options: hlojit_tools::bench::BenchOptions, json: bool) -> Result<ExitCode, String> {

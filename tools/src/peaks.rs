@@ -46,7 +46,8 @@ fn stream_triad() -> f64 {
 /// Iterations of the FMA loop per thread.
 const FMA_ITERATIONS: u64 = 1_000_000;
 
-fn fma_peak() -> f64 {
+/// f32 flops per second on the current rayon pool's threads (all of them at once).
+pub fn fma_peak() -> f64 {
     let threads = rayon::current_num_threads().max(1);
     let mut best = 0.0f64;
     // Short bursts, the best of many: on a machine other programs share, some burst gets

@@ -41,6 +41,8 @@ pub struct KernelInfo {
     pub work_ns: f64,
     /// Whether it allocates scratch, so that the caller must ask whether that failed.
     pub may_fail: bool,
+    /// Whether it writes its output with non-temporal stores (`streaming_stores`).
+    pub streamed: bool,
 }
 
 impl KernelInfo {

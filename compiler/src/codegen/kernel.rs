@@ -7,6 +7,7 @@ use super::array::IrArray;
 use super::context::Codegen;
 use super::elemental::{Elemental, Input};
 use super::loops::{emit_loop_nest_at_latches, emit_tiled_loop_nest, outer_dimension};
+use super::streaming_stores;
 use super::transpose_tiling::{transposed_dimensions, TILE};
 use super::index::Index;
 use crate::error::{Error, Result};
@@ -25,6 +26,8 @@ pub struct Kernel<'ctx> {
     pub extent: i64,
     /// Output elements, to decide whether splitting is worth it.
     pub elements: i64,
+    /// Whether it writes its output with non-temporal stores (`streaming_stores`).
+    pub streamed: bool,
 }
 
 /// Everything an op emitter gets: the computation whose root it computes, how the
@@ -45,6 +48,8 @@ pub struct KernelContext<'a, 'ctx> {
     /// Elements of work the emitter does (when it differs from the output size, as for a
     /// reduction): decides whether running the kernel in parallel is worth it.
     pub work_elements: std::cell::Cell<Option<i64>>,
+    /// Set by emitters that write the output with non-temporal stores (`streaming_stores`).
+    pub streamed: std::cell::Cell<bool>,
 }
 
 impl<'a, 'ctx> KernelContext<'a, 'ctx> {
@@ -74,7 +79,7 @@ pub fn emit_kernels(cg: &Codegen, module: &Module, plan: &LoweringPlan, jobs: &[
         let cost = crate::analysis::cost::kernel_cost(module, comp, inst);
         let bytes = super::thread_cost::touched_bytes(comp, inst, &cost);
         let work_ns = super::thread_cost::single_thread_ns(&cost, bytes, kernel.elements);
-        out.push((j, KernelInfo { name: job.name.clone(), extent: kernel.extent, elements: kernel.elements, work_ns, may_fail }));
+        out.push((j, KernelInfo { name: job.name.clone(), extent: kernel.extent, elements: kernel.elements, work_ns, may_fail, streamed: kernel.streamed }));
     }
     Ok(out)
 }
@@ -132,7 +137,7 @@ pub fn emit_kernel<'ctx>(
         let owners: Vec<usize> = assignment.leaf_slots(o).iter().map(|&s| assignment.memory_id(s)).collect();
         owners.len() == 1 && out_owners.len() == 1 && owners[0] == out_owners[0]
     });
-    let kc = KernelContext { cg, module, comp: body_comp, root, bindings, outputs, begin, end, in_place_operand, work_elements: Default::default() };
+    let kc = KernelContext { cg, module, comp: body_comp, root, bindings, outputs, begin, end, in_place_operand, work_elements: Default::default(), streamed: Default::default() };
     let extent = emit_root(&kc)?;
     cg.b.build_return(None)?;
     if let Some(bb) = saved {
@@ -140,7 +145,7 @@ pub fn emit_kernel<'ctx>(
     }
     let outputs = inst.shape.array_leaves().iter().map(|a| a.element_count()).sum::<i64>();
     let elements = kc.work_elements.get().unwrap_or(outputs).max(1);
-    Ok(Kernel { function, extent, elements })
+    Ok(Kernel { function, extent, elements, streamed: kc.streamed.get() })
 }
 
 /// Emits the computation of the kernel's root by the emitter of its op family (its "hero":
@@ -191,9 +196,18 @@ pub(crate) fn emit_elemental_loop<'ctx>(kc: &KernelContext<'_, 'ctx>) -> Result<
         }
         Ok(())
     };
-    let latches = match transposed_dimensions(kc, &dims, &layout) {
-        Some(pair) if layout.tiles.is_empty() => emit_tiled_loop_nest(cg, "loop", &dims, &layout, range, pair, TILE, body)?,
-        _ => emit_loop_nest_at_latches(cg, "loop", &dims, &layout, range, body)?,
+    let transposed = transposed_dimensions(kc, &dims, &layout);
+    let streamed = match transposed {
+        None if streaming_stores::applies(kc, &kc.outputs) => streaming_stores::span_dimension(&dims, &layout),
+        _ => None,
+    };
+    let latches = match (streamed, transposed) {
+        (Some(minor), _) => {
+            kc.streamed.set(true);
+            streaming_stores::emit_loop(kc, &values, &dims, &layout, minor)?
+        }
+        (None, Some(pair)) if layout.tiles.is_empty() => emit_tiled_loop_nest(cg, "loop", &dims, &layout, range, pair, TILE, body)?,
+        (None, _) => emit_loop_nest_at_latches(cg, "loop", &dims, &layout, range, body)?,
     };
     // Each iteration writes only its own output elements, and an output shares memory with an
     // input only where that input is read at the element written (buffer assignment's

@@ -15,6 +15,7 @@ pub mod transpose_tiling;
 pub mod plan;
 pub mod reducer;
 pub mod row_loops;
+pub mod streaming_stores;
 pub mod types;
 pub mod vectors;
 pub mod function;

@@ -22,6 +22,7 @@ use super::index::Index;
 use super::kernel::KernelContext;
 use super::loops::{outer_dimension, Nest};
 use super::reducer::LoopDim;
+use super::streaming_stores;
 use crate::analysis::row_values::{row_values, DimSource, RowValues};
 use crate::error::{Error, Result};
 use crate::hlo::InstrId;
@@ -57,6 +58,16 @@ pub fn emit(kc: &KernelContext, rows: &RowValues, dims: &[i64], layout: &Layout)
     let element_loops: Vec<LoopDim> =
         order.iter().filter(|d| !rows.row_dims.contains(d) && dims[**d] != 1).map(|&d| loop_dim(d)).collect();
     let out = &kc.outputs[0];
+    // A row contiguous in an output larger than the cache is computed into a row-sized
+    // staging buffer and streamed out (see `streaming_stores`).
+    let element_dims: Vec<usize> = element_loops.iter().map(|l| l.dim).collect();
+    let row_elements: i64 = element_dims.iter().map(|&d| dims[d]).product();
+    let staging = if streaming_stores::applies(kc, std::slice::from_ref(out)) && streaming_stores::is_minor_suffix(dims, layout, &element_dims) && row_elements >= streaming_stores::MIN_SPAN {
+        kc.streamed.set(true);
+        Some(row_scratch(kc, kc.root, &rows.row_dims, layout)?)
+    } else {
+        None
+    };
     let scratch = rows.scratch.iter().map(|&(id, before)| Ok((id, before, row_scratch(kc, id, &rows.row_dims, layout)?))).collect::<Result<Vec<_>>>()?;
     let mut fill_latches = Vec::new();
     let mut rows_nest = Nest::new(vec![cg.const_i64(0); dims.len()]);
@@ -86,16 +97,23 @@ pub fn emit(kc: &KernelContext, rows: &RowValues, dims: &[i64], layout: &Layout)
             element_latches = e.scoped(|e| {
                 elements.finish_at_latches(cg, |idx| {
                     let v = e.gen_scalar(kc.root, idx)?;
-                    out.store(cg, idx, v)
+                    staging.as_ref().unwrap_or(out).store(cg, idx, v)
                 })
             })?;
+            if let Some(staging) = &staging {
+                let count = cg.const_i64(row_elements);
+                streaming_stores::stream_copy(cg, out.element_type(), staging.ptr, out.address(cg, row)?, count)?;
+            }
             Ok(())
         })
     })?;
     // As in every loop kernel, no iteration reads what another writes (see `kernel`); the
     // reductions' loops are not marked: their accumulators carry a dependence.
-    for (_, _, array) in &scratch {
+    for array in scratch.iter().map(|(_, _, a)| a).chain(&staging) {
         cg.scratch_free(array.ptr, array.byte_size())?;
+    }
+    if staging.is_some() {
+        streaming_stores::fence(cg)?;
     }
     let latches: Vec<_> = element_latches.into_iter().chain(fill_latches).chain(row_latches).collect();
     super::independent_loops::declare_independent(cg, cg.function(), &latches)?;

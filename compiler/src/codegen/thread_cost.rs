@@ -83,6 +83,15 @@ pub fn single_thread_ns(cost: &KernelCost, bytes: i64, elements: i64) -> f64 {
     memory.max(arithmetic).max(elements as f64 / FLOPS_PER_NS)
 }
 
+/// How a loop kernel whose every element costs `ops` elementwise operations, of which
+/// `transcendentals` are transcendental functions, and moves `bytes` to or from memory
+/// divides its time on one core by this model: memory time over arithmetic time (above 1:
+/// bound by memory).
+pub fn memory_over_arithmetic(ops: usize, transcendentals: usize, bytes: f64) -> f64 {
+    let arithmetic = (ops as f64 + transcendentals as f64 * (TRANSCENDENTAL_OPS - 1.0)) / FLOPS_PER_NS;
+    (bytes / BYTES_PER_NS) / arithmetic.max(f64::MIN_POSITIVE)
+}
+
 /// `(extent, min_chunk)` when a kernel of `extent` parallel iterations and `ns` estimated
 /// single-thread time should run on the thread pool in chunks of at least `min_chunk`
 /// iterations; `None` when it stays on the calling thread.
@@ -123,6 +132,19 @@ mod tests {
         assert!(split(128, negate).is_none(), "{negate}");
         // A scan step's f32[64,256] tanh stays on the calling thread.
         assert!(split(64, single_thread_ns(&cost(131_072, 16_384, &[Opcode::Tanh]), 131_072, 16_384)).is_none());
+    }
+
+    #[test]
+    fn a_layernorm_is_bound_by_memory_and_gelu_by_arithmetic() {
+        // Per element: layernorm reads and writes an f32 with a handful of operations; gelu
+        // does as many plus a tanh; Adam reads four arrays and writes three with a dozen
+        // operations and a sqrt.
+        let layernorm = memory_over_arithmetic(5, 0, 8.0);
+        let gelu = memory_over_arithmetic(8, 1, 8.0);
+        let adam = memory_over_arithmetic(14, 1, 28.0);
+        assert!(layernorm > 2.0, "{layernorm}");
+        assert!(gelu < 1.0, "{gelu}");
+        assert!(adam > 1.0 && adam < 2.0, "{adam}");
     }
 
     #[test]

@@ -103,6 +103,7 @@ fn whole<'a, 'ctx>(kc: &KernelContext<'a, 'ctx>, extent: i64) -> Result<KernelCo
         end: kc.cg.const_i64(outer.max(1)),
         in_place_operand: kc.in_place_operand,
         work_elements: std::cell::Cell::new(kc.work_elements.get()),
+        streamed: std::cell::Cell::new(kc.streamed.get()),
     })
 }
 
