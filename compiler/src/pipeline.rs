@@ -2,6 +2,7 @@
 
 use crate::backend::library_program::{entry_calls, kernel_calls, Call};
 use crate::backend::optimization::{optimization_for, Optimization};
+use crate::backend::strength_reduction;
 use crate::backend::target::{emit_object, optimize, TargetOptions};
 use crate::codegen::context::Codegen;
 use crate::codegen::function::{KernelInfo, ModuleLowering};
@@ -265,7 +266,7 @@ pub fn compile_to(module: &Module, entry_name: &str, options: &CompileOptions, o
     let plan = LoweringPlan::new(module, entry_name)?;
     lower_planned(&cg, module, &plan, options.dump.as_ref())?;
     let optimization = optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true);
-    finish(&cg, &machine, optimization, output, options.dump.as_ref(), &mut CompileStats::default())
+    finish(&cg, &machine, optimization, strength_reduction::wanted(optimization), output, options.dump.as_ref(), &mut CompileStats::default())
 }
 
 fn codegen_for<'ctx>(context: &'ctx Context, name: &str, options: &CompileOptions, machine: &TargetMachine) -> Codegen<'ctx> {
@@ -288,6 +289,7 @@ fn finish(
     cg: &Codegen,
     machine: &TargetMachine,
     optimization: Optimization,
+    lsr: bool,
     output: OutputKind,
     dump: Option<&DumpOptions>,
     stats: &mut CompileStats,
@@ -299,6 +301,8 @@ fn finish(
     let t = Instant::now();
     optimize(&cg.module, machine, optimization)?;
     stats.optimize += t.elapsed();
+    // Held while code is generated, the dumped assembly's too (see strength_reduction).
+    let _lsr = strength_reduction::enter(lsr);
     if let Ok(path) = std::env::var(DUMP_IR_VARIABLE) {
         let _ = cg.module.print_to_file(path);
     }
@@ -371,9 +375,12 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
         lower_planned(&cg, module, &plan, options.dump.as_ref())?;
         stats.lower = start.elapsed();
         let optimization = optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true);
-        let object = finish(&cg, &machine, optimization, OutputKind::Object, options.dump.as_ref(), &mut stats)?;
+        let object = finish(&cg, &machine, optimization, strength_reduction::wanted(optimization), OutputKind::Object, options.dump.as_ref(), &mut stats)?;
         return Ok((vec![object], stats));
     }
+    // Strength reduction by the whole module's kind, not each partition's: partitions that
+    // differed would generate their code one after the other (see strength_reduction).
+    let lsr = strength_reduction::wanted(optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true));
     // Largest kernels first, each to the least loaded partition.
     let mut order: Vec<usize> = (0..plan.kernels.len()).collect();
     order.sort_by_key(|&j| std::cmp::Reverse(work[j]));
@@ -389,7 +396,7 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
             .enumerate()
             .map(|(i, (_, jobs))| {
                 let plan = &plan;
-                scope.spawn(move || compile_partition(module, plan, jobs, options, &format!("{}.part{i}", module.name)))
+                scope.spawn(move || compile_partition(module, plan, jobs, lsr, options, &format!("{}.part{i}", module.name)))
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::Internal("a compilation thread panicked".into())))).collect()
@@ -412,7 +419,7 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
     verify(&cg)?;
     stats.lower += t.elapsed();
     let optimization = optimization_for(module, &plan, &[], true);
-    objects.push(finish(&cg, &machine, optimization, OutputKind::Object, options.dump.as_ref(), &mut stats)?);
+    objects.push(finish(&cg, &machine, optimization, lsr, OutputKind::Object, options.dump.as_ref(), &mut stats)?);
     Ok((objects, stats))
 }
 
@@ -424,6 +431,7 @@ fn compile_partition(
     module: &Module,
     plan: &LoweringPlan,
     jobs: &[usize],
+    lsr: bool,
     options: &CompileOptions,
     name: &str,
 ) -> Result<CompiledPartition> {
@@ -435,7 +443,7 @@ fn compile_partition(
     let infos = emit_kernels(&cg, module, plan, jobs, true)?;
     verify(&cg)?;
     stats.lower = t.elapsed();
-    let object = finish(&cg, &machine, optimization_for(module, plan, jobs, false), OutputKind::Object, options.dump.as_ref(), &mut stats)?;
+    let object = finish(&cg, &machine, optimization_for(module, plan, jobs, false), lsr, OutputKind::Object, options.dump.as_ref(), &mut stats)?;
     Ok((object, infos, stats))
 }
 

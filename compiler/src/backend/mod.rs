@@ -4,4 +4,5 @@ pub mod aot;
 pub mod jit;
 pub mod library_program;
 pub mod optimization;
+pub mod strength_reduction;
 pub mod target;

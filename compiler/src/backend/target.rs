@@ -48,7 +48,25 @@ pub(crate) fn initialize() {
         if Target::initialize_native(&InitializationConfig::default()).is_err() {
             initialize_all();
         }
+        if let Ok(options) = std::env::var(LLVM_OPTIONS_VARIABLE) {
+            parse_llvm_options(&options.split_whitespace().collect::<Vec<_>>());
+        }
     });
+}
+
+/// Names LLVM command-line options (`-time-passes -disable-lsr`, space separated) to set
+/// once per process: a knob for measuring LLVM's phases and codegen options inside a real
+/// compile, like `HLOJIT_LLVM_PASSES`.
+pub const LLVM_OPTIONS_VARIABLE: &str = "HLOJIT_LLVM_OPTIONS";
+
+/// Sets LLVM's process-wide command-line options (an option may be given again later: the
+/// last value holds).
+pub(crate) fn parse_llvm_options(options: &[&str]) {
+    let args: Vec<std::ffi::CString> =
+        std::iter::once("hlojit").chain(options.iter().copied()).filter_map(|a| std::ffi::CString::new(a).ok()).collect();
+    let pointers: Vec<*const std::ffi::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+    // SAFETY: the pointers point into `args`, alive for the call; LLVM copies what it keeps.
+    unsafe { llvm_sys::support::LLVMParseCommandLineOptions(pointers.len() as i32, pointers.as_ptr(), std::ptr::null()) };
 }
 
 /// Registers every target LLVM was built with (once per process), for cross compilation.
