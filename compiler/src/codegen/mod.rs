@@ -14,6 +14,7 @@ pub mod independent_loops;
 pub mod transpose_tiling;
 pub mod plan;
 pub mod reducer;
+pub mod window_peel;
 pub mod row_loops;
 pub mod streaming_stores;
 pub mod types;

@@ -207,6 +207,12 @@ impl<'ctx> LoopDim<'ctx> {
     }
 }
 
+/// `body` as a loop body that may run for several nests (fixes the closure's signature, which
+/// Rust would otherwise not infer before its first use).
+pub fn nest_body<'ctx, F: FnMut(&Index<'ctx>) -> Result<()>>(body: F) -> F {
+    body
+}
+
 /// Emits the loops `loops` (outermost first) around `body`, which gets `base` with the loop
 /// dimensions replaced by the induction variables. The builder ends after the nest.
 pub fn loop_nest<'ctx>(

@@ -2,19 +2,22 @@
 //! without changing any result XLA would compute.
 //!
 //! Arithmetic identities are applied exactly where XLA applies them, so that hlojit's numbers
-//! stay XLA's: `x + 0`, `0 + x`, `x - 0`, `x * 1`, `1 * x`, `x / 1` and `x ** 1` are `x` for every
+//! stay XLA's: `x + 0`, `0 + x`, `x - 0`, `x * 1`, `1 * x` and `x / 1` are `x` for every
 //! type (XLA drops them too, so an input of `-0.0` stays `-0.0` and a denormal is not flushed);
 //! `x * 0` is `0` for integers only (for floats, `NaN * 0` and `inf * 0` are NaN and `-1 * 0` is
-//! `-0`). Two kinds of XLA's rewrites change float results and are done as XLA does them: the
-//! constants of a sum are gathered so that they fold into one ([`super::constant_sums`]), and
-//! divisions XLA turns into multiplications are turned the same way ([`super::divide_rewrites`]).
+//! `-0`). Three kinds of XLA's rewrites change results and are done as XLA does them: the
+//! constants of a sum are gathered so that they fold into one ([`super::constant_sums`]),
+//! divisions XLA turns into multiplications are turned the same way ([`super::divide_rewrites`]),
+//! and so are powers by a constant exponent ([`super::power_rewrites`]); XLA's
+//! `maximum(lo, clamp(lo, x, hi))` => `clamp(lo, x, hi)` is made even where lo > hi
+//! ([`super::max_of_clamp`]).
 //! Pure data movement is composed or dropped: see [`super::simplify_data_movement`].
 //!
 //! A rewrite never changes an instruction's shape, layout included: a replacement whose shape
 //! differs (an operand in another layout, say) is not used. Instructions with control edges are
 //! left alone, so the ordering they express survives.
 
-use super::{constant_sums, divide_rewrites, simplify_data_movement};
+use super::{constant_sums, divide_rewrites, max_of_clamp, power_rewrites, simplify_data_movement};
 use crate::error::Result;
 use crate::hlo::{Computation, InstrId, Instruction, Module, Opcode};
 use std::collections::{HashMap, HashSet};
@@ -99,7 +102,8 @@ fn simplify(comp: &mut Computation, id: InstrId) -> Option<InstrId> {
         }
         Opcode::Divide if is_all(comp, operand(1), 1) => Some(operand(0)),
         Opcode::Divide => divide_rewrites::rewrite(comp, id),
-        Opcode::Power if ty.is_floating() && is_all(comp, operand(1), 1) => Some(operand(0)),
+        Opcode::Power => power_rewrites::rewrite(comp, id),
+        Opcode::Maximum => max_of_clamp::rewrite(comp, operand(0), operand(1)),
         // XLA: `A && True => A`, `A || False => A` for predicates.
         Opcode::And if ty.is_pred() => other_than(comp, operand(0), operand(1), 1),
         Opcode::Or if ty.is_pred() => other_than(comp, operand(0), operand(1), 0),

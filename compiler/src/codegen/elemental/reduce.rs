@@ -103,16 +103,9 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         }
 
         // Window positions are visited in XLA:CPU's order (reversed along `rhs_reversal`
-        // dimensions): row-major, except that the last padded dimension of window size 2 comes
-        // outermost, as measured for select-and-scatter's reduce-window; a product over a
-        // 1x2x2 window padded in its last dimension gives XLA's bits only in this order (fuzz
-        // program 7001329, 5 of 5 differing elements).
-        let loops: Vec<LoopDim> = crate::codegen::emitters::select_and_scatter::window_order(&window)
-            .into_iter()
-            .filter(|&d| window[d].size != 1)
-            .map(|d| LoopDim::full(cg, d, window[d].size))
-            .collect();
-        let zero = vec![cg.const_i64(0); dims.len()];
+        // dimensions): row-major in the nests of `window_peel` (one padded window dimension
+        // may have its last position visited after all others).
+        let pieces = crate::codegen::window_peel::window_pieces(&window, &dims, &out_dims);
 
         let reducer = Reducer::new(self.module, reducer_comp, &v.types);
         let init = self.gen_inits(&v.inits)?;
@@ -123,7 +116,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             return Ok(self.pack(id, init));
         }
         self.scoped(|e| {
-            loop_nest(cg, "window", &loops, &zero, |w| {
+            let mut visit = crate::codegen::reducer::nest_body(|w| {
                 let mut input = Vec::with_capacity(dims.len());
                 let mut in_bounds: Option<IntValue> = None;
                 let mut and = |c: IntValue<'ctx>| -> Result<()> {
@@ -174,7 +167,19 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
                     Some(c) => e.scoped(|e| cg.if_then("window.in", c, || step(e))),
                     None => step(e),
                 }
-            })
+            });
+            for piece in pieces.iter().filter(|p| p.iter().all(|r| r.0 <= r.1)) {
+                // Fixed positions enter through the base index; the others get loops.
+                let loops: Vec<LoopDim> = piece
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| r.0 != r.1)
+                    .map(|(d, r)| LoopDim { dim: d, start: cg.const_i64(r.0), end: cg.const_i64(r.1 + 1) })
+                    .collect();
+                let base: Vec<_> = piece.iter().map(|r| cg.const_i64(r.0)).collect();
+                loop_nest(cg, "window", &loops, &base, &mut visit)?;
+            }
+            Ok(())
         })?;
         let out = accs.load(cg)?;
         Ok(self.pack(id, out))

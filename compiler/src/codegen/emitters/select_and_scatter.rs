@@ -1,7 +1,7 @@
 //! select-and-scatter with XLA's semantics: the output starts as the init value everywhere;
 //! then for each source element, in the source's layout order, the window it belongs to is
 //! scanned over the operand elements it covers in the order XLA:CPU's rewrite into a
-//! reduce-window scans it (see [`window_order`]; padding is never selected). The first element is selected; each later element `x` replaces the selection
+//! reduce-window scans it (see [`crate::codegen::window_peel`]; padding is never selected). The first element is selected; each later element `x` replaces the selection
 //! unless `select(selected, x)` holds. The source element is combined into the output at the
 //! selected position with `scatter(output, source)`. A window covering only padding selects
 //! nothing and scatters nothing.
@@ -65,15 +65,12 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
         (0..dims.len()).map(|_| cg.entry_alloca(cg.i64().into(), "sas.pos")).collect::<Result<_>>()?;
     // XLA:CPU rewrites select-and-scatter into a variadic reduce-window over (operand, iotas)
     // and a scatter (`SelectAndScatterExpander`); the order in which that reduce-window folds
-    // a window's elements into the selection decides which of equal elements wins. Measured on
-    // XLA:CPU (jaxlib 0.10.2, padding patterns of 3-D and 4-D windows of sizes 2 to 4):
-    // row-major, except that the last padded dimension of window size 2 comes outermost.
-    let window_loops: Vec<LoopDim> = window_order(&window)
+    // a window's elements into the selection decides which of equal elements wins: XLA's
+    // (`window_peel`), row-major nests of which one may hold a padded dimension's last position.
+    let pieces: Vec<Vec<(i64, i64)>> = crate::codegen::window_peel::window_pieces(&window, &dims, &source_dims)
         .into_iter()
-        .filter(|&d| window[d].size != 1)
-        .map(|d| LoopDim::full(cg, d, window[d].size))
+        .filter(|p| p.iter().all(|r| r.0 <= r.1))
         .collect();
-    let zero = vec![cg.const_i64(0); dims.len()];
     let source_layout = e.layout_of(source);
 
     e.scoped(|e| {
@@ -84,7 +81,7 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
                 cg.b.build_store(*p, cg.const_i64(0))?;
             }
             e.scoped(|e| {
-                loop_nest(cg, "sas.window", &window_loops, &zero, |w| {
+                let mut visit = crate::codegen::reducer::nest_body(|w| {
                     let mut pos = Vec::with_capacity(dims.len());
                     let mut in_bounds: Option<IntValue> = None;
                     for d in 0..dims.len() {
@@ -128,7 +125,19 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
                             Ok(())
                         })
                     })
-                })
+                });
+                for piece in &pieces {
+                    // Fixed positions enter through the base index; the others get loops.
+                    let loops: Vec<LoopDim> = piece
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, r)| r.0 != r.1)
+                        .map(|(d, r)| LoopDim { dim: d, start: cg.const_i64(r.0), end: cg.const_i64(r.1 + 1) })
+                        .collect();
+                    let base: Vec<_> = piece.iter().map(|r| cg.const_i64(r.0)).collect();
+                    loop_nest(cg, "sas.window", &loops, &base, &mut visit)?;
+                }
+                Ok(())
             })?;
             let was_found = cg.b.build_load(cg.i1(), found, "")?.into_int_value();
             e.scoped(|e| {
@@ -147,49 +156,4 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
         })
     })?;
     Ok(1)
-}
-
-/// The window dimensions, outermost first, in the order XLA:CPU visits a window's elements:
-/// row-major, except that the last dimension that is padded and has window size 2 (if any)
-/// comes first. (Measured, not derived from XLA's source: a padded size-3 or size-4 dimension
-/// leaves the order row-major, a padded size-2 one moves out.)
-pub fn window_order(window: &[crate::hlo::WindowDim]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..window.len()).collect();
-    let padded = |d: usize| window[d].padding_low != 0 || window[d].padding_high != 0;
-    if let Some(p) = (0..window.len()).rev().find(|&d| padded(d) && window[d].size == 2) {
-        order.retain(|&d| d != p);
-        order.insert(0, p);
-    }
-    order
-}
-
-#[cfg(test)]
-mod tests {
-    use super::window_order;
-    use crate::hlo::WindowDim;
-
-    fn sized(pads: &[(i64, i64, i64)]) -> Vec<WindowDim> {
-        pads.iter()
-            .map(|&(size, l, h)| WindowDim { size, stride: 1, padding_low: l, padding_high: h, window_dilation: 1, base_dilation: 1, window_reversal: false })
-            .collect()
-    }
-
-    fn dims(pads: &[(i64, i64)]) -> Vec<WindowDim> {
-        sized(&pads.iter().map(|&(l, h)| (2, l, h)).collect::<Vec<_>>())
-    }
-
-    #[test]
-    fn last_padded_size_two_dimension_goes_outermost() {
-        // Orders measured on XLA:CPU with pairs of equal maxima.
-        assert_eq!(window_order(&sized(&[(3, 0, 0), (3, 1, 1), (3, 0, 0)])), vec![0, 1, 2]);
-        assert_eq!(window_order(&sized(&[(4, 0, 0), (4, 1, 1), (4, 0, 0)])), vec![0, 1, 2]);
-        assert_eq!(window_order(&sized(&[(3, 0, 0), (2, 1, 1), (3, 0, 0)])), vec![1, 0, 2]);
-        assert_eq!(window_order(&sized(&[(2, 0, 1), (2, 0, 1), (3, 1, 1)])), vec![1, 0, 2]);
-        assert_eq!(window_order(&sized(&[(3, 1, 0), (2, 0, 0), (2, 0, 0)])), vec![0, 1, 2]);
-        assert_eq!(window_order(&dims(&[(0, 0), (0, 0), (0, 0)])), vec![0, 1, 2]);
-        assert_eq!(window_order(&dims(&[(1, 0), (0, 0), (1, 1), (0, 0)])), vec![2, 0, 1, 3]);
-        assert_eq!(window_order(&dims(&[(0, 0), (0, 1), (0, 0), (1, 0)])), vec![3, 0, 1, 2]);
-        assert_eq!(window_order(&dims(&[(1, 1), (0, 0), (0, 0), (0, 0)])), vec![0, 1, 2, 3]);
-        assert_eq!(window_order(&dims(&[(0, 0), (1, 0), (0, 0), (0, 0)])), vec![1, 0, 2, 3]);
-    }
 }
