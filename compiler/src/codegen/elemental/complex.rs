@@ -89,7 +89,10 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let max = f.max(ar, ai)?;
         let min = f.min(ar, ai)?;
         let ratio = f.div(min, max)?;
-        let one_plus = f.add(f.k(1.0), f.mul(ratio, ratio)?)?;
+        // XLA's back end contracts ratio^2 + 1 into an FMA (its c128 rsqrt object code). Written
+        // as one here, so that it stays fused when LLVM merges ratio^2 with the same product of
+        // another op in the fusion (a complex sqrt beside it), which would block the contraction.
+        let one_plus = f.fma(ratio, ratio, f.k(1.0))?;
         Ok((min, max, one_plus))
     }
 
@@ -284,9 +287,20 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
 
     /// sqrt(x + iy) from u = sqrt((hypot(x, y) + |x|) / 2) and |y| / (2u), which avoids
     /// cancellation for either sign of x, with rescaled forms where u under- or overflows
-    /// (StableHLO's complex math expansion, which XLA applies).
+    /// (StableHLO's complex math expansion, which XLA applies), after XLA's algebraic
+    /// simplifier: its optimized HLO divides by the constants sqrt(2) and 2.197... as products
+    /// with their reciprocals, and (sqrt(ax) * 1.5537...) * (1 / sqrt(2)) becomes sqrt(ax)
+    /// times the folded product of the constants, each constant rounded in the element type
+    /// (these give XLA's last bits, e.g. for sqrt(1 + i)).
     fn complex_sqrt(&self, x: FV<'ctx>, y: FV<'ctx>) -> Result<Parts<'ctx>> {
         let f = self.f(x.get_type());
+        let is_f32 = x.get_type() == self.cg.llvm.f32_type();
+        // A constant expression as XLA's folder evaluates it: in the element type.
+        let typed = |v: f64| if is_f32 { v as f32 as f64 } else { v };
+        let quotient = |a: f64, b: f64| if is_f32 { (a as f32 / b as f32) as f64 } else { a / b };
+        let product = |a: f64, b: f64| if is_f32 { (a as f32 * b as f32) as f64 } else { a * b };
+        let inv_sq_2_value = quotient(1.0, std::f64::consts::SQRT_2);
+        let inv_sq_2 = f.k(inv_sq_2_value);
         let zero = f.k(0.0);
         let one = f.k(1.0);
         let two = f.k(2.0);
@@ -309,11 +323,11 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let sq_rh = f.sqrt(f.add(r0, h)?)?;
         let u_scaled = f.sel(
             gt,
-            f.mul(sq_ax, f.div(sq_1h, sq_2)?)?,
-            f.mul(sq_ay, f.div(sq_rh, sq_2)?)?,
+            f.mul(sq_ax, f.mul(sq_1h, inv_sq_2)?)?,
+            f.mul(sq_ay, f.mul(sq_rh, inv_sq_2)?)?,
         )?;
-        // For ax == ay: u = sqrt(ax) sqrt((1 + sqrt 2) / 2).
-        let u_eq = f.div(f.mul(sq_ax, f.k(1.5537739740300374))?, sq_2)?;
+        // For ax == ay: u = sqrt(ax) sqrt((1 + sqrt 2) / 2), the constants folded.
+        let u_eq = f.mul(sq_ax, f.k(product(typed(1.5537739740300374), inv_sq_2_value)))?;
         let u = f.sel(eq, u_eq, f.sel(u_extreme, u_scaled, u_general)?)?;
         let ratio_sq = f.sel(eq, one, f.sel(lt, f.div(sq_ax, sq_ay)?, f.div(sq_ay, sq_ax)?)?)?;
         let ay_div_u_scaled = f.sel(
@@ -323,7 +337,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         )?;
         let ay_div_u = f.sel(
             eq,
-            f.div(sq_ay, f.k(2.19736822693562))?,
+            f.mul(sq_ay, f.k(quotient(1.0, typed(2.19736822693562))))?,
             f.sel(u_extreme, ay_div_u_scaled, f.div(ay, f.mul(u_general, two)?)?)?,
         )?;
         let real = f.sel(f.cmp(FloatPredicate::OGE, x, zero)?, u, ay_div_u)?;
@@ -351,7 +365,8 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let f = self.f(a.get_type());
         let rsqrt = |x: FV<'ctx>| -> Result<FV<'ctx>> { f.div(f.k(1.0), f.sqrt(x)?) };
         let (min, max, one_plus) = self.complex_abs_parts(a, b)?;
-        let r = f.mul(rsqrt(max)?, rsqrt(f.sqrt(one_plus)?)?)?;
+        // XLA's order: sqrt(rsqrt(1 + (min/max)^2)) * rsqrt(max) (its IR for c128).
+        let r = f.mul(f.sqrt(rsqrt(one_plus)?)?, rsqrt(max)?)?;
         let r = f.sel(f.is_nan(r)?, rsqrt(min)?, r)?;
         let t = self.float_math_binary(Opcode::Atan2, b, a)?;
         let angle = f.mul(t, f.k(-0.5))?;
