@@ -363,7 +363,15 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
     /// rsqrt(z) = |z|^-1/2 (cos(-t/2) + i sin(-t/2)), with XLA's special values.
     fn complex_rsqrt(&self, a: FV<'ctx>, b: FV<'ctx>) -> Result<Parts<'ctx>> {
         let f = self.f(a.get_type());
-        let rsqrt = |x: FV<'ctx>| -> Result<FV<'ctx>> { f.div(f.k(1.0), f.sqrt(x)?) };
+        // c64 takes XLA's f32 rsqrt (the processor's approximation refined, xla_rsqrt.rs).
+        let is_f32 = a.get_type() == self.cg.llvm.f32_type();
+        let rsqrt = |x: FV<'ctx>| -> Result<FV<'ctx>> {
+            if is_f32 {
+                self.xla_rsqrt_f32(x)
+            } else {
+                f.div(f.k(1.0), f.sqrt(x)?)
+            }
+        };
         let (min, max, one_plus) = self.complex_abs_parts(a, b)?;
         // XLA's order: sqrt(rsqrt(1 + (min/max)^2)) * rsqrt(max) (its IR for c128).
         let r = f.mul(f.sqrt(rsqrt(one_plus)?)?, rsqrt(max)?)?;

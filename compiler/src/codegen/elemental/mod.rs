@@ -23,6 +23,7 @@ mod xla_exp;
 mod xla_expm1;
 mod xla_log;
 mod xla_logistic;
+mod xla_rsqrt;
 mod xla_tanh;
 
 use super::array::IrArray;
