@@ -133,7 +133,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let y_bigger = f.cmp(FloatPredicate::OGT, yyh, xxh)?;
         let mxh = f.sel(y_bigger, yyh, xxh)?;
         let mnh = f.sel(y_bigger, xxh, yyh)?;
-        let s = fast2sum(&f, &[minus_one, mxh, mnh, yyl, xxl])?;
+        let s = fast2sum(&f, &[minus_one, mxh, mnh, yyl, xxl])?; // -1 is the constant
         let near_one = f.cmp(FloatPredicate::OLT, f.abs(s)?, half)?;
         let near = f.mul(half, self.float_math_unary(Opcode::Log1p, s)?)?;
         let far = self.log_hypot_far(x, y)?;
@@ -560,13 +560,16 @@ fn complex_mul<'ctx>(f: &F<'_, 'ctx>, x: Parts<'ctx>, y: Parts<'ctx>) -> Result<
 }
 
 /// Sum of `terms` in order with Fast2Sum error terms added back (callers order the terms by
-/// decreasing magnitude, as Fast2Sum requires).
+/// decreasing magnitude, as Fast2Sum requires), the first term a constant, as in XLA's
+/// optimized HLO: its algebraic simplifier folds the first error term's (t + c) - c into t,
+/// so that term is t - t (0, or NaN for an infinite t), not the rounding error of t + c
+/// (measured on complex log: 291 of 100,000 c64 real parts differed with the textbook term).
 fn fast2sum<'ctx>(f: &F<'_, 'ctx>, terms: &[FV<'ctx>]) -> Result<FV<'ctx>> {
     let mut high = terms[0];
     let mut low: Option<FV<'ctx>> = None;
-    for &t in &terms[1..] {
+    for (i, &t) in terms[1..].iter().enumerate() {
         let sum = f.add(high, t)?;
-        let err = f.sub(t, f.sub(sum, high)?)?;
+        let err = if i == 0 { f.sub(t, t)? } else { f.sub(t, f.sub(sum, high)?)? };
         low = Some(match low {
             None => err,
             Some(l) => f.add(l, err)?,
