@@ -28,7 +28,7 @@ TYPES = {"f16": (np.float16, np.uint16), "bf16": (ml_dtypes.bfloat16, np.uint16)
          "f32": (np.float32, np.uint32), "f64": (np.float64, np.uint64)}
 OPS = {"log": jnp.log, "log1p": jnp.log1p, "exp": jnp.exp, "expm1": jnp.expm1, "tanh": jnp.tanh,
        "logistic": jax.nn.sigmoid, "erf": jax.lax.erf, "sine": jnp.sin, "cosine": jnp.cos,
-       "tan": jnp.tan, "cbrt": jnp.cbrt}
+       "tan": jnp.tan, "cbrt": jnp.cbrt, "rsqrt": jax.lax.rsqrt}
 
 HLO_NAMES = {"log1p": "log-plus-one", "exp": "exponential", "expm1": "exponential-minus-one"}
 

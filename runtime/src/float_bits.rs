@@ -112,6 +112,11 @@ pub fn encode(value: f64, fmt: FloatFormat) -> u64 {
         let biased = (exp + fmt.bias) as i64 + if scaled >= 1.5 { 1 } else { 0 };
         return if biased >= max_exp as i64 { nan_bits } else { biased.max(0) as u64 };
     }
+    // Beyond the largest exponent the field would spill into the sign bit (e4m3b11fnuz of
+    // -226 gave -0.0034): overflow, before the bits are put together.
+    if biased_exp > max_exp as i64 {
+        return overflow();
+    }
     let bits = sign | ((biased_exp as u64) << m) | q;
     let magnitude = bits & !sign;
     let max_magnitude = encode_magnitude_of_max(fmt);
@@ -184,5 +189,10 @@ mod tests {
         let fnuz = fmt(ElementType::F8E4M3FNUZ);
         assert_eq!(encode(-0.0, fnuz), 0);
         assert!(decode(0x80, fnuz).is_nan());
+        // Far beyond the range (the exponent field itself overflows): ml_dtypes' values.
+        assert_eq!(encode(-225.95, fmt(ElementType::F8E4M3B11FNUZ)), 0x80, "NaN, the only one");
+        assert_eq!(encode(-225.95, fmt(ElementType::F8E3M4)), 0xf0, "-inf");
+        assert_eq!(encode(1e30, e4m3fn), 0x7f);
+        assert_eq!(encode(-1e30, e5m2), 0xfc);
     }
 }

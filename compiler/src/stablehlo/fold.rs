@@ -16,8 +16,8 @@
 //!
 //! - an op folds when all its operands are constants, which includes ops folded before it
 //!   (post order): `exp(a + b)` of constants is one double-precision `exp`;
-//! - the ten functions above for every float type (not complex), with no element limit; `log`
-//!   and `rsqrt` do not fold when any element is `<= 0`, `sqrt` when any is `< 0` (the whole op
+//! - the ten functions above for every float type (not complex; f8 included), with no element
+//!   limit; `log` and `rsqrt` do not fold when any element is `<= 0`, `sqrt` when any is `< 0` (the whole op
 //!   stays; NaN passes these tests and folds; an f64 subnormal counts as zero, see below);
 //! - exact arithmetic that gives the HLO evaluator's bits (`crate::evaluate`) and only matters
 //!   here because it makes the operand of one of the ten a constant: add, subtract, multiply,
@@ -32,9 +32,9 @@
 //! - not folded: integer divide or remainder with a zero divisor (jaxlib 0.10.2's folder
 //!   divides by zero and the process dies of SIGFPE; HLO constant folding then gives XLA's
 //!   evaluator's answer), power, shifts, iota, xor, broadcast of a non-splat, complex numbers;
-//! - folded by XLA but not here (open): the ten functions of f8 constants (measured: exp of an
-//!   f8e4m3fn constant folds), which need a double-to-f8 rounding this crate does not have yet;
-//!   predicate conversions; and an integer-to-f16/bf16 convert of an integer beyond 2^24
+//! - the ten functions of f8 constants too (the seven f8 types, measured on all 256 values of
+//!   each), rounded once from the double to the f8 format;
+//! - folded by XLA but not here (open): predicate conversions; and an integer-to-f16/bf16 convert of an integer beyond 2^24
 //!   still rounds twice here (through f32, the evaluator's way) where APFloat rounds once;
 //! - concatenate, convert, reverse and select results of more than 65,536 elements are left
 //!   unless they are splats (`foldOpElementLimit`).
@@ -231,13 +231,12 @@ fn in_double(op: Opcode) -> bool {
 
 /// Whether the folder folds `inst` (result type `t`, first operand type `from`) on these values.
 fn foldable(inst: &Instruction, t: ElementType, from: ElementType, operands: &[Value]) -> bool {
-    let evaluated = |ty: ElementType| ty == ElementType::Pred || ty.is_signed_int() || ty.is_unsigned_int() || is_wide_float(ty);
-    if !evaluated(t) || !evaluated(from) {
-        return false;
-    }
     let op = inst.opcode;
     if in_double(op) {
-        if !is_wide_float(t) {
+        // Every float type, the f8 formats included (measured: each of the ten functions of
+        // each f8 type folds, as double rounded once, which differs from computing it in f32
+        // with XLA's per-op rounding of the expanded logistic at run time).
+        if !(is_wide_float(t) || is_measured_f8(t)) {
             return false;
         }
         let Some(a) = operands[0].full_or_scalar() else { return false };
@@ -251,6 +250,10 @@ fn foldable(inst: &Instruction, t: ElementType, from: ElementType, operands: &[V
             _ => false,
         };
         return !(0..a.element_count()).any(|i| refuse(flushed(a.get_f64(i))));
+    }
+    let evaluated = |ty: ElementType| ty == ElementType::Pred || ty.is_signed_int() || ty.is_unsigned_int() || is_wide_float(ty);
+    if !evaluated(t) || !evaluated(from) {
+        return false;
     }
     let int = t.is_signed_int() || t.is_unsigned_int();
     match op {
@@ -312,6 +315,13 @@ fn is_wide_float(t: ElementType) -> bool {
     matches!(t, ElementType::F16 | ElementType::BF16 | ElementType::F32 | ElementType::F64)
 }
 
+/// The f8 types whose folding was measured (f8e8m0fnu and f4e2m1fn were not; they stay to
+/// the HLO pipeline).
+fn is_measured_f8(t: ElementType) -> bool {
+    use ElementType::*;
+    matches!(t, F8E5M2 | F8E4M3FN | F8E4M3B11FNUZ | F8E5M2FNUZ | F8E4M3FNUZ | F8E4M3 | F8E3M4)
+}
+
 /// `inst` on these operands as the folder computes it.
 fn compute(inst: &Instruction, operands: &[&ArrayLiteral]) -> Option<ArrayLiteral> {
     let t = inst.shape.element_type()?;
@@ -325,7 +335,7 @@ fn compute(inst: &Instruction, operands: &[&ArrayLiteral]) -> Option<ArrayLitera
         // The operands widen to double outside the guard (APFloat's widening keeps f32
         // subnormals, which are normal doubles); `black_box` keeps each call between the
         // guard's two MXCSR writes, which the optimizer may otherwise move a pure call across.
-        let inputs: Vec<f64> = (0..a.element_count()).map(|i| a.get_f64(i)).collect();
+        let inputs: Vec<f64> = (0..a.element_count()).map(|i| widen_keeping_nan(a, i, t)).collect();
         let results: Vec<f64> = {
             let _flush = hlojit_runtime::float_env::FlushDenormals::new();
             inputs.iter().map(|&x| std::hint::black_box(double_function(op, std::hint::black_box(x)))).collect()
@@ -387,7 +397,44 @@ fn round_from_double(x: f64, t: ElementType) -> u64 {
         ElementType::F32 => (x as f32).to_bits() as u64,
         ElementType::F16 => f16::from_f32(to_f32_odd(x)).to_bits() as u64,
         ElementType::BF16 => bf16::from_f32(to_f32_odd(x)).to_bits() as u64,
-        _ => unreachable!("is_wide_float() lists the types"),
+        // The f8 formats: APFloat's one rounding to nearest even, with each format's overflow
+        // (inf, or NaN where it has no inf) and NaN encodings.
+        _ => match t.float_format() {
+            Some(fmt) if x.is_nan() => f8_nan(x, fmt),
+            Some(fmt) => hlojit_runtime::float_bits::encode(x, fmt),
+            None => unreachable!("foldable() admits only float types"),
+        },
+    }
+}
+
+/// Element `i` of `a` (of float type `t`) as a double, as APFloat widens it: an f8 NaN keeps its
+/// sign and its mantissa bits at the top of the double's (the C library's functions then carry
+/// them through, and `f8_nan` brings them back: measured, e.g. logistic of the e3m4 NaN 0x71
+/// is 0xf9 on XLA).
+fn widen_keeping_nan(a: &ArrayLiteral, i: usize, t: ElementType) -> f64 {
+    let x = a.get_f64(i);
+    let Some(fmt) = t.float_format().filter(|_| x.is_nan() && is_measured_f8(t)) else { return x };
+    let bits = a.bits(i);
+    let m = fmt.mantissa_bits;
+    let sign = (bits >> (fmt.exponent_bits + m)) & 1;
+    let mantissa = (bits & ((1 << m) - 1)) << (52 - m);
+    // Quiet, as the first operation on it would make it anyway.
+    f64::from_bits(sign << 63 | 0x7ff0_0000_0000_0000 | mantissa | 1 << 51)
+}
+
+/// A double NaN in f8 format `fmt` as APFloat converts it: IEEE-style formats keep the sign and
+/// the top mantissa bits, quiet; e4m3fn-style ones have one NaN per sign; the fnuz ones one NaN.
+fn f8_nan(x: f64, fmt: hlojit_runtime::element_type::FloatFormat) -> u64 {
+    use hlojit_runtime::element_type::FloatEncoding;
+    let (e, m) = (fmt.exponent_bits, fmt.mantissa_bits);
+    let sign = (x.to_bits() >> 63) << (e + m);
+    match fmt.encoding {
+        FloatEncoding::Ieee => {
+            let payload = (x.to_bits() >> (52 - m)) & ((1 << m) - 1);
+            sign | ((1 << e) - 1) << m | payload | 1 << (m - 1)
+        }
+        FloatEncoding::FiniteAllOnesNan => sign | ((1 << (e + m)) - 1),
+        _ => hlojit_runtime::float_bits::encode(x, fmt),
     }
 }
 

@@ -28,6 +28,15 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             // XLA leaves an f16 log to LLVM, which computes it with libm's logf (xla_log.rs).
             let r = if in_type == ElementType::F16 && opcode == Opcode::Log {
                 self.xla_log_f16(wide)?.into()
+            } else if in_type == ElementType::F32 && opcode == Opcode::Rsqrt {
+                // The processor's approximation and a Newton step, as XLA (xla_rsqrt.rs).
+                self.xla_rsqrt_f32(wide)?.into()
+            } else if in_type == ElementType::F16 && opcode == Opcode::Expm1 {
+                // XLA computes f16 expm1 in f16 arithmetic (xla_expm1.rs).
+                self.xla_expm1_f16(wide)?.into()
+            } else if opcode == Opcode::Logistic && wide.get_type() == self.cg.llvm.f32_type() && in_type != ElementType::F32 {
+                // XLA expands logistic into ops of the element type (xla_logistic.rs).
+                self.xla_logistic_narrow(wide, in_type)?.into()
             } else {
                 self.float_unary(opcode, wide)?
             };

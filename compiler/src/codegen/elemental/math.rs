@@ -20,8 +20,8 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
                 Exp => return self.vexp(x),
                 Log => return self.xla_logf(x),
                 Tanh => return self.vtanh(x),
-                Erf => return self.verf(x),
-                Expm1 => return self.subnormal_argument(x, self.vexpm1(x)?, x),
+                Erf => return self.xla_erf_f32(x),
+                Expm1 => return self.subnormal_argument(x, self.xla_expm1(x)?, x),
                 Log1p => {
                     let signed_zero =
                         cg.call_intrinsic("llvm.copysign", &[ft.into()], &[ft.const_zero().into(), x.into()])?;
@@ -37,8 +37,8 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             Sine => intrinsic("llvm.sin"),
             Cosine => intrinsic("llvm.cos"),
             Tan => self.libm_unary("tan", x),
-            Tanh => self.libm_unary("tanh", x),
-            Expm1 => self.subnormal_argument(x, self.libm_unary("expm1", x)?, x),
+            Tanh => self.xla_tanh_f64(x),
+            Expm1 => self.subnormal_argument(x, self.xla_expm1(x)?, x),
             Log1p => {
                 let signed_zero =
                     cg.call_intrinsic("llvm.copysign", &[ft.into()], &[ft.const_zero().into(), x.into()])?;

@@ -18,8 +18,13 @@ mod math;
 mod minmax;
 mod reduce;
 mod vmath;
+mod xla_erf;
 mod xla_exp;
+mod xla_expm1;
 mod xla_log;
+mod xla_logistic;
+mod xla_rsqrt;
+mod xla_tanh;
 
 use super::array::IrArray;
 use super::context::Codegen;

@@ -1,13 +1,8 @@
-//! Vectorizable f32 transcendental functions: exp, expm1, tanh, erf built from polynomial
-//! approximations with nothing but arithmetic, bit operations and selects, so that LLVM's loop
-//! vectorizer turns an elementwise loop over them into SIMD code (a libm call per element
-//! blocks that and costs far more). log and log1p are XLA's own (`xla_log.rs`).
-//!
-//! The polynomial coefficients were fitted for this file (least squares refined to minimax on
-//! Chebyshev nodes against 120-bit references), except exp's and tanh's, which are XLA:CPU's own
-//! (Cephes expf, Eigen's rational tanh) so that results agree with XLA's. Each function is within a few ulp of the
-//! correctly rounded result. Edge cases follow XLA:CPU's results under flush-to-zero: results
-//! that would be subnormal come out as 0, subnormal arguments of tanh pass through.
+//! Vectorizable f32 exp and tanh built from polynomial approximations with nothing but
+//! arithmetic, bit operations and selects, so that LLVM's loop vectorizer turns an elementwise
+//! loop over them into SIMD code (a libm call per element blocks that and costs far more). Both
+//! are XLA:CPU's own (Cephes expf, Eigen's rational tanh), so that results agree with XLA's bit
+//! for bit; erf, expm1, log and log1p are XLA's too, each in its own `xla_*.rs` file.
 
 use super::fops::FV;
 use super::Elemental;
@@ -25,15 +20,6 @@ const EXP_C2: u32 = 0xB95E8083;
 const EXP_LO: f64 = -87.8;
 const EXP_HI: f64 = 88.8;
 
-/// expm1(x) = x + x^2 P(x) for |x| <= 0.5 (relative error 3e-9).
-const EXPM1_P: [f64; 6] = [
-    0.50000003853335,
-    0.1666666398534606,
-    0.04166535857139214,
-    0.008333579050090625,
-    0.0013996177157928784,
-    0.00019849807035686844,
-];
 /// XLA:CPU's f32 tanh (xla/codegen/intrinsic/tanh.cc, after Eigen's `ptanh_float`) is the
 /// rational function x N(x^2) / D(x^2) with these f32 coefficients (increasing powers of x^2).
 /// Its results differ from the correctly rounded tanh by a few ulp; using the same function,
@@ -63,29 +49,6 @@ const TANH_CLAMP: f32 = 7.998_811_7;
 const TANH_LINEAR_BELOW: f64 = 0.0004;
 /// From this |x| on XLA returns ±1 directly.
 const TANH_ONE_FROM: f64 = 20.0;
-
-/// erf(x) = x P(x^2) for |x| < 0.75 (relative error 1.4e-9).
-const ERF_P: [f64; 6] = [
-    1.1283791654964386,
-    -0.37612618756645916,
-    0.11283376573258148,
-    -0.02683462451745193,
-    0.005114345450123513,
-    -0.0006749512543066683,
-];
-/// erfc(x) e^(x^2) = R(t), t = 1 / (1 + x/2), for 0.75 <= x <= 4 (relative error 5e-10).
-const ERFC_R: [f64; 9] = [
-    -0.0001649050790819365,
-    0.285090561493222,
-    0.2584092843731088,
-    0.35298929454804673,
-    -0.11662186253838865,
-    0.5839431167048148,
-    -0.49153608433231544,
-    0.1306753415139618,
-    -0.002736159129792698,
-];
-
 
 impl<'a, 'ctx> Elemental<'a, 'ctx> {
     /// Whether `x` (f32) gets the vectorizable implementations.
@@ -122,15 +85,6 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         f.mul(y, f.float_from_bits(bits)?)
     }
 
-    /// e^x - 1 for f32: a polynomial for |x| <= 1/2 (where e^x - 1 would cancel), e^x - 1
-    /// beyond.
-    pub(super) fn vexpm1(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
-        let f = self.f(x.get_type());
-        let small = f.fma(f.mul(x, x)?, f.poly_inc(x, &EXPM1_P)?, x)?;
-        let large = f.sub(self.vexp(x)?, f.k(1.0))?;
-        f.sel(f.cmp(FloatPredicate::OLE, f.abs(x)?, f.k(0.5))?, small, large)
-    }
-
     /// tanh(x) for f32, computed as XLA:CPU computes it (see `TANH_NUM`): x below 0.0004,
     /// ±1 from 20 on, otherwise x N(x^2) / D(x^2) of x clamped to ±`TANH_CLAMP`. The clamp
     /// is written as XLA's "fast" min/max (an unordered compare and a select), so NaN passes
@@ -148,22 +102,5 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let r = f.div(f.mul(c, f.poly_inc(c2, &num)?)?, f.poly_inc(c2, &den)?)?;
         let r = f.sel(f.cmp(FloatPredicate::OLT, a, f.k(TANH_LINEAR_BELOW))?, x, r)?;
         f.sel(f.cmp(FloatPredicate::OGE, a, f.k(TANH_ONE_FROM))?, f.copysign(f.k(1.0), x)?, r)
-    }
-
-    /// erf(x) for f32: x P(x^2) near 0, 1 - e^(-x^2) R(1 / (1 + |x|/2)) beyond, ±1 from 4 on.
-    pub(super) fn verf(&self, x: FV<'ctx>) -> Result<FV<'ctx>> {
-        let f = self.f(x.get_type());
-        let a = f.abs(x)?;
-        let a2 = f.mul(a, a)?;
-        let small = f.mul(x, f.poly_inc(a2, &ERF_P)?)?;
-        let t = f.div(f.k(1.0), f.fma(a, f.k(0.5), f.k(1.0))?)?;
-        let erfc = f.mul(self.vexp(f.neg(a2)?)?, f.poly_inc(t, &ERFC_R)?)?;
-        let large = f.copysign(f.sub(f.k(1.0), erfc)?, x)?;
-        let large = f.sel(
-            f.cmp(FloatPredicate::OGT, a, f.k(4.0))?,
-            f.copysign(f.k(1.0), x)?,
-            large,
-        )?;
-        f.sel(f.cmp(FloatPredicate::OLT, a, f.k(0.75))?, small, large)
     }
 }
