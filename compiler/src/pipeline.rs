@@ -111,6 +111,9 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(reduction_splitting::ReductionSplitting)
         .add(layout_assignment::LayoutAssignment)
         .add(fusion::Fusion)
+        // After fusion, which has gathered each dot's elementwise consumers into one loop;
+        // before the multi-output passes, which leave the resulting kOutput fusions alone.
+        .add(dot_epilogue_fusion::DotEpilogueFusion)
         // Before multi-output fusion: a row reduction that merges into its loop no longer
         // needs to share an operand walk with a sibling.
         .add(row_fusion::RowFusion)

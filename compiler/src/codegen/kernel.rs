@@ -158,6 +158,9 @@ fn emit_root(kc: &KernelContext) -> Result<i64> {
     } else {
         root.opcode
     };
+    if let Some(dot) = super::emitters::dot_epilogue::epilogue_dot(kc) {
+        return super::emitters::dot_epilogue::emit(kc, dot);
+    }
     if hero.is_elemental() && !super::emitters::has_root_emitter(hero) {
         return emit_elemental_loop(kc);
     }

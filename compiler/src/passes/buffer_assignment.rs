@@ -382,6 +382,11 @@ fn reads_param_in_step(module: &Module, comp: &Computation, d: InstrId, p: usize
         None => (comp, d, positions.iter().map(|&i| inst.operands[i]).collect()),
     };
     let root_inst = body.get(root);
+    // A dot's epilogue (`dot_epilogue_fusion`) reads its other operands only after the GEMM
+    // has written the whole result over the output buffer.
+    if body.ids().any(|i| body.get(i).opcode == Opcode::Dot) {
+        return false;
+    }
     if matches!(root_inst.opcode, Opcode::DynamicUpdateSlice | Opcode::Scatter) {
         // Only as the updated operand, and nowhere else.
         let users = body.users();
@@ -395,7 +400,7 @@ fn reads_param_in_step(module: &Module, comp: &Computation, d: InstrId, p: usize
 /// shape and layout: its loop computes every output's element before storing any (see
 /// `emit_elemental_loop`), so an output written over a parameter that another output reads at
 /// the same element is still safe.
-fn same_index_only(body: &Computation, root: InstrId, params: &[InstrId]) -> bool {
+pub(crate) fn same_index_only(body: &Computation, root: InstrId, params: &[InstrId]) -> bool {
     let root_inst = body.get(root);
     if root_inst.opcode == Opcode::Tuple {
         let first = root_inst.operands.first().map(|&o| &body.get(o).shape);

@@ -9,6 +9,7 @@ mod constant_sums;
 pub mod conv_taps;
 pub mod cse;
 pub mod dce;
+pub mod dot_epilogue_fusion;
 mod divide_rewrites;
 pub mod dynamic_padder;
 pub mod expand_util;

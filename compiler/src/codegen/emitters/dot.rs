@@ -3,7 +3,8 @@
 //! blocked GEMM engine (`gemm`); the rest (small, complex, pred, tiled layouts) run a
 //! straightforward loop nest that generates operand elements, so fused operands work too.
 
-use super::gemm::accumulate::{emit_sum_per_element, operand_type, Accumulator};
+use super::dot_epilogue::Epilogue;
+use super::gemm::accumulate::{emit_sum_per_element_finished, operand_type, Accumulator};
 use super::gemm::dims::DotDims;
 use super::gemm::loops::nested_loops;
 use crate::codegen::index::Index;
@@ -16,6 +17,16 @@ use inkwell::values::IntValue;
 
 /// Emits the kernel of a fusion or op whose root is a dot.
 pub fn emit_dot(kc: &KernelContext) -> Result<i64> {
+    emit(kc, None)
+}
+
+/// Emits the dot at `kc`'s root with its values finished by `epilogue` before they are stored
+/// (see `dot_epilogue.rs`).
+pub fn emit_dot_with_epilogue(kc: &KernelContext, epilogue: &Epilogue) -> Result<i64> {
+    emit(kc, Some(epilogue))
+}
+
+fn emit(kc: &KernelContext, epilogue: Option<&Epilogue>) -> Result<i64> {
     let dot = kc.comp.get(kc.root);
     if kc.outputs.len() != 1 {
         return Err(Error::Unsupported(format!("{}: dot in a multi-output kernel", dot.name)));
@@ -30,10 +41,18 @@ pub fn emit_dot(kc: &KernelContext) -> Result<i64> {
     if dims.out_dims() != kc.outputs[0].shape.dims {
         return Err(Error::Internal(format!("{}: result dimensions do not match the dimension numbers", dot.name)));
     }
+    if let Some(epilogue) = epilogue {
+        // The strip and row kernels store sums as they finish them, in their own orders; the
+        // GEMM engine and the per-element loop finish them through the epilogue.
+        if let Some(extent) = super::gemm::dot::try_emit(kc, lhs, rhs, &dims, Some(epilogue))? {
+            return Ok(extent);
+        }
+        return emit_per_element(kc, lhs, rhs, &dims, Some(epilogue));
+    }
     if let Some(extent) = super::dot_strips::try_emit(kc, lhs, rhs, &dims)? {
         return Ok(extent);
     }
-    if let Some(extent) = super::gemm::dot::try_emit(kc, lhs, rhs, &dims)? {
+    if let Some(extent) = super::gemm::dot::try_emit(kc, lhs, rhs, &dims, None)? {
         return Ok(extent);
     }
     emit_naive(kc, lhs, rhs, &dims)
@@ -52,7 +71,7 @@ fn emit_naive(kc: &KernelContext, lhs: InstrId, rhs: InstrId, dims: &DotDims) ->
         Some(d) if (2..=MAX_ROW_ELEMENTS).contains(&out.dims[d]) && row_operand_contiguous(kc, lhs, rhs, dims, d) => {
             emit_rows(kc, lhs, rhs, dims, d)
         }
-        _ => emit_per_element(kc, lhs, rhs, dims),
+        _ => emit_per_element(kc, lhs, rhs, dims, None),
     }
 }
 
@@ -144,16 +163,24 @@ fn emit_rows<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, dim
 }
 
 /// One output element at a time: the sum over the contracting dimensions, in the result's
-/// physical order; the outermost dimension is the parallel one.
-fn emit_per_element(kc: &KernelContext, lhs: InstrId, rhs: InstrId, dims: &DotDims) -> Result<i64> {
+/// physical order (finished by `epilogue` if any); the outermost dimension is the parallel one.
+fn emit_per_element(kc: &KernelContext, lhs: InstrId, rhs: InstrId, dims: &DotDims, epilogue: Option<&Epilogue>) -> Result<i64> {
     let lhs_type = operand_type(kc, lhs)?;
     let rhs_type = operand_type(kc, rhs)?;
-    emit_sum_per_element(kc, "dot", |e, acc, index, slot| {
-        nested_loops(kc.cg, "dot.k", &dims.k_sizes, &mut |k| {
-            e.scoped(|e| {
-                let (li, ri) = operand_indices(kc, lhs, rhs, dims, &index.dims, k);
-                acc.add_product(e, slot, (lhs, li, lhs_type), (rhs, ri, rhs_type))
+    emit_sum_per_element_finished(
+        kc,
+        "dot",
+        |e, acc, index, slot| {
+            nested_loops(kc.cg, "dot.k", &dims.k_sizes, &mut |k| {
+                e.scoped(|e| {
+                    let (li, ri) = operand_indices(kc, lhs, rhs, dims, &index.dims, k);
+                    acc.add_product(e, slot, (lhs, li, lhs_type), (rhs, ri, rhs_type))
+                })
             })
-        })
-    })
+        },
+        |e, index, v| match epilogue {
+            Some(ep) => ep.finish_value(e, index, v),
+            None => Ok(v),
+        },
+    )
 }

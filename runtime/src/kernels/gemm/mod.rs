@@ -86,7 +86,17 @@ pub struct GemmF32 {
     pub nv: i64,
     pub kc: i64,
     pub nc: i64,
+    /// Null, or the generated epilogue of a fused dot: called once for every finished region
+    /// of C (after its last k block), while the region is still in cache, with `epilogue_ctx`
+    /// and the region's batch, rows `[r0, r1)` and columns `[c0, c1)`; it rewrites those
+    /// elements in place (bias, scaling, activation, residual add). Regions never overlap and
+    /// together cover C once, so each element passes through the epilogue exactly once.
+    pub epilogue: Option<Epilogue>,
+    pub epilogue_ctx: *const std::ffi::c_void,
 }
+
+/// `epilogue(ctx, batch, r0, r1, c0, c1)`, see [`GemmF32::epilogue`].
+pub type Epilogue = unsafe extern "C" fn(*const std::ffi::c_void, i64, i64, i64, i64, i64);
 
 /// The instruction sets with a precompiled variant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -471,6 +481,12 @@ unsafe fn run_unit(p: &Plan, ap: *mut u32, b: i64, r0: i64, r1: i64, j0: i64, j1
                     let a_ptr = unsafe { ap.add((first_row * kcv) as usize) };
                     unsafe { p.uk.call(a_ptr, b_ptr, c_ptr, kcv as usize, g.c_row as usize, rows_here as usize, cols_here as usize, accumulate) };
                 }
+            }
+            // The panel's column strip of the block is final after the last k block: finish it
+            // now, while the micro-kernels' stores are still in L1 (rows x nr words, 12-24
+            // KiB), instead of in a later pass over the whole result from memory.
+            if let (Some(epilogue), true) = (g.epilogue, pcb + 1 == p.k_blocks) {
+                unsafe { epilogue(g.epilogue_ctx, b, r0, r1, first_col, first_col + cols_here) };
             }
         }
     }

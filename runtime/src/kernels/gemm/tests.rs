@@ -19,6 +19,36 @@ fn check(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, mr: i
 /// not read in place.
 #[allow(clippy::too_many_arguments)]
 fn check_a(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64, nc: i64, bt: bool, at: bool) {
+    check_full(isa, operands, batch, m, n, k, mr, nv, kc, nc, bt, at, false);
+}
+
+/// What the test epilogue sees: C and how often it finished each element.
+struct Seen {
+    c: *mut f32,
+    c_batch: i64,
+    c_row: i64,
+    counts: Vec<std::sync::atomic::AtomicU32>,
+    /// Elements per batch and columns, to number the elements.
+    m: i64,
+    n: i64,
+}
+
+/// An epilogue as generated code would be: `x -> 2x + 1` on the region, counting visits.
+unsafe extern "C" fn double_plus_one(ctx: *const std::ffi::c_void, b: i64, r0: i64, r1: i64, c0: i64, c1: i64) {
+    let s = unsafe { &*(ctx as *const Seen) };
+    for i in r0..r1 {
+        for j in c0..c1 {
+            let p = unsafe { s.c.offset((b * s.c_batch + i * s.c_row + j) as isize) };
+            unsafe { *p = 2.0 * *p + 1.0 };
+            s.counts[(b * s.m * s.n + i * s.n + j) as usize].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// As [`check_a`]; with `epilogue`, the GEMM runs [`double_plus_one`], which must see every
+/// element once and only after its last k block (2 x product + 1).
+#[allow(clippy::too_many_arguments)]
+fn check_full(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64, nc: i64, bt: bool, at: bool, epilogue: bool) {
     let mut seed = (m * 31 + n * 7 + k) as u64;
     let a: Vec<f32> = (0..batch * m * k).map(|_| small(&mut seed)).collect();
     let b: Vec<f32> = (0..batch * k * n).map(|_| small(&mut seed)).collect();
@@ -57,9 +87,16 @@ fn check_a(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, mr:
         nv,
         kc,
         nc,
+        epilogue: None,
+        epilogue_ctx: std::ptr::null(),
     };
+    let seen = Seen { c: c.as_mut_ptr(), c_batch: m * n, c_row: n, counts: (0..batch * m * n).map(|_| Default::default()).collect(), m, n };
+    let desc = if epilogue { GemmF32 { epilogue: Some(double_plus_one), epilogue_ctx: &seen as *const Seen as *const std::ffi::c_void, ..desc } } else { desc };
     let status = unsafe { gemm(&desc, isa, operands) };
     assert_eq!(status, 0);
+    if epilogue {
+        assert!(seen.counts.iter().all(|c| c.load(Ordering::Relaxed) == 1), "{isa:?} {batch}x{m}x{n}x{k}: an element finished other than once");
+    }
     for bi in 0..batch {
         for i in 0..m {
             for j in 0..n {
@@ -69,6 +106,7 @@ fn check_a(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, mr:
                     let av = if at { a[(bi * m * k + p * m + i) as usize] } else { a[(bi * m * k + i * k + p) as usize] };
                     want += av as i64 * bv as i64;
                 }
+                let want = if epilogue { 2 * want + 1 } else { want };
                 let got = c[(bi * m * n + i * n + j) as usize];
                 assert_eq!(got, want as f32, "{isa:?} {operands:?} {batch}x{m}x{n}x{k} tile {mr}x{nv}: C[{bi}][{i}][{j}]");
             }
@@ -106,6 +144,23 @@ fn every_tile_with_edges_k_blocks_and_threads() {
     }
 }
 
+#[test]
+fn epilogue_finishes_every_element_once_after_its_last_k_block() {
+    for (isa, mr, nv) in [(Isa::Avx512, 12, 2), (Isa::Avx512, 6, 4), (Isa::Avx2Fma, 6, 2), (Isa::Avx2Fma, 12, 1)] {
+        if !host_supports(isa) {
+            continue;
+        }
+        let nr = nv * isa.lanes();
+        // Serial with edges and three k blocks; batched, parallel, B transposed; deep blocks
+        // with A read in place; several A blocks and parallel column parts.
+        check_full(isa, Operands::F32, 1, 2 * mr + 3, 2 * nr + 5, 70, mr, nv, 32, 2 * nr, false, false, true);
+        check_full(isa, Operands::F32, 3, 100, 3 * nr + 1, 300, mr, nv, 128, nr, true, false, true);
+        check_full(isa, Operands::F32, 2, 8 * mr + 3, 2 * nr + 5, 600, mr, nv, 256, nr, false, false, true);
+        let rows = 2 * block_rows(mr, 512, 1 << 20) + mr + 1;
+        check_full(isa, Operands::Bf16, 1, rows, (DIRECT_A_MAX_PANELS + 1) * nr + 3, 1000, mr, nv, 512, nr, false, false, true);
+    }
+}
+
 /// As [`check`] for s8 operands over their whole range (-128 included) and an s32 result.
 #[allow(clippy::too_many_arguments)]
 fn check_s8(batch: i64, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64, nc: i64, bt: bool) {
@@ -124,6 +179,7 @@ fn check_s8(batch: i64, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64, nc: i
         b: b.as_ptr() as *const std::ffi::c_void, b_batch: k * n, b_row, b_col,
         c: c.as_mut_ptr() as *mut std::ffi::c_void, c_batch: m * n, c_row: n,
         mr, nv, kc, nc,
+        epilogue: None, epilogue_ctx: std::ptr::null(),
     };
     assert_eq!(unsafe { gemm(&desc, Isa::Avx2Fma, Operands::S8) }, 0);
     for bi in 0..batch {
@@ -166,6 +222,7 @@ fn unknown_tiles_are_refused_with_an_error() {
         b: std::ptr::null(), b_batch: 0, b_row: 0, b_col: 0,
         c: std::ptr::null_mut(), c_batch: 0, c_row: 0,
         mr: 7, nv: 2, kc: 1, nc: 1,
+        epilogue: None, epilogue_ctx: std::ptr::null(),
     };
     assert_eq!(unsafe { gemm(&desc, Isa::Avx512, Operands::F32) }, 1);
     assert!(crate::custom_call::take_last_error().unwrap().contains("no precompiled GEMM tile 7x2"));

@@ -175,7 +175,18 @@ impl Accumulator {
 pub fn emit_sum_per_element<'a, 'ctx>(
     kc: &KernelContext<'a, 'ctx>,
     name: &str,
+    sum: impl FnMut(&mut Elemental<'a, 'ctx>, &Accumulator, &Index<'ctx>, PointerValue<'ctx>) -> Result<()>,
+) -> Result<i64> {
+    emit_sum_per_element_finished(kc, name, sum, |_, _, v| Ok(v))
+}
+
+/// [`emit_sum_per_element`] with each finished sum passed through `finish` (a fused dot's
+/// epilogue) before it is stored.
+pub fn emit_sum_per_element_finished<'a, 'ctx>(
+    kc: &KernelContext<'a, 'ctx>,
+    name: &str,
     mut sum: impl FnMut(&mut Elemental<'a, 'ctx>, &Accumulator, &Index<'ctx>, PointerValue<'ctx>) -> Result<()>,
+    mut finish: impl FnMut(&mut Elemental<'a, 'ctx>, &Index<'ctx>, BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>>,
 ) -> Result<i64> {
     let cg = kc.cg;
     let out = &kc.outputs[0];
@@ -191,7 +202,8 @@ pub fn emit_sum_per_element<'a, 'ctx>(
             cg.b.build_store(slot, acc.zero(cg)?)?;
             sum(e, &acc, index, slot)?;
             let total = cg.b.build_load(acc.llvm_type(cg), slot, "")?;
-            out.store(cg, index, acc.finish(e, total)?)
+            let value = acc.finish(e, total)?;
+            out.store(cg, index, finish(e, index, value)?)
         })
     })?;
     Ok(extent.max(1))

@@ -8,6 +8,7 @@ use super::dims::{group_stride, logical_strides, DotDims};
 use super::driver::{emit_gemm, Gemm, OutputMode};
 use super::operand::{Captures, GroupMap, Operand, Source};
 use super::pack::Conversion;
+use crate::codegen::emitters::dot_epilogue::Epilogue;
 use crate::codegen::kernel::KernelContext;
 use crate::error::{Error, Result};
 use crate::hlo::InstrId;
@@ -29,7 +30,8 @@ fn is_small_matrix_vector(d: &DotDims) -> bool {
 
 /// Emits the dot with the blocked GEMM engine when that pays off; `None` leaves it to the
 /// generic loop nest.
-pub fn try_emit(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &DotDims) -> Result<Option<i64>> {
+/// With `epilogue`, the finished values go through it before they are stored.
+pub fn try_emit(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &DotDims, epilogue: Option<&Epilogue>) -> Result<Option<i64>> {
     let out = &kc.outputs[0];
     let out_type = out.element_type();
     let Some(compute) = compute_type(out_type) else { return Ok(None) };
@@ -63,6 +65,7 @@ pub fn try_emit(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &DotD
         prefer_swap
     };
     let (a, b, m, n) = if swap { (b.transposed(), a.transposed(), d.n, d.m) } else { (a, b, d.m, d.n) };
+    let gemm_map = if swap { map.transposed() } else { map.clone() };
     let out_mode = match (swap, direct_normal, direct_swapped) {
         (false, true, _) => OutputMode::Direct { batch: sb.unwrap_or(0), row: sm.unwrap_or(0) },
         (true, _, true) => OutputMode::Direct { batch: sb.unwrap_or(0), row: sn.unwrap_or(0) },
@@ -86,6 +89,7 @@ pub fn try_emit(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &DotD
         conv: Conversion { out: out_type, compute },
         blocking: Blocking::new(compute.byte_size() as i64, kc.cg.simd_bytes as i64, n),
         pairs,
+        epilogue: epilogue.map(|e| (e.clone(), gemm_map)),
     };
     emit_gemm(kc, &caps, &g).map(Some)
 }

@@ -11,6 +11,7 @@
 use super::config::Blocking;
 use super::microkernel::{microkernel, ALayout};
 use super::operand::{Captures, GroupMap, Operand, TaskEnv};
+use crate::codegen::emitters::dot_epilogue::Epilogue;
 use super::pack::{pack_strip, Conversion, Strip};
 use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::codegen::array::IrArray;
@@ -53,6 +54,9 @@ pub struct Gemm {
     pub blocking: Blocking,
     /// bf16 operands multiplied as pairs with AVX512_BF16 (compute type f32).
     pub pairs: bool,
+    /// A fused elementwise loop the finished values go through, and the result index of
+    /// GEMM element `(b, m, n)`.
+    pub epilogue: Option<(Epilogue, GroupMap)>,
 }
 
 /// Sizes shared by the phases.
@@ -90,7 +94,7 @@ impl Geometry {
 /// splits its work itself).
 pub fn emit_gemm<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, g: &Gemm) -> Result<i64> {
     let cg = kc.cg;
-    if super::precompiled::emit_precompiled(cg, caps, g)? {
+    if super::precompiled::emit_precompiled(kc, caps, g)? {
         return Ok(1);
     }
     let base = cg.function().get_name().to_string_lossy().into_owned();
@@ -341,9 +345,9 @@ fn emit_unit<'ctx>(
             })
         })
     })?;
+    let out = &kc.outputs[0];
+    let out = IrArray { ptr: out_ptr, shape: out.shape.clone(), physical: out.physical.clone() };
     if let (OutputMode::Staged { map }, Some(_)) = (&g.out, s.cs) {
-        let out = &kc.outputs[0];
-        let out = IrArray { ptr: out_ptr, shape: out.shape.clone(), physical: out.physical.clone() };
         for_loop(cg, "store.m", r0, r1, |m| {
             let row = c_row_ptr(m)?;
             for_loop(cg, "store.n", cg.const_i64(0), cg.const_i64(g.n), |n| {
@@ -351,10 +355,17 @@ fn emit_unit<'ctx>(
                     let v = cg.b.build_load(elem, cg.gep(elem, row, n)?, "")?;
                     let v = g.conv.finish(e, v)?;
                     let index = map.index(cg, u.b, m, n)?;
+                    let v = match &g.epilogue {
+                        Some((ep, _)) => ep.finish_value(e, &index, v)?,
+                        None => v,
+                    };
                     out.store(cg, &index, v)
                 })
             })
         })?;
+    } else if let Some((ep, map)) = &g.epilogue {
+        // The unit's rows are final: finish them while they are in cache.
+        ep.emit_region(&mut env.e, &out, map, u.b, r0, r1, cg.const_i64(0), cg.const_i64(g.n))?;
     }
     Ok(())
 }

@@ -8,13 +8,18 @@
 //! compile time of a module with a dot. Same blocking, same arithmetic: the same bits.
 
 use super::driver::{Gemm, OutputMode};
-use super::operand::{Captures, Source};
+use super::microkernel::set_vector_attributes;
+use super::operand::{Captures, GroupMap, Source};
+use crate::codegen::array::IrArray;
 use crate::codegen::context::Codegen;
+use crate::codegen::emitters::dot_epilogue::Epilogue;
+use crate::codegen::kernel::KernelContext;
+use crate::error::Error;
 use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::error::Result;
 use hlojit_runtime::kernels::gemm::{has_tile, Isa, Operands};
 use hlojit_runtime::ElementType;
-use inkwell::values::IntValue;
+use inkwell::values::{FunctionValue, IntValue};
 
 /// Set (to anything but `0`) to generate every GEMM as before, for comparisons.
 pub const GENERATED_GEMM_VARIABLE: &str = "HLOJIT_GENERATED_GEMM";
@@ -53,7 +58,8 @@ fn variant(cg: &Codegen, g: &Gemm) -> Option<RuntimeFunction> {
 
 /// Emits a call of the runtime's GEMM when there is one for `g`; false otherwise (nothing
 /// emitted).
-pub fn emit_precompiled<'ctx>(cg: &Codegen<'ctx>, caps: &Captures<'ctx>, g: &Gemm) -> Result<bool> {
+pub fn emit_precompiled<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, g: &Gemm) -> Result<bool> {
+    let cg = kc.cg;
     let Some(f) = variant(cg, g) else { return Ok(false) };
     let (Source::Strided { slot: sa, batch: a_batch, row: a_row, col: a_col }, Source::Strided { slot: sb, batch: b_batch, row: b_row, col: b_col }, OutputMode::Direct { batch: c_batch, row: c_row }) =
         (&g.a.source, &g.b.source, &g.out)
@@ -63,8 +69,17 @@ pub fn emit_precompiled<'ctx>(cg: &Codegen<'ctx>, caps: &Captures<'ctx>, g: &Gem
     let int = |p| cg.b.build_ptr_to_int(p, cg.i64(), "");
     let c = |v: i64| cg.const_i64(v);
     let bl = g.blocking;
+    // A fused epilogue: a generated region function and the captures it reads.
+    let (epilogue, epilogue_ctx) = match &g.epilogue {
+        Some((ep, map)) => {
+            let ctx = caps.store(cg, &[c(0), c(0)])?;
+            let function = emit_region_function(kc, caps, ep, map)?;
+            (int(function.as_global_value().as_pointer_value())?, int(ctx)?)
+        }
+        None => (c(0), c(0)),
+    };
     // The fields of `GemmF32`, in order.
-    let fields: [IntValue<'ctx>; 19] = [
+    let fields: [IntValue<'ctx>; 21] = [
         c(g.batch),
         c(g.m),
         c(g.n),
@@ -84,6 +99,8 @@ pub fn emit_precompiled<'ctx>(cg: &Codegen<'ctx>, caps: &Captures<'ctx>, g: &Gem
         c(bl.nv),
         c(bl.kc),
         c(bl.nc),
+        epilogue,
+        epilogue_ctx,
     ];
     let desc = cg.entry_alloca(cg.i64().array_type(fields.len() as u32).into(), "gemm.desc")?;
     for (i, v) in fields.iter().enumerate() {
@@ -94,4 +111,28 @@ pub fn emit_precompiled<'ctx>(cg: &Codegen<'ctx>, caps: &Captures<'ctx>, g: &Gem
     cg.call(cg.runtime(f)?, &[desc.into()])?;
     cg.note_kernel_may_fail();
     Ok(true)
+}
+
+/// `void region(ptr ctx, i64 b, i64 r0, i64 r1, i64 c0, i64 c1)`: the epilogue the runtime's
+/// GEMM calls on each finished region of the result (`GemmF32::epilogue`).
+fn emit_region_function<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, ep: &Epilogue, map: &GroupMap) -> Result<FunctionValue<'ctx>> {
+    let cg = kc.cg;
+    let saved = cg.b.get_insert_block();
+    let i64t = cg.i64().into();
+    let name = format!("{}.epilogue", cg.function().get_name().to_string_lossy());
+    let f = cg.add_function(&name, cg.fn_type(None, &[cg.ptr().into(), i64t, i64t, i64t, i64t, i64t]), false);
+    set_vector_attributes(cg, f);
+    cg.b.position_at_end(cg.llvm.append_basic_block(f, "entry"));
+    let param = |i: u32| f.get_nth_param(i).ok_or_else(|| Error::Internal("epilogue parameter".into()));
+    let ctx = param(0)?.into_pointer_value();
+    let [b, r0, r1, c0, c1] = [param(1)?, param(2)?, param(3)?, param(4)?, param(5)?].map(|v| v.into_int_value());
+    let mut env = caps.load(kc, ctx)?;
+    let out = &kc.outputs[0];
+    let out = IrArray { ptr: env.ptrs[caps.out_slot], shape: out.shape.clone(), physical: out.physical.clone() };
+    ep.emit_region(&mut env.e, &out, map, b, r0, r1, c0, c1)?;
+    cg.b.build_return(None)?;
+    if let Some(bb) = saved {
+        cg.b.position_at_end(bb);
+    }
+    Ok(f)
 }
