@@ -65,6 +65,8 @@ pub fn emit(kc: &KernelContext, dot: InstrId) -> Result<i64> {
         end: kc.end,
         in_place_operand: None,
         work_elements: Default::default(),
+        // The epilogue finishes each region in cache; the GEMM's stores stay plain.
+        streamed: Default::default(),
     };
     super::dot::emit_dot_with_epilogue(&inner, &Epilogue { dot, root: kc.root })
 }
