@@ -141,7 +141,7 @@ pub(crate) fn overwritten_each_row(body: &Computation, users: &[Vec<InstrId>], k
 
 /// The get-tuple-elements of the parameter that read element `k`, if the parameter is read
 /// only through get-tuple-element.
-fn element_reads(comp: &Computation, users: &[Vec<InstrId>], k: usize) -> Option<Vec<InstrId>> {
+pub(crate) fn element_reads(comp: &Computation, users: &[Vec<InstrId>], k: usize) -> Option<Vec<InstrId>> {
     let param = *comp.parameters().first()?;
     let mut reads = Vec::new();
     for &u in &users[param.index()] {

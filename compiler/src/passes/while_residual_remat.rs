@@ -24,7 +24,7 @@
 //! elementwise `g` commutes with slicing), `W2` no longer reads `b`, and `while_dead_state`
 //! (which runs next) removes the element from both loops.
 
-use super::while_dead_init::{counted_loop, overwritten_each_row, tuple_index_of_parameter};
+use super::while_dead_init::{counted_loop, element_reads, overwritten_each_row, tuple_index_of_parameter};
 use crate::error::Result;
 use crate::hlo::{CompId, Computation, InstrId, Instruction, Module, Opcode};
 use hlojit_runtime::Shape;
@@ -212,23 +212,6 @@ fn candidate(module: &Module, comp: &Computation, users: &[Vec<InstrId>], w1: In
         }
     }
     None
-}
-
-/// The get-tuple-elements of the parameter that read element `k`; `None` when the parameter is
-/// read otherwise.
-fn element_reads(comp: &Computation, users: &[Vec<InstrId>], k: usize) -> Option<Vec<InstrId>> {
-    let param = *comp.parameters().first()?;
-    let mut reads = Vec::new();
-    for &u in &users[param.index()] {
-        let g = comp.get(u);
-        if g.opcode != Opcode::GetTupleElement {
-            return None;
-        }
-        if g.attrs.tuple_index == Some(k as i64) {
-            reads.push(u);
-        }
-    }
-    Some(reads)
 }
 
 /// Whether the condition reads element `k` (or its parameter whole).
