@@ -228,3 +228,24 @@ fn unknown_tiles_are_refused_with_an_error() {
     assert!(crate::custom_call::take_last_error().unwrap().contains("no precompiled GEMM tile 7x2"));
 }
 
+
+#[test]
+fn units_are_a_multiple_of_the_threads_with_few_panel_ranges() {
+    // 512 rows of 6-row strips (86) in blocks of at most 32 strips: three blocks gave 9 units
+    // (three panel ranges each) on 2 threads; four blocks of 22 strips, two ranges, give 8.
+    assert_eq!(share_units(86, 32, 1, 128, 2), Share { strips: 22, n_parts: 2 });
+    // 2048 rows: 11 blocks of 32 strips -> 12 blocks of 29, B panels not split.
+    assert_eq!(share_units(342, 32, 1, 128, 2), Share { strips: 29, n_parts: 1 });
+    // Eight batches of three blocks are already 24 units.
+    assert_eq!(share_units(86, 29, 8, 4, 2), Share { strips: 29, n_parts: 1 });
+    for (strips, fit, batch, panels, threads) in [(171, 32, 1, 64, 2), (86, 32, 1, 128, 3), (40, 8, 3, 16, 8)] {
+        let s = share_units(strips, fit, batch, panels, threads);
+        let units = batch * ceil_div(strips, s.strips) * s.n_parts;
+        assert!(s.strips <= fit && s.n_parts <= panels, "{strips} {fit} {batch} {panels} {threads}: {s:?}");
+        assert!(units >= 4 * threads && units % threads == 0, "{strips} {fit} {batch} {panels} {threads}: {units} units");
+    }
+    // No even split of 5 strips and 7 panels into at least 16 units: all 7 panels apart.
+    assert_eq!(share_units(5, 32, 1, 7, 4), Share { strips: 5, n_parts: 7 });
+    // One strip and one panel: nothing to split, one unit.
+    assert_eq!(share_units(1, 32, 1, 1, 2), Share { strips: 1, n_parts: 1 });
+}
