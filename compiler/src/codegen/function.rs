@@ -334,7 +334,8 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
     }
 
     /// while: the loop state lives in the while's own buffers, which the body updates in
-    /// place each iteration.
+    /// place each iteration; small leaves live in stack slots of the loop instead and are
+    /// copied to their buffers when it ends (`while_registers`).
     fn lower_while(&mut self, comp: &Computation, id: InstrId, fl: &mut FunctionLowering<'_, 'ctx>) -> Result<()> {
         let cg = self.cg;
         let inst = comp.get(id);
@@ -344,10 +345,11 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         };
         let cond_fn = self.function_for(cond, false)?;
         let body_fn = self.function_for(body, true)?;
-        let state = self.leaf_ptrs(fl, id);
+        let buffers = self.leaf_ptrs(fl, id);
         let shapes = self.leaf_shapes(fl, id);
         let init = self.leaf_ptrs(fl, inst.operands[0]);
         let init_shapes = self.leaf_shapes(fl, inst.operands[0]);
+        let state = super::while_registers::state_slots(cg, &buffers, &shapes)?;
         for i in 0..state.len() {
             copy_array(cg, &IrArray::new(init[i], &init_shapes[i])?, &IrArray::new(state[i], &shapes[i])?)?;
         }
@@ -366,6 +368,9 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         self.call_computation(body_fn, &state, &state, fl)?;
         cg.b.build_unconditional_branch(header)?;
         cg.b.position_at_end(exit);
+        for i in 0..state.len() {
+            copy_array(cg, &IrArray::new(state[i], &shapes[i])?, &IrArray::new(buffers[i], &shapes[i])?)?;
+        }
         Ok(())
     }
 

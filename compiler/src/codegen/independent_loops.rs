@@ -41,6 +41,17 @@ pub fn access_group<'ctx>(cg: &Codegen<'ctx>) -> Result<MetadataValue<'ctx>> {
 /// Puts every buffer access of `function` in the access group and marks the loops whose
 /// back edges are `latches` as having independent iterations for those accesses.
 pub fn declare_independent<'ctx>(cg: &Codegen<'ctx>, function: FunctionValue<'ctx>, latches: &[InstructionValue<'ctx>]) -> Result<()> {
+    declare_independent_with(cg, function, latches, &[])
+}
+
+/// [`declare_independent`] with further loop options (`extra`) on the same loops: a loop
+/// has one loop id, so every option must be attached at once.
+pub fn declare_independent_with<'ctx>(
+    cg: &Codegen<'ctx>,
+    function: FunctionValue<'ctx>,
+    latches: &[InstructionValue<'ctx>],
+    extra: &[MetadataValue<'ctx>],
+) -> Result<()> {
     if latches.is_empty() {
         return Ok(());
     }
@@ -63,8 +74,9 @@ pub fn declare_independent<'ctx>(cg: &Codegen<'ctx>, function: FunctionValue<'ct
     }
     let parallel = cg.llvm.metadata_string("llvm.loop.parallel_accesses");
     let option = cg.llvm.metadata_node(&[parallel.into(), group.into()]);
+    let options: Vec<MetadataValue<'ctx>> = std::iter::once(option).chain(extra.iter().copied()).collect();
     for &latch in latches {
-        super::loops::set_loop_options(cg, latch, &[option])?;
+        super::loops::set_loop_options(cg, latch, &options)?;
     }
     Ok(())
 }

@@ -187,18 +187,7 @@ pub(crate) fn emit_elemental_loop<'ctx>(kc: &KernelContext<'_, 'ctx>) -> Result<
     if let Some(rows) = super::row_loops::plan(kc, &dims, &layout) {
         return super::row_loops::emit(kc, &rows, &dims, &layout);
     }
-    let mut e = kc.elemental();
     let range = Some((kc.begin, kc.end)).filter(|_| !dims.is_empty());
-    // Every output's element is computed before any is stored: an output may be written over
-    // an input that another output reads at the same element (a loop state updated in place
-    // by a multi-output fusion, see buffer assignment's `same_index_only`).
-    let body = |index: &Index<'ctx>| {
-        let computed: Vec<_> = values.iter().map(|value| e.gen_scalar(*value, index)).collect::<Result<_>>()?;
-        for (v, out) in computed.into_iter().zip(&kc.outputs) {
-            out.store(cg, index, v)?;
-        }
-        Ok(())
-    };
     let transposed = transposed_dimensions(kc, &dims, &layout);
     let streamed = match transposed {
         None if streaming_stores::applies(kc, &kc.outputs) => streaming_stores::span_dimension(&dims, &layout),
@@ -209,14 +198,54 @@ pub(crate) fn emit_elemental_loop<'ctx>(kc: &KernelContext<'_, 'ctx>) -> Result<
             kc.streamed.set(true);
             streaming_stores::emit_loop(kc, &values, &dims, &layout, minor)?
         }
-        (None, Some(pair)) if layout.tiles.is_empty() => emit_tiled_loop_nest(cg, "loop", &dims, &layout, range, pair, TILE, body)?,
-        (None, _) => emit_loop_nest_at_latches(cg, "loop", &dims, &layout, range, body)?,
+        (None, Some(pair)) if layout.tiles.is_empty() => emit_tiled_loop_nest(cg, "loop", &dims, &layout, range, pair, TILE, element_body(kc, &values))?,
+        (None, _) => {
+            let unroll = super::small_loops::unroll_after_vectorizing(cg, &dims);
+            if unroll.is_empty() || range.is_none() {
+                emit_loop_nest_at_latches(cg, "loop", &dims, &layout, range, element_body(kc, &values))?
+            } else {
+                // The unrolling needs a constant trip count, which the kernel has when it runs
+                // whole (always, for one this small) or once inlined; the general loop stays
+                // for a caller that passes a part, and folds away where the range is known.
+                let whole = super::small_loops::runs_whole(cg, kc.begin, kc.end, extent)?;
+                let straight = cg.block("loop.whole");
+                let general = cg.block("loop.part");
+                let join = cg.block("loop.done");
+                cg.b.build_conditional_branch(whole, straight, general)?;
+                cg.b.position_at_end(straight);
+                let constant = Some((cg.const_i64(0), cg.const_i64(extent)));
+                let unrolled = emit_loop_nest_at_latches(cg, "loop", &dims, &layout, constant, element_body(kc, &values))?;
+                super::independent_loops::declare_independent_with(cg, cg.function(), &unrolled, &unroll)?;
+                cg.b.build_unconditional_branch(join)?;
+                cg.b.position_at_end(general);
+                let latches = emit_loop_nest_at_latches(cg, "loop", &dims, &layout, range, element_body(kc, &values))?;
+                cg.b.build_unconditional_branch(join)?;
+                cg.b.position_at_end(join);
+                latches
+            }
+        }
     };
     // Each iteration writes only its own output elements, and an output shares memory with an
     // input only where that input is read at the element written (buffer assignment's
     // in-place rule), so no iteration depends on another.
     super::independent_loops::declare_independent(cg, cg.function(), &latches)?;
     Ok(extent.max(1))
+}
+
+/// The body of the generic loop kernel at one index. Every output's element is computed before
+/// any is stored: an output may be written over an input that another output reads at the same
+/// element (a loop state updated in place by a multi-output fusion, see buffer assignment's
+/// `same_index_only`). Each loop nest gets its own generator: values generated in one nest do
+/// not dominate another.
+fn element_body<'k, 'a, 'ctx>(kc: &'k KernelContext<'a, 'ctx>, values: &'k [InstrId]) -> impl FnOnce(&Index<'ctx>) -> Result<()> + 'k {
+    let mut e = kc.elemental();
+    move |index: &Index<'ctx>| {
+        let computed: Vec<_> = values.iter().map(|value| e.gen_scalar(*value, index)).collect::<Result<_>>()?;
+        for (v, out) in computed.into_iter().zip(&kc.outputs) {
+            out.store(kc.cg, index, v)?;
+        }
+        Ok(())
+    }
 }
 
 /// The pointer in slot `slot` of a buffer table.

@@ -17,6 +17,8 @@ pub mod reducer;
 pub mod window_peel;
 pub mod row_loops;
 pub mod streaming_stores;
+pub mod small_loops;
+pub mod while_registers;
 pub mod types;
 pub mod vectors;
 pub mod function;
