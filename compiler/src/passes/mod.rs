@@ -6,6 +6,7 @@ pub mod buffer_assignment;
 pub mod channel_order;
 pub mod constant_folding;
 mod constant_sums;
+pub mod conv_operand_swap;
 pub mod conv_taps;
 pub mod cse;
 pub mod dce;
