@@ -20,6 +20,7 @@ pub mod inline_calls;
 pub mod layout_assignment;
 mod max_of_clamp;
 pub mod multi_output;
+mod multiply_constants;
 pub mod pass;
 mod power_rewrites;
 pub mod producer_consumer_fusion;
