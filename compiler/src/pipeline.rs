@@ -95,6 +95,10 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         // After the simplifier, as in XLA's simplification pipeline: folding is where
         // XLA's results come from its evaluator rather than its generated code.
         .add(constant_folding::ConstantFolding)
+        // XLA repeats simplifier and folding until neither changes anything: what folding
+        // made constant (a divisor sin(0), say) is simplified again (fuzz program 9000079).
+        .add(algebraic_simplifier::AlgebraicSimplifier)
+        .add(constant_folding::ConstantFolding)
         .add(transpose_folding::TransposeFolding)
         .add(cse::Cse)
         .add(dce::Dce)
