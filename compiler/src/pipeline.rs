@@ -79,6 +79,8 @@ impl Default for CompileOptions {
 pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
     use passes::*;
     let mut pipeline = pass::PassPipeline::new()
+        // XLA's simplifier swaps convolution operands; conv_taps classifies the result.
+        .add(conv_operand_swap::ConvOperandSwap)
         // Before inlining: XLA:CPU's choice depends on which computation a convolution is in.
         .add(conv_taps::ConvTapsPass)
         .add(inline_calls::InlineCalls)
@@ -92,6 +94,10 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         .add(algebraic_simplifier::AlgebraicSimplifier)
         // After the simplifier, as in XLA's simplification pipeline: folding is where
         // XLA's results come from its evaluator rather than its generated code.
+        .add(constant_folding::ConstantFolding)
+        // XLA repeats simplifier and folding until neither changes anything: what folding
+        // made constant (a divisor sin(0), say) is simplified again (fuzz program 9000079).
+        .add(algebraic_simplifier::AlgebraicSimplifier)
         .add(constant_folding::ConstantFolding)
         .add(transpose_folding::TransposeFolding)
         .add(cse::Cse)

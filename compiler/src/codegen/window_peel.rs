@@ -21,6 +21,10 @@
 //! strides 1-3, padding 0-2 each side) visit in this order; the dumped LLVM IR shows the two
 //! nests. Windows with base dilation keep their modulo constraint (constrained).
 
+use crate::codegen::context::Codegen;
+use crate::codegen::index::Index;
+use crate::codegen::reducer::{loop_nest, LoopDim};
+use crate::error::Result;
 use crate::hlo::WindowDim;
 
 /// Inclusive ranges of the window positions, per window dimension, of the nests XLA visits in
@@ -92,6 +96,28 @@ fn simplify(window: &[WindowDim], operand: &[i64], output: &[i64], bounds: &[(i6
         out.constrained[i] = !(always || output_only);
     }
     Some(out)
+}
+
+/// Emits the nests of `pieces` (from [`window_pieces`]) in turn around `visit`, skipping empty
+/// ones: positions fixed in a piece enter through the base index, the others get loops named
+/// `name`. Shared by reduce-window and select-and-scatter, which must visit alike.
+pub fn visit_pieces<'ctx>(
+    cg: &Codegen<'ctx>,
+    name: &str,
+    pieces: &[Vec<(i64, i64)>],
+    visit: &mut impl FnMut(&Index<'ctx>) -> Result<()>,
+) -> Result<()> {
+    for piece in pieces.iter().filter(|p| p.iter().all(|r| r.0 <= r.1)) {
+        let loops: Vec<LoopDim> = piece
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.0 != r.1)
+            .map(|(d, r)| LoopDim { dim: d, start: cg.const_i64(r.0), end: cg.const_i64(r.1 + 1) })
+            .collect();
+        let base: Vec<_> = piece.iter().map(|r| cg.const_i64(r.0)).collect();
+        loop_nest(cg, name, &loops, &base, &mut *visit)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

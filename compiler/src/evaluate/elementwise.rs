@@ -16,6 +16,9 @@ pub(super) fn evaluate(inst: &Instruction, operands: &[&ArrayLiteral]) -> Option
             .then(|| ArrayLiteral::from_bytes(t, &shape.dims, from.bytes()).ok())
             .flatten();
     }
+    if inst.opcode == Opcode::ReducePrecision {
+        return super::reduce_precision::evaluate(inst, operands.first()?);
+    }
     let loaded: Vec<Elems> = operands.iter().map(|o| Elems::load(o)).collect::<Option<_>>()?;
     let width = operands.first().map(|o| o.element_type().bit_width()).unwrap_or(64);
     let result = match (inst.opcode, loaded.as_slice()) {

@@ -26,6 +26,7 @@
 //! as generated code, as everything did before folding existed.
 
 mod elementwise;
+mod reduce_precision;
 mod shape_ops;
 
 use crate::hlo::{Instruction, Opcode};

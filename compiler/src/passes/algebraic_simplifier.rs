@@ -8,7 +8,9 @@
 //! `-0`). Three kinds of XLA's rewrites change results and are done as XLA does them: the
 //! constants of a sum are gathered so that they fold into one ([`super::constant_sums`]),
 //! divisions XLA turns into multiplications are turned the same way ([`super::divide_rewrites`]),
-//! and so are powers by a constant exponent ([`super::power_rewrites`]); XLA's
+//! and so are powers by a constant exponent ([`super::power_rewrites`]) and products with
+//! constant factors ([`super::multiply_constants`]) or converted predicates
+//! ([`super::predicate_products`]), and logs of exp, pow, sqrt, rsqrt ([`super::log_rewrites`]); XLA's
 //! `maximum(lo, clamp(lo, x, hi))` => `clamp(lo, x, hi)` is made even where lo > hi
 //! ([`super::max_of_clamp`]).
 //! Pure data movement is composed or dropped: see [`super::simplify_data_movement`].
@@ -17,7 +19,10 @@
 //! differs (an operand in another layout, say) is not used. Instructions with control edges are
 //! left alone, so the ordering they express survives.
 
-use super::{constant_sums, divide_rewrites, max_of_clamp, power_rewrites, simplify_data_movement};
+use super::{
+    constant_sums, divide_rewrites, log_rewrites, max_of_clamp, multiply_constants, power_rewrites, predicate_products,
+    simplify_data_movement,
+};
 use crate::error::Result;
 use crate::hlo::{Computation, InstrId, Instruction, Module, Opcode};
 use std::collections::{HashMap, HashSet};
@@ -97,12 +102,13 @@ fn simplify(comp: &mut Computation, id: InstrId) -> Option<InstrId> {
             } else if ty.is_int() && is_all(comp, operand(1), 0) {
                 Some(operand(1))
             } else {
-                None
+                multiply_constants::rewrite(comp, id).or_else(|| predicate_products::rewrite(comp, id))
             }
         }
         Opcode::Divide if is_all(comp, operand(1), 1) => Some(operand(0)),
         Opcode::Divide => divide_rewrites::rewrite(comp, id),
         Opcode::Power => power_rewrites::rewrite(comp, id),
+        Opcode::Log => log_rewrites::rewrite(comp, id),
         Opcode::Maximum => max_of_clamp::rewrite(comp, operand(0), operand(1)),
         // XLA: `A && True => A`, `A || False => A` for predicates.
         Opcode::And if ty.is_pred() => other_than(comp, operand(0), operand(1), 1),

@@ -72,7 +72,15 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             if to == ElementType::F64 {
                 return Ok(cg.b.build_float_ext(wide, cg.llvm.f64_type(), "")?.into());
             }
-            return self.round_to_float(wide, to);
+            let rounded = self.round_to_float(wide, to)?;
+            if to == ElementType::F8E5M2 && (from == ElementType::F16 || from.byte_size() == 1) {
+                // XLA converts f16 and the other 8-bit floats to f8e5m2 through f16, whose NaNs
+                // all become 0x7f (either sign; measured through jaxlib), not the 0x7e / 0xfe
+                // an f32 NaN gives.
+                let nan = cg.b.build_float_compare(FloatPredicate::UNO, wide, wide, "")?;
+                return Ok(cg.b.build_select(nan, cg.i8().const_int(0x7f, false), rounded.into_int_value(), "")?);
+            }
+            return Ok(rounded);
         }
         if from.is_float() {
             // float -> integer: truncate toward zero, saturate, NaN -> 0.
@@ -228,8 +236,36 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let fmt = t
             .float_format()
             .ok_or_else(|| Error::Internal(format!("{t} is not a float")))?;
+        if fmt.encoding == FloatEncoding::ExponentOnlyUnsigned {
+            return Ok(self.encode_e8m0(v)?.into());
+        }
         let bits = self.encode_float(v, fmt)?;
         Ok(cg.b.build_int_truncate(bits, cg.i8(), "")?.into())
+    }
+
+    /// f8e8m0fnu (a power of two, 2^-127 to 2^127, or NaN) nearest to `v` as XLA computes it,
+    /// measured through jaxlib: ties go up (1.5 -> 2, 3 -> 4, 0.75 -> 1), a value rounding
+    /// past 2^127 is NaN, and zero, negative numbers and NaN are NaN (there is no sign and no
+    /// zero); 2^-128 gives 2^-127. Values further below 2^-127 are taken to 2^-127 too (not
+    /// measured). Done in f64, where every f32 input is normal.
+    fn encode_e8m0(&self, v: FloatValue<'ctx>) -> Result<IntValue<'ctx>> {
+        let cg = self.cg;
+        let i64t = cg.i64();
+        let c = |x: i64| i64t.const_int(x as u64, true);
+        let wide = if v.get_type() == cg.llvm.f64_type() { v } else { cg.b.build_float_ext(v, cg.llvm.f64_type(), "")? };
+        let bits = cg.b.build_bit_cast(wide, i64t, "")?.into_int_value();
+        let exp = cg.b.build_and(cg.b.build_right_shift(bits, c(52), false, "")?, c(0x7ff), "")?;
+        let half = cg.b.build_and(cg.b.build_right_shift(bits, c(51), false, "")?, c(1), "")?;
+        // Biased e8m0 exponent: (exp - 1023) + half + 127.
+        let biased = cg.b.build_int_add(cg.b.build_int_sub(exp, c(1023 - 127), "")?, half, "")?;
+        let biased = cg.b.build_select(cg.b.build_int_compare(IntPredicate::SLT, biased, c(0), "")?, c(0), biased, "")?.into_int_value();
+        let too_big = cg.b.build_int_compare(IntPredicate::SGT, biased, c(254), "")?;
+        let zero = wide.get_type().const_zero();
+        // Not (x > 0): zero, negative, NaN; +inf is caught by the exponent.
+        let not_positive = cg.b.build_float_compare(FloatPredicate::ULE, wide, zero, "")?;
+        let nan = cg.b.build_or(too_big, not_positive, "")?;
+        let result = cg.b.build_select(nan, c(0xff), biased, "")?.into_int_value();
+        Ok(cg.b.build_int_truncate(result, cg.i8(), "")?)
     }
 
     /// bf16 to f32 by moving its bits up (exact; no floating-point operation, so LLVM never
@@ -380,9 +416,18 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             let is_zero = cg.b.build_int_compare(IntPredicate::EQ, bits, c(0), "")?;
             signed = cg.b.build_select(is_zero, c(0), signed, "")?.into_int_value();
         }
+        // XLA keeps the sign of a NaN (and of an infinity that becomes NaN) where the format
+        // has a signed NaN: measured through jaxlib, f32 -NaN and -inf give f8e4m3fn 0xff,
+        // f8e5m2 0xfe, f8e4m3 0xfc, f8e3m4 0xf8 (fnuz and e8m0 have one NaN).
+        let nan_out = if matches!(fmt.encoding, FloatEncoding::Ieee | FloatEncoding::FiniteAllOnesNan) {
+            cg.b.build_select(negative, c(nan_bits | (1i64 << (fmt.exponent_bits + fmt.mantissa_bits))), c(nan_bits), "")?
+                .into_int_value()
+        } else {
+            c(nan_bits)
+        };
         Ok(cg
             .b
-            .build_select(result_is_nan, c(nan_bits), signed, "")?
+            .build_select(result_is_nan, nan_out, signed, "")?
             .into_int_value())
     }
 
@@ -398,8 +443,15 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let table = match cg.module.get_global(&name) {
             Some(g) => g,
             None => {
+                // A NaN keeps its sign bit, as in XLA (f8e4m3fn 0xff is f32 0xffc00000); the
+                // formats whose only NaN is the sign bit pattern give a positive NaN.
+                let signed_nan = matches!(fmt.encoding, FloatEncoding::Ieee | FloatEncoding::FiniteAllOnesNan);
                 let values: Vec<FloatValue> = (0..count)
-                    .map(|b| f32t.const_float(float_bits::decode(b, fmt)))
+                    .map(|b| {
+                        let v = float_bits::decode(b, fmt);
+                        let negative = b >> (fmt.exponent_bits + fmt.mantissa_bits) & 1 == 1;
+                        f32t.const_float(if v.is_nan() && signed_nan && negative { -f64::NAN } else { v })
+                    })
                     .collect();
                 let init = f32t.const_array(&values);
                 let g = cg.module.add_global(init.get_type(), None, &name);

@@ -168,18 +168,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
                     None => step(e),
                 }
             });
-            for piece in pieces.iter().filter(|p| p.iter().all(|r| r.0 <= r.1)) {
-                // Fixed positions enter through the base index; the others get loops.
-                let loops: Vec<LoopDim> = piece
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, r)| r.0 != r.1)
-                    .map(|(d, r)| LoopDim { dim: d, start: cg.const_i64(r.0), end: cg.const_i64(r.1 + 1) })
-                    .collect();
-                let base: Vec<_> = piece.iter().map(|r| cg.const_i64(r.0)).collect();
-                loop_nest(cg, "window", &loops, &base, &mut visit)?;
-            }
-            Ok(())
+            crate::codegen::window_peel::visit_pieces(cg, "window", &pieces, &mut visit)
         })?;
         let out = accs.load(cg)?;
         Ok(self.pack(id, out))

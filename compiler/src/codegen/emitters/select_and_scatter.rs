@@ -13,7 +13,6 @@ use crate::codegen::elemental::Val;
 use crate::codegen::index::Index;
 use crate::codegen::kernel::KernelContext;
 use crate::codegen::loops::emit_loop_nest;
-use crate::codegen::reducer::{loop_nest, LoopDim};
 use crate::error::{Error, Result};
 use inkwell::values::IntValue;
 use inkwell::IntPredicate;
@@ -67,10 +66,7 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
     // and a scatter (`SelectAndScatterExpander`); the order in which that reduce-window folds
     // a window's elements into the selection decides which of equal elements wins: XLA's
     // (`window_peel`), row-major nests of which one may hold a padded dimension's last position.
-    let pieces: Vec<Vec<(i64, i64)>> = crate::codegen::window_peel::window_pieces(&window, &dims, &source_dims)
-        .into_iter()
-        .filter(|p| p.iter().all(|r| r.0 <= r.1))
-        .collect();
+    let pieces = crate::codegen::window_peel::window_pieces(&window, &dims, &source_dims);
     let source_layout = e.layout_of(source);
 
     e.scoped(|e| {
@@ -126,18 +122,7 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
                         })
                     })
                 });
-                for piece in &pieces {
-                    // Fixed positions enter through the base index; the others get loops.
-                    let loops: Vec<LoopDim> = piece
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, r)| r.0 != r.1)
-                        .map(|(d, r)| LoopDim { dim: d, start: cg.const_i64(r.0), end: cg.const_i64(r.1 + 1) })
-                        .collect();
-                    let base: Vec<_> = piece.iter().map(|r| cg.const_i64(r.0)).collect();
-                    loop_nest(cg, "sas.window", &loops, &base, &mut visit)?;
-                }
-                Ok(())
+                crate::codegen::window_peel::visit_pieces(cg, "sas.window", &pieces, &mut visit)
             })?;
             let was_found = cg.b.build_load(cg.i1(), found, "")?.into_int_value();
             e.scoped(|e| {
