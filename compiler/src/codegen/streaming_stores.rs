@@ -132,17 +132,20 @@ pub fn stream_copy<'ctx>(cg: &Codegen<'ctx>, ty: ElementType, src: PointerValue<
     let vectors = b.build_int_signed_div(b.build_int_nsw_sub(count, head, "")?, cg.const_i64(lanes), "")?;
     let body_end = b.build_int_nsw_add(head, b.build_int_nsw_mul(vectors, cg.const_i64(lanes), "")?, "")?;
 
+    // Head and tail copy fewer elements than a vector holds: kept scalar loops (see
+    // `keep_scalar`), they cost LLVM no vectorized copies, runtime checks or remainders.
     let scalar_copy = |from: IntValue<'ctx>, to: IntValue<'ctx>, name: &str| {
-        super::loops::for_loop(cg, name, from, to, |i| {
-            let v = b.build_load(it, cg.gep(it.into(), src, i)?, "")?;
-            b.build_store(cg.gep(it.into(), dst, i)?, v)?;
-            Ok(())
-        })
+        let l = super::loops::open_loop(cg, name, from, to)?;
+        let v = b.build_load(it, cg.gep(it.into(), src, l.induction)?, "")?;
+        b.build_store(cg.gep(it.into(), dst, l.induction)?, v)?;
+        keep_scalar(cg, super::loops::close_loop_at_latch(cg, l)?)
     };
     scalar_copy(cg.const_i64(0), head, "stream.head")?;
     let nontemporal = cg.llvm.metadata_node(&[cg.i32().const_int(1, false).into()]);
     let kind = cg.llvm.get_kind_id("nontemporal");
-    super::loops::for_loop(cg, "stream.vectors", cg.const_i64(0), vectors, |v| {
+    let l = super::loops::open_loop(cg, "stream.vectors", cg.const_i64(0), vectors)?;
+    {
+        let v = l.induction;
         let i = b.build_int_nsw_add(head, b.build_int_nsw_mul(v, cg.const_i64(lanes), "")?, "")?;
         let load = b.build_load(vt, cg.gep(it.into(), src, i)?, "")?;
         if let Some(l) = load.as_instruction_value() {
@@ -151,9 +154,22 @@ pub fn stream_copy<'ctx>(cg: &Codegen<'ctx>, ty: ElementType, src: PointerValue<
         let store = b.build_store(cg.gep(it.into(), dst, i)?, load)?;
         let _ = store.set_alignment(vector as u32);
         store.set_metadata(nontemporal, kind).map_err(|e| crate::error::Error::Llvm(format!("nontemporal store: {e}")))?;
-        Ok(())
-    })?;
+    }
+    // Already whole vectors: widening or interleaving it again only adds code to compile.
+    keep_scalar(cg, super::loops::close_loop_at_latch(cg, l)?)?;
     scalar_copy(body_end, count, "stream.tail")
+}
+
+/// Marks a copy loop of `stream_copy` neither to be vectorized nor unrolled. Left to the
+/// vectorizer, the head and tail loops each became a vector loop with its checks and a scalar
+/// remainder (optimized IR of the layernorm workload) for at most a vector's worth of
+/// elements; a streamed 8192x1024 layernorm took about twice the LLVM time per compile of
+/// the same module at 4096x1024, which is not streamed (`bench --compiles`: CPU 24-28 vs
+/// 12-17 ms on a loaded machine).
+fn keep_scalar<'ctx>(cg: &Codegen<'ctx>, latch: InstructionValue<'ctx>) -> Result<()> {
+    let no_vectorize = cg.llvm.metadata_node(&[cg.llvm.metadata_string("llvm.loop.vectorize.enable").into(), cg.const_bool(false).into()]);
+    let no_unroll = cg.llvm.metadata_node(&[cg.llvm.metadata_string("llvm.loop.unroll.disable").into()]);
+    super::loops::set_loop_options(cg, latch, &[no_vectorize, no_unroll])
 }
 
 /// Orders the kernel's non-temporal stores before whatever follows (the runtime's signal that
