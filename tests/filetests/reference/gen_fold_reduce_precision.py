@@ -10,25 +10,10 @@ import sys
 
 import numpy as np
 
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
-import jax  # noqa: E402
-from jax._src.lib import xla_client  # noqa: E402
-
 sys.path.insert(0, os.path.dirname(__file__))
-from lib import write  # noqa: E402
+from lib import run_hlo_on_xla_cpu as run, write  # noqa: E402
 
 ROOT = sys.argv[1]
-jax.config.update("jax_enable_x64", True)
-dev = jax.devices("cpu")[0]
-
-
-def run(module, inputs):
-    mod = xla_client.hlo.hlo_module_from_text(module)
-    mlir = xla_client._xla.mlir.hlo_to_stablehlo(mod.as_serialized_hlo_module_proto())
-    exe = dev.client.compile_and_load(mlir, xla_client.DeviceList((dev,)), xla_client.CompileOptions())
-    res = exe.execute_sharded([jax.device_put(a, dev) for a in inputs]).disassemble_into_single_device_arrays()
-    return [np.asarray(r[0]) for r in res]
-
 
 values = [0.0, -0.0, 1.0, 1.1, 1.125, 1.375, 70000.0, -1e300, 1e-300, 3.14159, -2.71828, np.inf, np.nan]
 n = len(values)

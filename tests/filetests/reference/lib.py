@@ -156,3 +156,19 @@ def sort_rows(arrays, dim, keyfn):
         for m, o in zip(moved, omoved):
             o[r] = m[r][order]
     return outs
+
+
+def run_hlo_on_xla_cpu(module, inputs):
+    """XLA:CPU's outputs (numpy arrays) for HLO text `module` compiled as it is (jaxlib's XLA,
+    the module converted to StableHLO only to reach the compiler), on numpy `inputs`."""
+    import os
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax
+    from jax._src.lib import xla_client
+    jax.config.update("jax_enable_x64", True)
+    dev = jax.devices("cpu")[0]
+    mod = xla_client.hlo.hlo_module_from_text(module)
+    mlir = xla_client._xla.mlir.hlo_to_stablehlo(mod.as_serialized_hlo_module_proto())
+    exe = dev.client.compile_and_load(mlir, xla_client.DeviceList((dev,)), xla_client.CompileOptions())
+    res = exe.execute_sharded([jax.device_put(a, dev) for a in inputs]).disassemble_into_single_device_arrays()
+    return [np.asarray(r[0]) for r in res]
