@@ -70,7 +70,11 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
                 return Ok(cg.b.build_float_trunc(wide, cg.llvm.f32_type(), "")?.into());
             }
             if to == ElementType::F64 {
-                return Ok(cg.b.build_float_ext(wide, cg.llvm.f64_type(), "")?.into());
+                let ext = cg.b.build_float_ext(wide, cg.llvm.f64_type(), "")?;
+                if from == ElementType::F8E8M0FNU {
+                    return self.e8m0_to_f64(x.into_int_value(), ext);
+                }
+                return Ok(ext.into());
             }
             let rounded = self.round_to_float(wide, to)?;
             if to == ElementType::F8E5M2 && (from == ElementType::F16 || from.byte_size() == 1) {
@@ -241,6 +245,20 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         }
         let bits = self.encode_float(v, fmt)?;
         Ok(cg.b.build_int_truncate(bits, cg.i8(), "")?.into())
+    }
+
+    /// f8e8m0fnu `bits` as f64, as XLA converts it: directly, so code 0 is 2^-127 (subnormal in
+    /// f32, where the flushing f32 route `through_f32` would make it 0; measured through
+    /// jaxlib); the NaN code keeps `through_f32`'s bits.
+    fn e8m0_to_f64(&self, bits: IntValue<'ctx>, through_f32: FloatValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+        let cg = self.cg;
+        let i64t = cg.i64();
+        let e = cg.b.build_int_z_extend(bits, i64t, "")?;
+        let biased = cg.b.build_int_add(e, i64t.const_int(1023 - 127, false), "")?;
+        let power = cg.b.build_left_shift(biased, i64t.const_int(52, false), "")?;
+        let power = cg.b.build_bit_cast(power, cg.llvm.f64_type(), "")?.into_float_value();
+        let nan = cg.b.build_int_compare(IntPredicate::EQ, e, i64t.const_int(0xff, false), "")?;
+        Ok(cg.b.build_select(nan, through_f32, power, "")?)
     }
 
     /// f8e8m0fnu (a power of two, 2^-127 to 2^127, or NaN) nearest to `v` as XLA computes it,
