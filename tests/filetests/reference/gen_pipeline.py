@@ -11,20 +11,13 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from lib import write  # noqa: E402
+from lib import run_hlo_on_xla_cpu, write  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "decisions", "simplify")
 
 
-def run_xla(text, inputs):
-    import jax
-    from jax._src.lib import xla_client
-    dev = jax.devices("cpu")[0]
-    mod = xla_client.hlo.hlo_module_from_text(text)
-    mlir = xla_client._xla.mlir.hlo_to_stablehlo(mod.as_serialized_hlo_module_proto())
-    exe = dev.client.compile_and_load(mlir, xla_client.DeviceList((dev,)), xla_client.CompileOptions())
-    res = exe.execute_sharded([jax.device_put(a, dev) for a in inputs]).disassemble_into_single_device_arrays()
-    return [np.asarray(r[0]) for r in res]
+# The other generators import the runner from here.
+run_xla = run_hlo_on_xla_cpu
 
 
 # Values that tell arithmetic identities apart: -0, NaN, infinities and an f32 denormal (which
