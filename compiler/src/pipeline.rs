@@ -79,6 +79,8 @@ impl Default for CompileOptions {
 pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
     use passes::*;
     let mut pipeline = pass::PassPipeline::new()
+        // First: jaxlib folds while it turns what it receives into HLO, before any HLO pass.
+        .add(stablehlo_folding::StablehloFolding)
         // XLA's simplifier swaps convolution operands; conv_taps classifies the result.
         .add(conv_operand_swap::ConvOperandSwap)
         // Before inlining: XLA:CPU's choice depends on which computation a convolution is in.

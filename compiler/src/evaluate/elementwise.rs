@@ -115,8 +115,6 @@ trait Float: Copy + PartialOrd + std::ops::Neg<Output = Self> + std::ops::Add<Ou
 {
     const ZERO: Self;
     const ONE: Self;
-    /// The positive quiet NaN.
-    const QUIET_NAN: Self;
     fn is_nan(self) -> bool;
     fn unary(op: Opcode, x: Self) -> Option<Self>;
     fn pow(self, y: Self) -> Self;
@@ -125,11 +123,10 @@ trait Float: Copy + PartialOrd + std::ops::Neg<Output = Self> + std::ops::Add<Ou
 }
 
 macro_rules! float_impl {
-    ($t:ty, $erf:ident, $log:path, $nan:expr) => {
+    ($t:ty, $erf:ident, $log:path) => {
         impl Float for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
-            const QUIET_NAN: Self = <$t>::from_bits($nan);
             fn is_nan(self) -> bool {
                 <$t>::is_nan(self)
             }
@@ -169,8 +166,8 @@ macro_rules! float_impl {
         }
     };
 }
-float_impl!(f32, erff, f32::ln, 0x7fc0_0000);
-float_impl!(f64, erf, jaxlib_log, 0x7ff8_0000_0000_0000);
+float_impl!(f32, erff, f32::ln);
+float_impl!(f64, erf, jaxlib_log);
 
 /// f64 log as XLA's evaluator computes it in jaxlib, under the flush-to-zero mode the constant
 /// folders run in. jaxlib (a manylinux wheel) binds glibc's `log@GLIBC_2.2.5` (`nm -D
@@ -198,10 +195,14 @@ fn unary_float<F: Float>(op: Opcode, v: &[F]) -> Option<Vec<F>> {
 
 fn float_op<F: Float>(op: Opcode) -> Option<fn(F, F) -> F> {
     Some(match op {
-        Opcode::Add => |x, y| invalid_is_quiet_nan(x, y, x + y),
-        Opcode::Subtract => |x, y| invalid_is_quiet_nan(x, y, x - y),
-        Opcode::Multiply => |x, y| invalid_is_quiet_nan(x, y, x * y),
-        Opcode::Divide => |x, y| invalid_is_quiet_nan(x, y, x / y),
+        // The host's arithmetic, as XLA's evaluator: on x86 an invalid operation (inf - inf,
+        // 0 / 0) gives the negative quiet NaN (measured through jaxlib on constants a call's
+        // inlining makes; constants of the module as written are folded before, by
+        // `passes::stablehlo_folding`, which gives the positive one).
+        Opcode::Add => |x, y| x + y,
+        Opcode::Subtract => |x, y| x - y,
+        Opcode::Multiply => |x, y| x * y,
+        Opcode::Divide => |x, y| x / y,
         // Rust's float `%` is C's fmod.
         Opcode::Remainder => |x, y| x % y,
         Opcode::Maximum => |x, y| first_nan(x, y).unwrap_or(if x < y { y } else { x }),
@@ -210,19 +211,6 @@ fn float_op<F: Float>(op: Opcode) -> Option<fn(F, F) -> F> {
         Opcode::Atan2 => |x, y| x.atan2(y),
         _ => return None,
     })
-}
-
-/// `r`, the result of an arithmetic operation on `x` and `y`, as XLA's constant folder gives
-/// it: an invalid operation on two numbers (inf - inf, 0 * inf, 0 / 0, inf / inf) is the
-/// positive quiet NaN, where the x86 instruction gives the negative one (measured through
-/// jaxlib for f64, f32, f16 and bf16; folded sqrt(-1) keeps the negative NaN); a NaN operand
-/// passes through as computed.
-fn invalid_is_quiet_nan<F: Float>(x: F, y: F, r: F) -> F {
-    if r.is_nan() && !x.is_nan() && !y.is_nan() {
-        F::QUIET_NAN
-    } else {
-        r
-    }
 }
 
 fn first_nan<F: Float>(x: F, y: F) -> Option<F> {

@@ -36,6 +36,7 @@ mod test_util;
 pub mod simplify_data_movement;
 pub mod small_call_marks;
 pub mod small_while;
+pub mod stablehlo_folding;
 pub mod topk_sorts;
 pub mod transpose_folding;
 pub mod trivial_reductions;

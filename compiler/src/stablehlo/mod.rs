@@ -8,7 +8,6 @@
 mod attrs;
 pub mod bytecode;
 pub mod export;
-mod fold;
 mod convert;
 mod cursor;
 pub mod ir;
@@ -97,7 +96,7 @@ pub fn parse_mlir_text(text: &str) -> Result<Module, Error> {
 /// The op tree (from text or bytecode) to HLO, errors pointing at the MLIR op.
 fn convert_and_parse(module: &ir::MlirModule) -> Result<Module, Error> {
     let converted = convert::convert_module(module).map_err(|e| located(e.loc, e.message))?;
-    let mut hlo = parse_module(&converted.text).map_err(|e| match e {
+    parse_module(&converted.text).map_err(|e| match e {
         // A problem found in the converted text: point at the MLIR op it came from.
         Error::Parse { message, line, .. } => {
             let instr = converted.text.lines().nth(line.saturating_sub(1)).unwrap_or("").trim().to_string();
@@ -108,10 +107,7 @@ fn convert_and_parse(module: &ir::MlirModule) -> Result<Module, Error> {
             }
         }
         other => other,
-    })?;
-    // XLA's translation folds constants before HLO exists, in its own arithmetic.
-    fold::run(&mut hlo);
-    Ok(hlo)
+    })
 }
 
 /// Any module file: HLO text, StableHLO text, bytecode or jax.export, by content.

@@ -1,15 +1,19 @@
-//! The folding XLA's StableHLO-to-HLO translation does before any HLO exists.
+//! The folding XLA's StableHLO-to-HLO translation does before any HLO pass.
 //!
 //! jaxlib (0.10.2: StableHLO 1.17) runs StableHLO's aggressive folder
-//! (`StablehloAggressiveFolder.cpp`) on every module it converts, the ones `jax.jit` lowers and
-//! the ones a PJRT client sends. Its results are not those of XLA's later `HloConstantFolding`
+//! (`StablehloAggressiveFolder.cpp`) on every module it compiles: the ones `jax.jit` lowers,
+//! the ones a PJRT client sends, and HLO text, which reaches its compiler only as StableHLO
+//! (`hlo_to_stablehlo`, which folds nothing itself; the folding shows in XLA's
+//! `before_optimizations` dump). Its results are not those of XLA's later `HloConstantFolding`
 //! (`crate::passes::constant_folding`): it computes `exp`, `log`, `logistic`, `tanh`, `erf`,
 //! `sin`, `cos`, `tan`, `rsqrt` and `sqrt` of a float constant in `double` (the C library's
 //! `double` function) and rounds once to the element type, where the HLO evaluator calls the
-//! `float` function (or computes f16/bf16 in f32, rounding twice). The HLO text JAX prints
-//! already holds those folded constants, so only StableHLO input needs this pass; it runs on
-//! the converted module, before the HLO pipeline, on every computation (the folder walks every
-//! region).
+//! `float` function (or computes f16/bf16 in f32, rounding twice); its float arithmetic is
+//! APFloat's, whose invalid operations (inf - inf, 0 * inf, 0 / 0, inf / inf) give the positive
+//! quiet NaN where the evaluator's x86 arithmetic gives the negative one. So it runs first, on
+//! every module and every computation (the folder walks every region), before calls are
+//! inlined: a call's argument is not a constant inside the callee here (fuzz program 9701156:
+//! `0 / 0` of a constant argument is folded after inlining, by the evaluator, to -NaN).
 //!
 //! What the folder folds, and how (read in its source, measured through
 //! `mlir_module_to_xla_computation`):
@@ -81,8 +85,10 @@ impl Value<'_> {
     }
 }
 
-/// Folds what StableHLO's aggressive folder folds, in every computation of `module`.
-pub fn run(module: &mut Module) {
+/// Folds what StableHLO's aggressive folder folds, in every computation of `module`; returns
+/// whether anything was folded.
+pub fn run(module: &mut Module) -> bool {
+    let mut changed = false;
     let mut names: HashSet<String> =
         module.computations.iter().flat_map(|c| c.instructions.iter().map(|i| i.name.clone())).collect();
     for comp in &mut module.computations {
@@ -97,7 +103,22 @@ pub fn run(module: &mut Module) {
             }
             let Some(folded) = fold(comp, id) else { continue };
             replace(comp, id, folded, &mut names);
+            changed = true;
         }
+    }
+    changed
+}
+
+/// Folds constants as jaxlib's StableHLO-to-HLO translation does.
+pub struct StablehloFolding;
+
+impl super::pass::Pass for StablehloFolding {
+    fn name(&self) -> &'static str {
+        "stablehlo-folding"
+    }
+
+    fn run(&self, module: &mut Module) -> crate::error::Result<bool> {
+        Ok(run(module))
     }
 }
 
@@ -362,7 +383,29 @@ fn compute(inst: &Instruction, operands: &[&ArrayLiteral]) -> Option<ArrayLitera
         }
         return Some(out);
     }
-    evaluate(inst, operands)
+    let mut result = evaluate(inst, operands)?;
+    if is_wide_float(t) && matches!(op, Opcode::Add | Opcode::Subtract | Opcode::Multiply | Opcode::Divide) {
+        invalid_is_positive_nan(operands, &mut result);
+    }
+    Some(result)
+}
+
+/// APFloat's result of an invalid operation on two numbers is the positive quiet NaN (measured
+/// through jaxlib for f64, f32, f16 and bf16 add, subtract, multiply and divide); a NaN operand
+/// passes through as the evaluator computes it.
+fn invalid_is_positive_nan(operands: &[&ArrayLiteral], result: &mut ArrayLiteral) {
+    let quiet_nan = match result.element_type() {
+        ElementType::F64 => 0x7ff8_0000_0000_0000,
+        ElementType::F32 => 0x7fc0_0000,
+        ElementType::F16 => 0x7e00,
+        ElementType::BF16 => 0x7fc0,
+        _ => return,
+    };
+    for i in 0..result.element_count() {
+        if result.get_f64(i).is_nan() && operands.iter().all(|o| !o.get_f64(i).is_nan()) {
+            result.set_bits(i, quiet_nan);
+        }
+    }
 }
 
 /// The folder's `EvaluateOp(double)` of each function: the C library's `double` functions
