@@ -25,6 +25,7 @@
 
 mod int8;
 mod microkernel;
+mod row_pack;
 mod transpose_pack;
 
 use crate::custom_call::last_error::set_failure as set_last_error;
@@ -340,6 +341,26 @@ unsafe extern "C" fn pack_b_task(ctx: *const *mut u8, u0: i64, u1: i64) {
     let p = unsafe { &*(ctx as *const Plan) };
     let g = &p.g;
     let per_batch = p.k_blocks * p.panels;
+    if g.b_col == 1 && p.operands != Operands::S8 {
+        // Row-major B: the task's panels of each k block together, row by row (`row_pack.rs`).
+        let mut u = u0;
+        while u < u1 {
+            let (b, rest) = (u / per_batch, u % per_batch);
+            let (pcb, js) = (rest / p.panels, rest % p.panels);
+            let run = (p.panels - js).min(u1 - u);
+            let (k0, first) = (pcb * g.kc, js * p.nr);
+            let depth = g.kc.min(g.k - k0);
+            let cols = (g.n - first).min(run * p.nr);
+            let dst = unsafe { p.bp.add((u * p.panel()) as usize) };
+            let offset = (b * g.b_batch + k0 * g.b_row + first) as isize;
+            match p.operands {
+                Operands::Bf16 => unsafe { row_pack::pack_panels_by_rows((g.b as *const u16).offset(offset), g.b_row, dst, p.panel(), cols, run, depth, p.nr) },
+                _ => unsafe { row_pack::pack_panels_by_rows((g.b as *const f32).offset(offset), g.b_row, dst, p.panel(), cols, run, depth, p.nr) },
+            }
+            u += run;
+        }
+        return;
+    }
     for u in u0..u1 {
         let b = u / per_batch;
         let rest = u % per_batch;

@@ -132,6 +132,9 @@ fn every_tile_with_edges_k_blocks_and_threads() {
                 // A column-major: packed (row-major f32 A in deep k blocks is read in place by
                 // the direct micro-kernels; in the shallow ones above it is packed).
                 check_a(isa, ops, 2, 2 * mr + 1, nr + 3, 45, mr, nv, 16, nr, true, true);
+                // A column-major (a weight gradient's x^T) in several blocks of strips, the
+                // last one partial; B row-major (packed walking its rows), parallel.
+                check_a(isa, ops, 1, 2 * block_rows(mr, 128, 1 << 20) + mr + 1, 2 * nr + 1, 300, mr, nv, 128, nr, false, true);
                 // Deep k blocks (f32 A read in place), edge rows and columns, a shallower last
                 // block, batched and parallel.
                 check(isa, ops, 2, 8 * mr + 3, 2 * nr + 5, 600, mr, nv, 256, nr, false);
