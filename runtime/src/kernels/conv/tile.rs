@@ -43,8 +43,6 @@ macro_rules! isa_tiles {
         mod $module {
             use std::arch::x86_64::*;
             const LANES: usize = $lanes;
-            /// Largest tile: 12 rows of 4 vectors of 16 lanes.
-            const MAX_TILE: usize = 12 * 64;
 
             /// # Safety
             /// Every image element the taps reach and the tile's C elements are valid; the CPU
@@ -89,16 +87,20 @@ macro_rules! isa_tiles {
                     }
                     return;
                 }
-                // The group's last, partial column strip: through a copy of the tile.
-                let mut buf = [0f32; MAX_TILE];
+                // The group's last, partial column strip: each vector through a copy of its
+                // lanes. (A zeroed copy of the largest tile, 3 KB, cost as much as the tile's
+                // arithmetic for lenet's 6-feature first convolution.)
+                let mut lane = [0f32; LANES];
                 for r in 0..MR {
                     for v in 0..NV {
-                        unsafe { $store(buf.as_mut_ptr().add(r * nr + v * LANES), acc[r][v]) };
-                    }
-                }
-                for r in 0..MR {
-                    for j in 0..cols {
-                        unsafe { *c.add(r * ldc + j) = buf[r * nr + j] };
+                        let first = v * LANES;
+                        if first >= cols {
+                            break;
+                        }
+                        unsafe { $store(lane.as_mut_ptr(), acc[r][v]) };
+                        for (j, &x) in lane.iter().enumerate().take(cols - first) {
+                            unsafe { *c.add(r * ldc + first + j) = x };
+                        }
                     }
                 }
             }
