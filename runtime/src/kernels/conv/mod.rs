@@ -316,11 +316,26 @@ unsafe extern "C" fn gemm_task(ctx: *const *mut u8, u0: i64, u1: i64) {
                 let first = js * nr;
                 let valid = (d.group_out - first).min(nr);
                 let dst = unsafe { bp.add((first * depth) as usize) };
-                for kk in 0..depth {
-                    let (t, ci) = (kk / d.group_in, kk % d.group_in);
-                    for i in 0..nr {
-                        let v = if i < valid { p.weight(ci, g * d.group_out + first + i, t as usize) } else { 0.0 };
-                        unsafe { *dst.add((kk * nr + i) as usize) = v };
+                // Everything but the element loads hoisted into locals: through raw pointers
+                // the compiler cannot tell the stores from the descriptor's fields.
+                let (kernel, k_in, k_out) = (d.kernel, d.kernel_in as isize, d.kernel_out as isize);
+                let o0 = ((g * d.group_out + first) * d.kernel_out) as isize;
+                let (nr_u, valid) = (nr as usize, valid as usize);
+                let mut kk = 0usize;
+                for &kt in &p.kernel_taps {
+                    for ci in 0..d.group_in as isize {
+                        let src = unsafe { kernel.offset(o0 + ci * k_in + kt) };
+                        let row = unsafe { std::slice::from_raw_parts_mut(dst.add(kk * nr_u), nr_u) };
+                        let (real, pad) = row.split_at_mut(valid);
+                        if k_out == 1 {
+                            real.copy_from_slice(unsafe { std::slice::from_raw_parts(src, valid) });
+                        } else {
+                            for (i, w) in real.iter_mut().enumerate() {
+                                *w = unsafe { *src.offset(i as isize * k_out) };
+                            }
+                        }
+                        pad.fill(0.0);
+                        kk += 1;
                     }
                 }
             }
