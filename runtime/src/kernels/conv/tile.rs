@@ -15,7 +15,7 @@ pub type Kernel = unsafe fn(*const f32, *const f32, *mut f32, usize, usize, usiz
 
 /// The tap kernel for `mr` rows of `nv` vectors on `isa`, if built: the tiles the compiler's
 /// blocking picks for lines at least `mr` pixels wide (AVX-512: 12x1, 12x2, 9x3, 6x4; AVX2:
-/// 12x1, 6x2).
+/// 12x1, 6x2, and 4x2 for 8-pixel lines split into equal strips).
 pub fn select(isa: Isa, mr: i64, nv: i64) -> Option<Kernel> {
     #[cfg(target_arch = "x86_64")]
     {
@@ -26,6 +26,7 @@ pub fn select(isa: Isa, mr: i64, nv: i64) -> Option<Kernel> {
             (Isa::Avx512, 6, 4) => avx512::tile::<6, 4>,
             (Isa::Avx2Fma, 12, 1) => avx2::tile::<12, 1>,
             (Isa::Avx2Fma, 6, 2) => avx2::tile::<6, 2>,
+            (Isa::Avx2Fma, 4, 2) => avx2::tile::<4, 2>,
             _ => return None,
         };
         Some(k)
