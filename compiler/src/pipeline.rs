@@ -466,7 +466,7 @@ fn compile_partition(
 
 /// A rough measure of how much LLVM work a kernel is: its fused instructions, more for the
 /// ops whose emitters generate large loop nests.
-fn kernel_work(module: &Module, plan: &LoweringPlan, job: &KernelJob) -> usize {
+pub(crate) fn kernel_work(module: &Module, plan: &LoweringPlan, job: &KernelJob) -> usize {
     let comp = module.computation(plan.functions[job.function].comp);
     let inst = comp.get(job.inst);
     let body: Vec<&crate::hlo::Instruction> = match inst.fused_computation() {
