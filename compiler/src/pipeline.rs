@@ -378,7 +378,14 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     // An IR dump shows the whole program, so it asks for a single module.
     let parallel = options.parallel_compile && std::env::var_os(DUMP_IR_VARIABLE).is_none();
-    let partitions = if !parallel || total < PARALLEL_COMPILE_MIN_WORK { 1 } else { threads.min(plan.kernels.len()) };
+    // Small loop bodies' kernels go to the sequencing module, where LLVM inlines them into
+    // their loop (codegen/loop_inlining.rs); the rest is split across threads if it is enough.
+    let inlined = crate::codegen::loop_inlining::inlined_kernels(&plan, &work);
+    let mut is_inlined = vec![false; plan.kernels.len()];
+    inlined.iter().for_each(|&j| is_inlined[j] = true);
+    let split_work: usize = work.iter().zip(&is_inlined).filter(|(_, &i)| !i).map(|(w, _)| w).sum();
+    let split_jobs = is_inlined.iter().filter(|&&i| !i).count();
+    let partitions = if !parallel || total < PARALLEL_COMPILE_MIN_WORK || split_work < PARALLEL_COMPILE_MIN_WORK { 1 } else { threads.min(split_jobs) };
     if partitions <= 1 {
         let machine = options.target.machine(true)?;
         let context = Context::create();
@@ -393,7 +400,7 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
     // differed would generate their code one after the other (see strength_reduction).
     let lsr = strength_reduction::wanted(optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true));
     // Largest kernels first, each to the least loaded partition.
-    let mut order: Vec<usize> = (0..plan.kernels.len()).collect();
+    let mut order: Vec<usize> = (0..plan.kernels.len()).filter(|&j| !is_inlined[j]).collect();
     order.sort_by_key(|&j| std::cmp::Reverse(work[j]));
     let mut parts: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); partitions];
     for j in order {
@@ -420,16 +427,17 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
         emitted.extend(infos);
         stats += part_stats;
     }
-    let kernels = kernel_infos(&plan, emitted);
-    dump_plan(options.dump.as_ref(), module, &plan, &kernels)?;
     let machine = options.target.machine(true)?;
     let context = Context::create();
     let cg = codegen_for(&context, &module.name, options, &machine);
     let t = Instant::now();
+    emitted.extend(emit_kernels(&cg, module, &plan, &inlined, false)?);
+    let kernels = kernel_infos(&plan, emitted);
+    dump_plan(options.dump.as_ref(), module, &plan, &kernels)?;
     ModuleLowering::new(&cg, module, &plan, &kernels).lower_all()?;
     verify(&cg)?;
     stats.lower += t.elapsed();
-    let optimization = optimization_for(module, &plan, &[], true);
+    let optimization = optimization_for(module, &plan, &inlined, true);
     objects.push(finish(&cg, &machine, optimization, lsr, OutputKind::Object, options.dump.as_ref(), &mut stats)?);
     Ok((objects, stats))
 }
@@ -460,7 +468,7 @@ fn compile_partition(
 
 /// A rough measure of how much LLVM work a kernel is: its fused instructions, more for the
 /// ops whose emitters generate large loop nests.
-fn kernel_work(module: &Module, plan: &LoweringPlan, job: &KernelJob) -> usize {
+pub(crate) fn kernel_work(module: &Module, plan: &LoweringPlan, job: &KernelJob) -> usize {
     let comp = module.computation(plan.functions[job.function].comp);
     let inst = comp.get(job.inst);
     let body: Vec<&crate::hlo::Instruction> = match inst.fused_computation() {

@@ -19,6 +19,7 @@ pub mod row_loops;
 pub mod streaming_stores;
 pub mod small_loops;
 pub mod while_registers;
+pub mod loop_inlining;
 pub mod types;
 pub mod vectors;
 pub mod function;

@@ -107,6 +107,11 @@ struct Plan<'a> {
     /// The image's padded spatial sizes (a copy only).
     padded: [i64; MAX_SPATIAL],
     taps: Vec<isize>,
+    /// Each tap's offset in the kernel (mirrored in reversed dimensions): packing reads
+    /// `taps * Cg * nr` weights per group, and computing a tap's position per weight (a
+    /// division and a remainder per spatial dimension) was most of a small convolution's
+    /// time (lenet's 5x5x6x16 kernel: 2,400 weights per call, about as long as its tiles).
+    kernel_taps: Vec<isize>,
     lines: i64,
     width: i64,
     isa: Isa,
@@ -137,22 +142,30 @@ impl Plan<'_> {
         ob * self.d.out_batch + at[..lead].iter().zip(&self.d.out_spatial[..lead]).map(|(a, s)| a * s).sum::<i64>()
     }
 
-    /// The kernel element at input feature `ci`, output feature `o` and window tap `t`
-    /// (taps row-major over the window, mirrored in reversed dimensions).
-    fn weight(&self, ci: i64, o: i64, t: i64) -> f32 {
-        let d = self.d;
-        let mut off = ci * d.kernel_in + o * d.kernel_out;
-        let mut rest = t;
-        for s in (0..self.n).rev() {
-            let mut ts = rest % d.window[s];
-            rest /= d.window[s];
-            if d.reversed[s] != 0 {
-                ts = d.window[s] - 1 - ts;
-            }
-            off += ts * d.kernel_spatial[s];
-        }
-        unsafe { *d.kernel.offset(off as isize) }
+    /// The kernel element at input feature `ci`, output feature `o` and window tap `t`.
+    fn weight(&self, ci: i64, o: i64, t: usize) -> f32 {
+        let off = (ci * self.d.kernel_in + o * self.d.kernel_out) as isize + self.kernel_taps[t];
+        unsafe { *self.d.kernel.offset(off) }
     }
+}
+
+/// Kernel offset of every window tap (taps row-major over the window, mirrored in reversed
+/// dimensions).
+fn kernel_taps(d: &ConvF32, n: usize, count: i64) -> Vec<isize> {
+    (0..count)
+        .map(|t| {
+            let (mut rest, mut off) = (t, 0);
+            for s in (0..n).rev() {
+                let mut ts = rest % d.window[s];
+                rest /= d.window[s];
+                if d.reversed[s] != 0 {
+                    ts = d.window[s] - 1 - ts;
+                }
+                off += ts * d.kernel_spatial[s];
+            }
+            off as isize
+        })
+        .collect()
 }
 
 fn ceil_div(a: i64, b: i64) -> i64 {
@@ -211,6 +224,7 @@ unsafe fn conv(d: &ConvF32, isa: Isa) -> i32 {
         pitch,
         padded,
         taps,
+        kernel_taps: kernel_taps(d, n, taps_count),
         lines,
         width,
         isa,
@@ -302,11 +316,26 @@ unsafe extern "C" fn gemm_task(ctx: *const *mut u8, u0: i64, u1: i64) {
                 let first = js * nr;
                 let valid = (d.group_out - first).min(nr);
                 let dst = unsafe { bp.add((first * depth) as usize) };
-                for kk in 0..depth {
-                    let (t, ci) = (kk / d.group_in, kk % d.group_in);
-                    for i in 0..nr {
-                        let v = if i < valid { p.weight(ci, g * d.group_out + first + i, t) } else { 0.0 };
-                        unsafe { *dst.add((kk * nr + i) as usize) = v };
+                // Everything but the element loads hoisted into locals: through raw pointers
+                // the compiler cannot tell the stores from the descriptor's fields.
+                let (kernel, k_in, k_out) = (d.kernel, d.kernel_in as isize, d.kernel_out as isize);
+                let o0 = ((g * d.group_out + first) * d.kernel_out) as isize;
+                let (nr_u, valid) = (nr as usize, valid as usize);
+                let mut kk = 0usize;
+                for &kt in &p.kernel_taps {
+                    for ci in 0..d.group_in as isize {
+                        let src = unsafe { kernel.offset(o0 + ci * k_in + kt) };
+                        let row = unsafe { std::slice::from_raw_parts_mut(dst.add(kk * nr_u), nr_u) };
+                        let (real, pad) = row.split_at_mut(valid);
+                        if k_out == 1 {
+                            real.copy_from_slice(unsafe { std::slice::from_raw_parts(src, valid) });
+                        } else {
+                            for (i, w) in real.iter_mut().enumerate() {
+                                *w = unsafe { *src.offset(i as isize * k_out) };
+                            }
+                        }
+                        pad.fill(0.0);
+                        kk += 1;
                     }
                 }
             }
@@ -344,7 +373,7 @@ unsafe extern "C" fn depthwise_task(ctx: *const *mut u8, l0: i64, l1: i64) {
     let wp = wp.ptr as *mut f32;
     for t in 0..taps {
         for f in 0..features {
-            unsafe { *wp.add((t * features + f) as usize) = p.weight(0, f, t) };
+            unsafe { *wp.add((t * features + f) as usize) = p.weight(0, f, t as usize) };
         }
     }
     let n = p.n;

@@ -133,7 +133,7 @@ fn each_isa(f: impl Fn(Isa)) {
 
 fn gemm_tiles(c: &Case) {
     each_isa(|isa| {
-        let tiles: &[(i64, i64)] = if isa == Isa::Avx512 { &[(12, 1), (12, 2), (9, 3), (6, 4)] } else { &[(12, 1), (6, 2)] };
+        let tiles: &[(i64, i64)] = if isa == Isa::Avx512 { &[(12, 1), (12, 2), (9, 3), (6, 4)] } else { &[(12, 1), (6, 2), (4, 2)] };
         for &(mr, nv) in tiles {
             run(c, isa, mr, nv);
         }

@@ -15,7 +15,7 @@ pub type Kernel = unsafe fn(*const f32, *const f32, *mut f32, usize, usize, usiz
 
 /// The tap kernel for `mr` rows of `nv` vectors on `isa`, if built: the tiles the compiler's
 /// blocking picks for lines at least `mr` pixels wide (AVX-512: 12x1, 12x2, 9x3, 6x4; AVX2:
-/// 12x1, 6x2).
+/// 12x1, 6x2, and 4x2 for 8-pixel lines split into equal strips).
 pub fn select(isa: Isa, mr: i64, nv: i64) -> Option<Kernel> {
     #[cfg(target_arch = "x86_64")]
     {
@@ -26,6 +26,7 @@ pub fn select(isa: Isa, mr: i64, nv: i64) -> Option<Kernel> {
             (Isa::Avx512, 6, 4) => avx512::tile::<6, 4>,
             (Isa::Avx2Fma, 12, 1) => avx2::tile::<12, 1>,
             (Isa::Avx2Fma, 6, 2) => avx2::tile::<6, 2>,
+            (Isa::Avx2Fma, 4, 2) => avx2::tile::<4, 2>,
             _ => return None,
         };
         Some(k)
@@ -43,8 +44,6 @@ macro_rules! isa_tiles {
         mod $module {
             use std::arch::x86_64::*;
             const LANES: usize = $lanes;
-            /// Largest tile: 12 rows of 4 vectors of 16 lanes.
-            const MAX_TILE: usize = 12 * 64;
 
             /// # Safety
             /// Every image element the taps reach and the tile's C elements are valid; the CPU
@@ -89,16 +88,20 @@ macro_rules! isa_tiles {
                     }
                     return;
                 }
-                // The group's last, partial column strip: through a copy of the tile.
-                let mut buf = [0f32; MAX_TILE];
+                // The group's last, partial column strip: each vector through a copy of its
+                // lanes. (A zeroed copy of the largest tile, 3 KB, cost as much as the tile's
+                // arithmetic for lenet's 6-feature first convolution.)
+                let mut lane = [0f32; LANES];
                 for r in 0..MR {
                     for v in 0..NV {
-                        unsafe { $store(buf.as_mut_ptr().add(r * nr + v * LANES), acc[r][v]) };
-                    }
-                }
-                for r in 0..MR {
-                    for j in 0..cols {
-                        unsafe { *c.add(r * ldc + j) = buf[r * nr + j] };
+                        let first = v * LANES;
+                        if first >= cols {
+                            break;
+                        }
+                        unsafe { $store(lane.as_mut_ptr(), acc[r][v]) };
+                        for (j, &x) in lane.iter().enumerate().take(cols - first) {
+                            unsafe { *c.add(r * ldc + first + j) = x };
+                        }
                     }
                 }
             }

@@ -183,7 +183,7 @@ fn plan(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &ConvDims) ->
     }
 
     let mut bl = Blocking::new(compute.byte_size() as i64, kc.cg.simd_bytes as i64, group_out);
-    bl.mr = bl.mr.min(width);
+    bl.mr = equal_strips(kc.cg.simd_bytes, bl.mr.min(width), bl.nv, width);
     let rhs_inst = kc.comp.get(rhs);
     let rhs_type = rhs_inst.shape.element_type().ok_or_else(|| Error::Internal("convolution kernel is not an array".into()))?;
     let kernel = Operand {
@@ -527,4 +527,44 @@ fn emit_task<'ctx>(
         cg.b.position_at_end(bb);
     }
     Ok(f)
+}
+
+/// The strip height for lines of `width` pixels: the same number of strips as `mr` gives,
+/// of equal height. A line whose width is not a multiple of the height ends with a strip
+/// overlapping the one before (every strip has its full height of real pixels), which
+/// computes the overlap twice: lenet's second convolution (8-pixel lines, AVX2's 6-row tile)
+/// did 12 rows of work for 8, and 4-row strips do 8. Each output element is the same sum in
+/// the same order whatever the height. Kept at `mr` where the runtime has no tile of the
+/// equal height (its precompiled convolution would be lost for generated code).
+fn equal_strips(simd_bytes: u32, mr: i64, nv: i64, width: i64) -> i64 {
+    use hlojit_runtime::kernels::{conv::has_tile, gemm::Isa};
+    let strips = (width + mr - 1) / mr.max(1);
+    let even = (width + strips - 1) / strips.max(1);
+    let isa = match simd_bytes {
+        64 => Some(Isa::Avx512),
+        32 => Some(Isa::Avx2Fma),
+        _ => None,
+    };
+    let tiled = |m| isa.is_none_or(|isa| !has_tile(isa, mr, nv) || has_tile(isa, m, nv));
+    if even < mr && tiled(even) {
+        even
+    } else {
+        mr
+    }
+}
+
+#[cfg(test)]
+mod strip_tests {
+    use super::equal_strips;
+
+    #[test]
+    fn strips_of_a_line_have_equal_height_where_a_tile_exists() {
+        // AVX2, 16 output features (two vectors): 8-pixel lines in two 4-row strips.
+        assert_eq!(equal_strips(32, 6, 2, 8), 4);
+        // A multiple of the height, or one strip: unchanged.
+        assert_eq!(equal_strips(32, 12, 1, 24), 12);
+        assert_eq!(equal_strips(32, 6, 2, 6), 6);
+        // No 5-row tile in the runtime: the precompiled 6-row one stays.
+        assert_eq!(equal_strips(32, 6, 2, 10), 6);
+    }
 }
