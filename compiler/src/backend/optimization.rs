@@ -8,10 +8,10 @@ use crate::hlo::{Module, Opcode};
 /// How much LLVM optimization a module's code gets (see [`optimization_for`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Optimization {
-    /// LLVM's `default<O3>`: dots, convolutions, sorts, while loops and calls, whose code
-    /// needs inlining, GVN, unswitching and the rest.
+    /// LLVM's `default<O3>`: dots, convolutions, comparator sorts, while loops and calls,
+    /// whose code needs inlining, GVN, unswitching and the rest.
     Full,
-    /// Loop kernels only (elementwise, data movement, reductions): their IR is loop nests over
+    /// Loop kernels only (elementwise, data movement, reductions, sorts by a key): their IR is loop nests over
     /// buffers with accumulators in allocas, and all they need is promotion to registers,
     /// loop canonicalization for the vectorizer, the vectorizer and a cleanup. O3 runs some
     /// eighty passes, several of them many times, over such code; this runs each once or twice
@@ -57,17 +57,36 @@ pub fn optimization_for(module: &Module, plan: &LoweringPlan, jobs: &[usize], wi
     let kernel_is_loop = |job: &KernelJob| {
         let inst = module.computation(plan.functions[job.function].comp).get(job.inst);
         match inst.fused_computation() {
-            Some(f) => module.computation(f).instructions.iter().all(|i| is_loop_op(i.opcode)),
-            None => is_loop_op(inst.opcode),
+            Some(f) => module.computation(f).instructions.iter().all(|i| is_loop_instruction(module, i)),
+            None => is_loop_instruction(module, inst),
         }
     };
     let kernels = jobs.iter().all(|&j| kernel_is_loop(&plan.kernels[j]));
     let entry = !with_entry
-        || plan.functions.iter().all(|f| module.computation(f.comp).instructions.iter().all(|i| is_loop_op(i.opcode) || i.opcode == Opcode::Fusion));
+        || plan.functions.iter().all(|f| {
+            module.computation(f.comp).instructions.iter().all(|i| is_loop_instruction(module, i) || i.opcode == Opcode::Fusion)
+        });
     if kernels && entry {
         Optimization::LoopKernels
     } else {
         Optimization::Full
+    }
+}
+
+/// Instructions whose code is loop nests over elements and calls of runtime functions: the
+/// loop ops below, and a stable sort whose comparator is a key order (`codegen::sort_key`):
+/// its kernel is a loop computing keys, the runtime's radix sort and a loop gathering the
+/// outputs, with nothing to inline (measured on sort_1m: the key and gather loops come out
+/// vectorized the same, and O3's pipeline cost twice the lean one's optimization time).
+/// A sort with any other comparator calls the comparator per comparison, from the runtime's
+/// merge sort, so it keeps the full pipeline.
+fn is_loop_instruction(module: &Module, inst: &crate::hlo::Instruction) -> bool {
+    match inst.opcode {
+        Opcode::Sort => {
+            inst.attrs.is_stable
+                && inst.to_apply().is_some_and(|c| crate::codegen::emitters::sort_order_is_key(module, c, inst.operands.len()))
+        }
+        op => is_loop_op(op),
     }
 }
 

@@ -37,6 +37,13 @@ pub fn has_root_emitter(op: Opcode) -> bool {
 
 pub use crate::analysis::custom_calls::is_builtin_custom_call;
 
+/// Whether a sort of `operands` operands with comparator `comparator` sorts by a key (the
+/// runtime's radix sort) rather than by calling the comparator: what the LLVM pipeline
+/// choice needs to know (backend/optimization.rs).
+pub fn sort_order_is_key(module: &crate::hlo::Module, comparator: crate::hlo::CompId, operands: usize) -> bool {
+    sort_key::recognize(module, comparator, operands).is_some()
+}
+
 /// Emits the kernel whose hero op is `hero`.
 pub fn emit(kc: &KernelContext, hero: Opcode) -> Result<i64> {
     match hero {
