@@ -18,9 +18,11 @@
 //!   values, zeros of either sign included, the first operand);
 //! - `cbrt` is not evaluated: Rust's standard library brings its own `cbrt`, not the C
 //!   library's that XLA calls;
-//! - complex numbers only through exact operations (add, subtract, negate, real, imag,
-//!   complex, compare, select and data movement): the evaluator's complex multiply and divide
-//!   follow C's Annex G through the compiler's runtime library, which is not reproduced.
+//! - complex numbers through exact operations (add, subtract, negate, real, imag, complex,
+//!   compare, select, conversion from reals and data movement) and multiply, which the
+//!   evaluator does with C++ complex multiplication (C99 Annex G recovery of infinities,
+//!   reproduced in `elementwise.rs`); its complex divide (also Annex G, with scaling) is not
+//!   reproduced.
 //!
 //! An instruction the evaluator here does not cover is left unevaluated (`None`): it then runs
 //! as generated code, as everything did before folding existed.

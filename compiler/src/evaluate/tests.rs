@@ -92,7 +92,17 @@ fn iota_counts_along_its_dimension() {
 }
 
 #[test]
-fn complex_multiplication_is_not_evaluated() {
-    let text = "HloModule t\nENTRY e {\n  a = c64[1] constant({(1, 2)})\n  ROOT r = c64[1] multiply(a, a)\n}\n";
+fn complex_division_is_not_evaluated() {
+    let text = "HloModule t\nENTRY e {\n  a = c64[1] constant({(1, 2)})\n  ROOT r = c64[1] divide(a, a)\n}\n";
     assert!(eval_root(text).is_none());
+}
+
+#[test]
+fn complex_multiplication_recovers_infinities_as_cxx_does() {
+    // Naively (-inf - NaN, -inf + NaN) = (NaN, NaN); C++ complex multiplication (Annex G), as
+    // XLA's folder computes it (measured through jaxlib), gives (-inf, -inf).
+    let text = "HloModule t\nENTRY e {\n  a = c64[2] constant({(-inf, -inf), (1, 2)})\n  b = c64[2] constant({(5, 0), (1, 2)})\n  ROOT r = c64[2] multiply(a, b)\n}\n";
+    let r = eval_root(text).unwrap();
+    assert_eq!((r.get_c128(0).re, r.get_c128(0).im), (f64::NEG_INFINITY, f64::NEG_INFINITY));
+    assert_eq!((r.get_c128(1).re, r.get_c128(1).im), (-3.0, 4.0));
 }

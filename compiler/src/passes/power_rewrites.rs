@@ -1,8 +1,10 @@
-//! The rewrites of `power` by a constant exponent that XLA's algebraic simplifier makes, in
-//! its order (`HandlePower`):
+//! The rewrites of `power` that XLA's algebraic simplifier makes (all but one by a constant
+//! exponent), in its order (`HandlePower`):
 //!
 //! - `pow(A, 0)` => `broadcast(1)`;
 //! - `pow(A, 1)` => `A`;
+//! - `pow(exp(A), B)` => `exp(A * B)` for any B (fuzz program 10600281: `pow(exp(0), NaN)` is
+//!   NaN in XLA, where a power gives 1; `exp(700)^2` is inf either way);
 //! - `pow(A, 2)` => `A * A`;
 //! - `pow(A, 3)` => `A * (A * A)`;
 //! - `pow(A, -1)` => `broadcast(1) / A`.
@@ -47,6 +49,11 @@ pub(super) fn rewrite(comp: &mut Computation, id: InstrId) -> Option<InstrId> {
     }
     if is_all(comp, exponent, 1) {
         return Some(base);
+    }
+    if comp.get(base).opcode == Opcode::Exp {
+        let a = comp.get(base).operands[0];
+        let product = add(comp, Opcode::Multiply, vec![a, exponent]);
+        return Some(add(comp, Opcode::Exp, vec![product]));
     }
     if is_all(comp, exponent, 2) {
         return Some(add(comp, Opcode::Multiply, vec![base, base]));

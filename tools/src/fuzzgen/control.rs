@@ -70,6 +70,11 @@ fn while_loop(g: &mut Gen, c: &mut Comp, depth: u32) -> Option<Value> {
     let step_name = g.comp_name("step");
     let (step_text, approx) = body(g, &step_name, &[(a.ty, a.dims.clone())], (a.ty, &a.dims), depth);
     g.add_computation(step_text);
+    // XLA's f16 tan inside a while body differs by an ulp from its own kernels' (tan(-1.529) is
+    // -24.1 there, -24.08 in a kernel), and a loop of approximate f16 steps magnifies such
+    // differences past any tolerance (programs 9800622 and 10301082: -7.746 against -5.176 after
+    // five tans): half-precision loops of approximate steps run at most once.
+    let trips = if approx && matches!(a.ty, T::F16 | T::BF16) { trips.min(1) } else { trips };
     let body_name = g.comp_name("body");
     g.add_computation(format!(
         "{body_name} {{\n  p = {st} parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n  x = {xs} get-tuple-element(p), index=1\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n  y = {xs} call(x), to_apply={step_name}\n  ROOT t = {st} tuple(j, y)\n}}\n"

@@ -121,7 +121,15 @@ impl Comp {
         self.counter += 1;
         let layout = pick_layout(rng, dims.len());
         self.lines.push(format!("  {name} = {} {op}", shape_text(ty, dims, layout.as_deref())));
-        if op.starts_with("power(") {
+        // XLA's reshape mover sinks transposes and reshapes below elementwise ops, so a
+        // divisor that is a rearranged power meets the `A / pow(B, C)` rewrite too (program
+        // 9801157: u8 transpose(pow(x, x)) / transpose(pow(x, x)) became pow(x, x) * pow(x, -x),
+        // 0 where a division gives 1 or 255): rearrangements of powers count as powers.
+        let rearranged = ["transpose(", "reshape(", "copy(", "bitcast("].iter().find_map(|k| op.strip_prefix(k));
+        let of_power = rearranged
+            .and_then(|rest| rest.split([')', ',']).next())
+            .is_some_and(|operand| self.powers.contains(operand));
+        if op.starts_with("power(") || of_power {
             self.powers.insert(name.clone());
         }
         if self.folds(op) {

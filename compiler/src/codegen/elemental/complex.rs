@@ -46,9 +46,14 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
             Sine | Cosine => self.complex_sin_cos(op == Sine, re, im)?,
             Tanh => self.complex_tanh(re, im)?,
             Tan => {
-                // tan(x + iy) = -i tanh(-y + ix)
-                let (r, i) = self.complex_tanh(f.neg(im)?, re)?;
-                (i, f.neg(r)?)
+                // tan(x + iy) = -i tanh(-y + ix). XLA negates y and tanh's real part as -1 * v,
+                // and the x86 multiply returns a NaN operand with its sign, so NaNs keep their
+                // signs where a sign flip would change them (measured through jaxlib: 44 of 169
+                // special pairs differed in the NaN sign of the imaginary part, c64 and c128;
+                // zeros are negated as by a flip).
+                let neg_keeping_nan = |v| -> Result<_> { f.sel(f.is_nan(v)?, v, f.neg(v)?) };
+                let (r, i) = self.complex_tanh(neg_keeping_nan(im)?, re)?;
+                (i, neg_keeping_nan(r)?)
             }
             Sqrt => self.complex_sqrt(re, im)?,
             Rsqrt => self.complex_rsqrt(re, im)?,

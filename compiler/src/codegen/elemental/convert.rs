@@ -101,8 +101,9 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let v = x.into_int_value();
         let signed = from.is_signed_int();
         if to.is_float() {
+            // XLA converts an integer to f8e8m0fnu through f32 (one rounding, not two).
             let target = match to {
-                ElementType::F32 => cg.llvm.f32_type(),
+                ElementType::F32 | ElementType::F8E8M0FNU => cg.llvm.f32_type(),
                 _ => cg.llvm.f64_type(),
             };
             let f = if signed {
@@ -261,29 +262,63 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         Ok(cg.b.build_select(nan, through_f32, power, "")?)
     }
 
-    /// f8e8m0fnu (a power of two, 2^-127 to 2^127, or NaN) nearest to `v` as XLA computes it,
-    /// measured through jaxlib: ties go up (1.5 -> 2, 3 -> 4, 0.75 -> 1), a value rounding
-    /// past 2^127 is NaN, and zero, negative numbers and NaN are NaN (there is no sign and no
-    /// zero); 2^-128 gives 2^-127. Values further below 2^-127 are taken to 2^-127 too (not
-    /// measured). Done in f64, where every f32 input is normal.
+    /// f8e8m0fnu (a power of two, 2^-127 to 2^127, or NaN) for `v` as XLA:CPU computes it,
+    /// on the bits as integers (so subnormal inputs are not flushed by the run time's
+    /// denormals-are-zero). Zero, negative numbers, infinities and NaN give NaN (0xff), a
+    /// value rounding past 2^127 too; otherwise the exponent is rounded up from half a step
+    /// (1.5 -> 2, 0.75 -> 1, 1.5 - 2^-30 -> 1 in f64). f32 (and everything XLA converts
+    /// through f32: f16, bf16, the other 8-bit floats, integers) and f64 differ only below
+    /// 2^-126; see `e8m0_small_f32` / `e8m0_small_f64`. Measured through jaxlib; file test
+    /// `convert/e8m0_from_bits.hlo`.
     fn encode_e8m0(&self, v: FloatValue<'ctx>) -> Result<IntValue<'ctx>> {
         let cg = self.cg;
-        let i64t = cg.i64();
-        let c = |x: i64| i64t.const_int(x as u64, true);
-        let wide = if v.get_type() == cg.llvm.f64_type() { v } else { cg.b.build_float_ext(v, cg.llvm.f64_type(), "")? };
-        let bits = cg.b.build_bit_cast(wide, i64t, "")?.into_int_value();
-        let exp = cg.b.build_and(cg.b.build_right_shift(bits, c(52), false, "")?, c(0x7ff), "")?;
-        let half = cg.b.build_and(cg.b.build_right_shift(bits, c(51), false, "")?, c(1), "")?;
-        // Biased e8m0 exponent: (exp - 1023) + half + 127.
-        let biased = cg.b.build_int_add(cg.b.build_int_sub(exp, c(1023 - 127), "")?, half, "")?;
-        let biased = cg.b.build_select(cg.b.build_int_compare(IntPredicate::SLT, biased, c(0), "")?, c(0), biased, "")?.into_int_value();
-        let too_big = cg.b.build_int_compare(IntPredicate::SGT, biased, c(254), "")?;
-        let zero = wide.get_type().const_zero();
-        // Not (x > 0): zero, negative, NaN; +inf is caught by the exponent.
-        let not_positive = cg.b.build_float_compare(FloatPredicate::ULE, wide, zero, "")?;
-        let nan = cg.b.build_or(too_big, not_positive, "")?;
-        let result = cg.b.build_select(nan, c(0xff), biased, "")?.into_int_value();
+        let (it, mantissa, bias) = if v.get_type() == cg.llvm.f64_type() {
+            (cg.i64(), 52u64, 1023u64)
+        } else {
+            (cg.i32(), 23, 127)
+        };
+        let c = |x: u64| it.const_int(x, false);
+        let bits = cg.b.build_bit_cast(v, it, "")?.into_int_value();
+        // Sign bit set or zero (signed compare), before any rounding.
+        let zero_or_negative = cg.b.build_int_compare(IntPredicate::SLE, bits, c(0), "")?;
+        // Half an exponent step added, then the exponent rebiased to e8m0's 127. Infinity, NaN
+        // and everything rounding past 2^127 land above 254 (the add cannot reach the sign
+        // bit's meaning since the shift is logical).
+        let rounded = cg.b.build_int_add(bits, c(1 << (mantissa - 1)), "")?;
+        let exponent = cg.b.build_right_shift(rounded, c(mantissa), false, "")?;
+        let code = cg.b.build_int_sub(exponent, c(bias - 127), "")?;
+        // Below 2^-126 (and exponent `code` then wraps or is 0): the rules of each type.
+        let field = cg.b.build_right_shift(bits, c(mantissa), false, "")?;
+        let small = cg.b.build_int_compare(IntPredicate::ULE, field, c(bias - 127), "")?;
+        let small_code = if mantissa == 52 { self.e8m0_small_f64(bits, field)? } else { self.e8m0_small_f32(bits)? };
+        let code = cg.b.build_select(small, small_code, code, "")?.into_int_value();
+        let too_big = cg.b.build_int_compare(IntPredicate::UGT, code, c(254), "")?;
+        let nan = cg.b.build_or(zero_or_negative, too_big, "")?;
+        let result = cg.b.build_select(nan, c(0xff), code, "")?.into_int_value();
         Ok(cg.b.build_int_truncate(result, cg.i8(), "")?)
+    }
+
+    /// e8m0 code of a positive f32 below 2^-126 (XLA's EmitF32ToF8e8m0fnu): up to 2^-127
+    /// (bits 0x400000) it is 0, above it 1 (2^-126), whatever the distance.
+    fn e8m0_small_f32(&self, bits: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+        let cg = self.cg;
+        let above = cg.b.build_int_compare(IntPredicate::UGT, bits, cg.i32().const_int(0x40_0000, false), "")?;
+        Ok(cg.b.build_int_z_extend(above, cg.i32(), "")?)
+    }
+
+    /// e8m0 code of a positive f64 below 2^-126 (XLA converts f64 with its generic
+    /// float-to-float emitter, whose subnormal-result path rounds the value with its implicit
+    /// bit, shifted by 53 or more, to nearest even and gives NaN past a 53-bit shift): in
+    /// [2^-127, 2^-126) it is 0 at exactly 2^-127 and 1 above, below 2^-127 it is NaN
+    /// (2^-128 and 1e-39 measured: 0xff). `field` is the f64 exponent field.
+    fn e8m0_small_f64(&self, bits: IntValue<'ctx>, field: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+        let cg = self.cg;
+        let i64t = cg.i64();
+        let frac = cg.b.build_and(bits, i64t.const_int((1 << 52) - 1, false), "")?;
+        let above = cg.b.build_int_compare(IntPredicate::NE, frac, i64t.const_zero(), "")?;
+        let in_range = cg.b.build_int_compare(IntPredicate::EQ, field, i64t.const_int(1023 - 127, false), "")?;
+        let one_or_zero = cg.b.build_int_z_extend(above, i64t, "")?;
+        Ok(cg.b.build_select(in_range, one_or_zero, i64t.const_int(0xff, false), "")?.into_int_value())
     }
 
     /// bf16 to f32 by moving its bits up (exact; no floating-point operation, so LLVM never
@@ -437,9 +472,14 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         // XLA keeps the sign of a NaN (and of an infinity that becomes NaN) where the format
         // has a signed NaN: measured through jaxlib, f32 -NaN and -inf give f8e4m3fn 0xff,
         // f8e5m2 0xfe, f8e4m3 0xfc, f8e3m4 0xf8 (fnuz and e8m0 have one NaN).
+        // A format without NaN (f4e2m1fn) takes a NaN of either sign as -0 in XLA
+        // (`EmitF16ToF4e2m1fn`: "undefined (implemented as minus zero)"; measured through
+        // jaxlib, fuzz program 10200124: atan2 of the round trip was -pi).
         let nan_out = if matches!(fmt.encoding, FloatEncoding::Ieee | FloatEncoding::FiniteAllOnesNan) {
             cg.b.build_select(negative, c(nan_bits | (1i64 << (fmt.exponent_bits + fmt.mantissa_bits))), c(nan_bits), "")?
                 .into_int_value()
+        } else if fmt.encoding == FloatEncoding::FiniteNoNan {
+            sign_bit
         } else {
             c(nan_bits)
         };

@@ -107,7 +107,7 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         // may have its last position visited after all others).
         let pieces = crate::codegen::window_peel::window_pieces(&window, &dims, &out_dims);
 
-        let reducer = Reducer::new(self.module, reducer_comp, &v.types);
+        let reducer = Reducer::for_window(self.module, reducer_comp, &v.types);
         let init = self.gen_inits(&v.inits)?;
         let accs = Accumulators::new(cg, &v.types)?;
         accs.store(cg, &init)?;
