@@ -17,7 +17,7 @@ use crate::codegen::elemental::{Elemental, Input};
 use crate::codegen::kernel::KernelContext;
 use crate::codegen::loops::{close_loop_at_latch, for_loop, open_loop, set_loop_options};
 use crate::error::Result;
-use crate::hlo::{InstrId, Opcode};
+use crate::hlo::{Computation, InstrId, Opcode};
 use inkwell::values::IntValue;
 
 use super::gemm::operand::GroupMap;
@@ -46,9 +46,29 @@ pub fn epilogue_dot(kc: &KernelContext) -> Option<InstrId> {
     if kc.bindings.contains_key(&dot) {
         return None;
     }
+    // Nor is a dot beside it that it does not read (fuzz program 10000921: `negate(a)` next to
+    // `dot(a, b)` in the entry took the dot for its own and read `b`, which it does not bind).
+    if !reads(kc.comp, kc.root, dot) {
+        return None;
+    }
     let elemental = kc.comp.ids().all(|i| i == dot || kc.comp.get(i).opcode.is_elemental());
     let same_shape = crate::passes::dot_epilogue_fusion::same_array_shape(&kc.comp.get(dot).shape, &root.shape);
     (elemental && same_shape && crate::passes::buffer_assignment::same_index_only(kc.comp, kc.root, &[dot])).then_some(dot)
+}
+
+/// Whether `target` is among the values `id` is computed from.
+fn reads(comp: &Computation, id: InstrId, target: InstrId) -> bool {
+    let mut stack = vec![id];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(i) = stack.pop() {
+        if i == target {
+            return true;
+        }
+        if seen.insert(i) {
+            stack.extend(comp.get(i).operands.iter().copied());
+        }
+    }
+    false
 }
 
 /// Emits the kernel of a dot epilogue fusion whose dot is `dot`.
