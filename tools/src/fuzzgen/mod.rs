@@ -108,11 +108,13 @@ pub struct Comp {
     constants: std::collections::HashSet<String>,
     /// Values made by `power` (see `elementwise::unary_or_binary`).
     pub powers: std::collections::HashSet<String>,
+    /// Values made by `dynamic-slice`, rearranged or not (see `movement::dynamic_slice`).
+    pub dynamic_slices: std::collections::HashSet<String>,
 }
 
 impl Comp {
     pub fn new(may_add_params: bool) -> Comp {
-        Comp { lines: Vec::new(), values: Vec::new(), params: Vec::new(), may_add_params, counter: 0, constants: Default::default(), powers: Default::default() }
+        Comp { lines: Vec::new(), values: Vec::new(), params: Vec::new(), may_add_params, counter: 0, constants: Default::default(), powers: Default::default(), dynamic_slices: Default::default() }
     }
 
     /// Adds `name = SHAPE op` and returns the new value.
@@ -125,12 +127,13 @@ impl Comp {
         // divisor that is a rearranged power meets the `A / pow(B, C)` rewrite too (program
         // 9801157: u8 transpose(pow(x, x)) / transpose(pow(x, x)) became pow(x, x) * pow(x, -x),
         // 0 where a division gives 1 or 255): rearrangements of powers count as powers.
-        let rearranged = ["transpose(", "reshape(", "copy(", "bitcast("].iter().find_map(|k| op.strip_prefix(k));
-        let of_power = rearranged
-            .and_then(|rest| rest.split([')', ',']).next())
-            .is_some_and(|operand| self.powers.contains(operand));
-        if op.starts_with("power(") || of_power {
+        let operand_of = |ops: &[&str]| ops.iter().find_map(|k| op.strip_prefix(k)).and_then(|rest| rest.split([')', ',']).next());
+        const REARRANGEMENTS: [&str; 4] = ["transpose(", "reshape(", "copy(", "bitcast("];
+        if op.starts_with("power(") || operand_of(&REARRANGEMENTS).is_some_and(|o| self.powers.contains(o)) {
             self.powers.insert(name.clone());
+        }
+        if op.starts_with("dynamic-slice(") || operand_of(&[&REARRANGEMENTS[..], &["reverse("]].concat()).is_some_and(|o| self.dynamic_slices.contains(o)) {
+            self.dynamic_slices.insert(name.clone());
         }
         if self.folds(op) {
             self.constants.insert(name.clone());
