@@ -78,6 +78,49 @@ impl Reducer {
         r
     }
 
+    /// The same reducer applied strictly in order, with XLA's elementwise rule.
+    pub fn in_order(self) -> Reducer {
+        Reducer { reassociate: false, ..self }
+    }
+
+    /// Whether a reassociated result may differ from the in-order one in its bits: a float
+    /// maximum / minimum, whose NaN result depends on the order (see `redo_in_order_if_nan`).
+    pub fn nan_depends_on_order(&self) -> bool {
+        self.reassociate && matches!(self.op, Some(Opcode::Maximum | Opcode::Minimum))
+    }
+
+    /// After a reassociated float max/min reduction into `accs`: if the result is a NaN,
+    /// restores `start` and runs `redo` (the same loops with the in-order reducer it gets).
+    ///
+    /// Which NaN an in-order max/min returns, and with which sign, depends on the order:
+    /// XLA's elementwise rule (minmax.rs) keeps the first NaN, its sign ANDed (maximum) or
+    /// ORed (minimum) with the accumulator's before it, and XLA:CPU reduces small arrays in
+    /// order (fuzz program 9901030: 37 of 37 NaN results over six shapes). Vectorized partial
+    /// results cannot tell the first NaN, so a NaN result is computed again in order; without
+    /// a NaN (the case that matters for speed) the results agree bit for bit, the two rules
+    /// ordering ±0 alike.
+    pub fn redo_in_order_if_nan<'ctx>(
+        &self,
+        cg: &Codegen<'ctx>,
+        accs: &Accumulators<'ctx>,
+        start: &[BasicValueEnum<'ctx>],
+        redo: impl FnOnce(&Reducer) -> Result<()>,
+    ) -> Result<()> {
+        if !self.nan_depends_on_order() {
+            return Ok(());
+        }
+        let [value] = accs.load(cg)?[..] else {
+            return Err(Error::Internal("a float max/min reduction with several accumulators".into()));
+        };
+        let BasicValueEnum::FloatValue(v) = value else { return Ok(()) };
+        let is_nan = cg.b.build_float_compare(inkwell::FloatPredicate::UNO, v, v, "")?;
+        let in_order = self.in_order();
+        cg.if_then("reduce.nan", is_nan, || {
+            accs.store(cg, start)?;
+            redo(&in_order)
+        })
+    }
+
     /// `reducer(accumulators..., inputs...)`, flattened to one value per accumulator.
     pub fn apply<'ctx>(
         &self,

@@ -73,13 +73,17 @@ impl<'a, 'ctx> Elemental<'a, 'ctx> {
         let init = self.gen_inits(&v.inits)?;
         let accs = Accumulators::new(cg, &v.types)?;
         accs.store(cg, &init)?;
-        self.scoped(|e| {
-            loop_nest(cg, "reduce", &loops, &base, |idx| {
-                let xs = v.inputs.iter().map(|&x| e.gen_scalar(x, idx)).collect::<Result<Vec<_>>>()?;
-                let r = reducer.apply(e, accs.load(cg)?, xs)?;
-                accs.store(cg, &r)
+        let accumulate = |e: &mut Self, reducer: &Reducer| {
+            e.scoped(|e| {
+                loop_nest(cg, "reduce", &loops, &base, |idx| {
+                    let xs = v.inputs.iter().map(|&x| e.gen_scalar(x, idx)).collect::<Result<Vec<_>>>()?;
+                    let r = reducer.apply(e, accs.load(cg)?, xs)?;
+                    accs.store(cg, &r)
+                })
             })
-        })?;
+        };
+        accumulate(self, &reducer)?;
+        reducer.redo_in_order_if_nan(cg, &accs, &init, |in_order| accumulate(self, in_order))?;
         let out = accs.load(cg)?;
         Ok(self.pack(id, out))
     }

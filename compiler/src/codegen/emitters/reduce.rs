@@ -194,23 +194,32 @@ fn emit_plan<'a, 'ctx>(kc: &KernelContext<'a, 'ctx>, mut e: Elemental<'a, 'ctx>,
 
     // One visit: the accumulators of the output element shared by `indices` (operand indices
     // that differ only in reduced dimensions, in walk order) take each index's inner loops.
+    // With no inner loop, a visit applies each reducer once per index: in order, so it takes
+    // XLA's elementwise rule directly (see `Reducer::redo_in_order_if_nan`).
+    let reducers: Vec<Reducer> =
+        p.groups.iter().map(|g| if inner_loops.is_empty() { g.reducer.in_order() } else { g.reducer }).collect();
+    let accumulate = |e: &mut Elemental<'a, 'ctx>, group: &Group, reducer: &Reducer, acc: &Accumulators<'ctx>, idx: &Index<'ctx>| {
+        let xs = group.inputs.iter().map(|&x| e.gen_scalar(x, idx)).collect::<Result<Vec<_>>>()?;
+        let r = reducer.apply(e, acc.load(cg)?, xs)?;
+        acc.store(cg, &r)
+    };
     let visit = |e: &mut Elemental<'a, 'ctx>, indices: &[Index<'ctx>]| -> Result<()> {
         let out_idx = kept_index(&indices[0]);
+        let mut starts = Vec::with_capacity(p.groups.len());
         for (g, (acc, init)) in p.groups.iter().zip(accs.iter().zip(&inits)) {
-            if column {
-                let current = outputs(g).iter().map(|o| o.load(cg, &out_idx)).collect::<Result<Vec<_>>>()?;
-                acc.store(cg, &current)?;
+            let start = if column {
+                outputs(g).iter().map(|o| o.load(cg, &out_idx)).collect::<Result<Vec<_>>>()?
             } else {
-                acc.store(cg, init)?;
-            }
+                init.clone()
+            };
+            acc.store(cg, &start)?;
+            starts.push(start);
         }
         for idx in indices {
             e.scoped(|e| {
                 loop_nest(cg, "reduce.inner", &inner_loops, &idx.dims, |idx| {
-                    for (g, acc) in p.groups.iter().zip(&accs) {
-                        let xs = g.inputs.iter().map(|&x| e.gen_scalar(x, idx)).collect::<Result<Vec<_>>>()?;
-                        let r = g.reducer.apply(e, acc.load(cg)?, xs)?;
-                        acc.store(cg, &r)?;
+                    for ((g, r), acc) in p.groups.iter().zip(&reducers).zip(&accs) {
+                        accumulate(e, g, r, acc, idx)?;
                     }
                     for &(v, o) in &p.elementwise {
                         let x = e.gen_scalar(v, idx)?;
@@ -218,6 +227,18 @@ fn emit_plan<'a, 'ctx>(kc: &KernelContext<'a, 'ctx>, mut e: Elemental<'a, 'ctx>,
                     }
                     Ok(())
                 })
+            })?;
+        }
+        for ((g, r), (acc, start)) in p.groups.iter().zip(&reducers).zip(accs.iter().zip(&starts)) {
+            r.redo_in_order_if_nan(cg, acc, start, |in_order| {
+                for idx in indices {
+                    e.scoped(|e| {
+                        loop_nest(cg, "reduce.in_order", &inner_loops, &idx.dims, |idx| {
+                            accumulate(e, g, in_order, acc, idx)
+                        })
+                    })?;
+                }
+                Ok(())
             })?;
         }
         for (g, acc) in p.groups.iter().zip(&accs) {

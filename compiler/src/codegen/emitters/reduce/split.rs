@@ -138,8 +138,9 @@ pub(super) fn emit<'a, 'ctx>(
     let helper_ptr = helper.as_global_value().as_pointer_value();
     cg.call_void(pf, &[helper_ptr.into(), table.into(), n.into(), cg.const_i64(1).into()])?;
     let out_accs: Vec<Accumulators> = types.iter().map(|t| Accumulators::new(cg, t)).collect::<Result<_>>()?;
-    for (g, acc) in p.groups.iter().zip(&out_accs) {
-        acc.store(cg, &e.gen_inits(&g.inits)?)?;
+    let inits: Vec<Vec<BasicValueEnum>> = p.groups.iter().map(|g| e.gen_inits(&g.inits)).collect::<Result<_>>()?;
+    for (acc, init) in out_accs.iter().zip(&inits) {
+        acc.store(cg, init)?;
     }
     for_loop(cg, "combine", cg.const_i64(0), n, |c| {
         let mut k = 0;
@@ -155,6 +156,20 @@ pub(super) fn emit<'a, 'ctx>(
         }
         Ok(())
     })?;
+    // A NaN result is computed again in order, on this thread (see
+    // `Reducer::redo_in_order_if_nan`).
+    let all: Vec<LoopDim> = inner.iter().map(|&d| LoopDim::full(cg, d, p.dims[d])).collect();
+    for ((g, acc), init) in p.groups.iter().zip(&out_accs).zip(&inits) {
+        g.reducer.redo_in_order_if_nan(cg, acc, init, |in_order| {
+            e.scoped(|e| {
+                loop_nest(cg, "reduce.in_order", &all, &vec![cg.const_i64(0); p.dims.len()], |idx| {
+                    let xs = g.inputs.iter().map(|&x| e.gen_scalar(x, idx)).collect::<Result<Vec<_>>>()?;
+                    let r = in_order.apply(e, acc.load(cg)?, xs)?;
+                    acc.store(cg, &r)
+                })
+            })
+        })?;
+    }
     for (g, acc) in p.groups.iter().zip(&out_accs) {
         for (&o, v) in g.outputs.iter().zip(acc.load(cg)?) {
             let out = &kc.outputs[o];
