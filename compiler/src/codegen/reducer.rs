@@ -7,7 +7,9 @@
 //! vectorizer may split the accumulation into independent vector partial results (XLA:CPU also
 //! reorders float sums; results stay within tolerance). Integer and pred versions of these ops
 //! are exactly associative, so LLVM vectorizes them without a flag. Any other reducer (variadic,
-//! non-commutative, f16/bf16 rounding after every step) runs strictly in order.
+//! non-commutative, f16/bf16 rounding after every step) runs strictly in order. A float
+//! max/min result that is a NaN is computed again in order, since which NaN comes out depends
+//! on the order.
 
 use super::context::Codegen;
 use super::elemental::{Elemental, Val};
@@ -135,10 +137,10 @@ impl Reducer {
             && inputs.len() == 1
             && accumulators[0].is_float_value();
         if let (true, Some(op), [acc], [x]) = (float_min_max, self.op, accumulators.as_slice(), inputs.as_slice()) {
-            // A reassociated max/min reduction keeps no particular order, so which NaN it
-            // returns is not XLA's elementwise bits either way (minmax.rs spells those out in
-            // compares and selects, which LLVM's vectorizer does not take as a reduction):
-            // LLVM's intrinsic, with reassoc, is a vectorizable min/max reduction.
+            // XLA's elementwise bits (minmax.rs spells them out in compares and selects)
+            // are no reduction LLVM's vectorizer takes; the intrinsic with reassoc is. It
+            // differs from them only in which NaN it returns, and a NaN result is computed
+            // again in order (`redo_in_order_if_nan`).
             let name = if op == Opcode::Maximum { "llvm.maximum" } else { "llvm.minimum" };
             let (acc, x) = (acc.into_float_value(), x.into_float_value());
             let v = e.cg.call_intrinsic(name, &[acc.get_type().into()], &[acc.into(), x.into()])?;
