@@ -44,13 +44,14 @@ pub const SPLIT_MIN_NS: f64 = 10.0 * DISPATCH_NS_MEASURED;
 pub const GRAIN_NS: f64 = 10_000.0;
 
 /// The bytes a kernel touches: its cost's bytes, except that a kernel of elemental ops only
-/// (a loop fusion) reads at most one element of each operand per output element, so a step of
-/// a scan reading its slice of a stacked operand is charged for the slice, not the stack.
+/// (a loop fusion) reads at most one element of each operand per index of its loop, so a step
+/// of a scan reading its slice of a stacked operand is charged for the slice, not the stack.
+/// The loop of a multi-output fusion is its largest output's (the outputs share the loop).
 pub fn touched_bytes(comp: &Computation, inst: &Instruction, cost: &KernelCost) -> i64 {
     if !cost.ops.iter().all(|o| o.is_elemental()) {
         return cost.bytes;
     }
-    let outputs: i64 = inst.shape.array_leaves().iter().map(|a| a.element_count()).sum();
+    let outputs: i64 = inst.shape.array_leaves().iter().map(|a| a.element_count()).max().unwrap_or(0);
     let written: i64 = inst.shape.array_leaves().iter().map(|a| a.element_count().saturating_mul(a.element_type.byte_size() as i64)).sum();
     let read = inst
         .operands
