@@ -26,6 +26,7 @@
 mod int8;
 mod microkernel;
 mod row_pack;
+mod shared_a;
 mod transpose_pack;
 
 use crate::custom_call::last_error::set_failure as set_last_error;
@@ -252,6 +253,9 @@ struct Plan {
     failed: AtomicBool,
     /// A is read where it lies, unpacked (f32 rows contiguous along k).
     direct_a: bool,
+    /// Null, or A packed once for all units (`shared_a.rs`): `[batch][row block][k block]`
+    /// blocks of `mc x depth` words, each laid out as a unit packs its own.
+    ap_shared: *mut u32,
 }
 
 impl Plan {
@@ -297,6 +301,7 @@ unsafe fn gemm(g: &GemmF32, isa: Isa, operands: Operands) -> i32 {
         // Only for deep blocks: with k = 64 (batched_matmul_16x512x64x512) the in-place reads
         // were 4-10% slower than packing (three paired runs), with k >= 512 faster.
         direct_a: operands == Operands::F32 && ceil_div(g.n, nr) <= DIRECT_A_MAX_PANELS && g.a_col == 1 && plan_depth(g) >= DIRECT_A_MIN_DEPTH && uk.has_direct(),
+        ap_shared: std::ptr::null_mut(),
     };
     if g.k <= 0 {
         // No k blocks: the generated GEMM stores nothing either.
@@ -321,8 +326,17 @@ unsafe fn gemm(g: &GemmF32, isa: Isa, operands: Operands) -> i32 {
         plan.m_blocks = ceil_div(g.m, plan.mc);
         plan.n_parts = share.n_parts;
         let units = g.batch * plan.m_blocks * plan.n_parts;
+        // Row blocks split into panel ranges would each pack their A block once per range:
+        // pack A once instead, shared out with B's panels (`shared_a.rs`).
+        let shared = plan.n_parts > 1 && !plan.direct_a;
+        let Some(a_scratch) = Scratch::new(if shared { shared_a::bytes(&plan) } else { 0 }) else { return 1 };
+        let a_units = if shared { shared_a::units(&plan) } else { 0 };
+        if a_units > 0 {
+            plan.ap_shared = a_scratch.ptr as *mut u32;
+        }
         let ctx = &plan as *const Plan as *const *mut u8;
-        unsafe { hlojit_rt_parallel_for(pack_b_task, ctx, pack_units, 1) };
+        let pack = if a_units > 0 { shared_a::pack_task as crate::symbols::KernelTask } else { pack_b_task };
+        unsafe { hlojit_rt_parallel_for(pack, ctx, pack_units + a_units, 1) };
         unsafe { crate::parallel_loop::run(unit_task, ctx, units, units, threads.min(units) - 1) };
         // A task that could not allocate left its error on its own thread: say so here.
         if plan.failed.load(Ordering::Relaxed) {
@@ -448,7 +462,7 @@ unsafe extern "C" fn unit_task(ctx: *const *mut u8, u0: i64, u1: i64) {
 /// and column part `r % n_parts` of `r = u % units_per_batch`.
 unsafe fn run_units(p: &Plan, u0: i64, u1: i64) -> i32 {
     let g = &p.g;
-    let ap_bytes = if p.direct_a { 0 } else { (p.mc * p.depth * 4) as usize };
+    let ap_bytes = if p.direct_a || !p.ap_shared.is_null() { 0 } else { (p.mc * p.depth * 4) as usize };
     let Some(ap) = Scratch::new(ap_bytes) else { return 1 };
     let ap = ap.ptr as *mut u32;
     let per_batch = p.m_blocks * p.n_parts;
@@ -480,7 +494,8 @@ unsafe fn run_unit(p: &Plan, ap: *mut u32, b: i64, r0: i64, r1: i64, j0: i64, j1
         let pc = pcb * g.kc;
         let kcv = g.kc.min(g.k - pc);
         let accumulate = pcb > 0;
-        for is in (0..nstrips).filter(|_| !p.direct_a) {
+        let ap = if p.ap_shared.is_null() { ap } else { unsafe { shared_a::block(p, b, r0 / p.mc, pcb) } };
+        for is in (0..nstrips).filter(|_| !p.direct_a && p.ap_shared.is_null()) {
             let first = is * mr;
             let dst = unsafe { ap.add((first * kcv) as usize) };
             let valid = (rows - first).min(mr);
