@@ -1,0 +1,89 @@
+//! Helpers that stay awake for a short while after a parallel loop and join the next one.
+//!
+//! A loop is published in [`OPEN`] while it runs. A helper that has run out of chunks spins
+//! (with `pause`) for up to [`LINGER`], and when a new loop is published, runs its chunks
+//! too; every loop it joins starts the wait again. Only when no loop comes for that long does
+//! it go back to rayon's pool (which parks it). The calling thread asks rayon for helpers only
+//! beyond those lingering: with two threads, one helper stays with a module's run from its
+//! first parallel kernel to its last.
+//!
+//! Whether a lingering helper joins does not change what is computed: the loop's chunks are
+//! claimed one by one whoever runs them, and a helper that finds none left touches nothing.
+
+use super::Loop;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a helper waits for the next loop. Between two parallel kernels of mlp_train's
+/// step run serial kernels of tens of microseconds; waking a parked helper (a futex and, in a
+/// virtual machine, an interrupt to an idle virtual CPU) took longer than a GEMM's packing
+/// phase. Long enough to bridge those gaps, short enough that a helper does not hold a core
+/// long after a module has finished.
+const LINGER: Duration = Duration::from_micros(200);
+
+/// The loop being run, for lingering helpers to join.
+static OPEN: Mutex<Option<Arc<Loop>>> = Mutex::new(None);
+/// Bumped each time a loop is published.
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+/// Helpers lingering now.
+static LINGERING: AtomicI64 = AtomicI64::new(0);
+
+fn open_loop() -> Option<Arc<Loop>> {
+    OPEN.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// Publishes `shared` for lingering helpers; returns how many of the `helpers` it wants are
+/// lingering (and will join it).
+pub(super) fn publish(shared: &Arc<Loop>, helpers: i64) -> i64 {
+    *OPEN.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(shared));
+    // SeqCst with `linger`'s leaving: either this count still includes a helper that is
+    // leaving, and that helper then sees the new epoch and joins, or it does not, and the
+    // caller asks rayon for one more helper.
+    EPOCH.fetch_add(1, Ordering::SeqCst);
+    LINGERING.load(Ordering::SeqCst).clamp(0, helpers)
+}
+
+/// Takes `shared` out of the slot once its chunks are done (unless another loop replaced it).
+pub(super) fn withdraw(shared: &Arc<Loop>) {
+    let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+    if open.as_ref().is_some_and(|l| Arc::ptr_eq(l, shared)) {
+        *open = None;
+    }
+}
+
+/// Lingers after a loop (see the module comment), unless `limit` helpers already do.
+pub(super) fn linger(limit: i64) {
+    if LINGERING.fetch_add(1, Ordering::SeqCst) >= limit {
+        LINGERING.fetch_sub(1, Ordering::SeqCst);
+        return;
+    }
+    // None: look at the slot once first, for a loop published while this helper was
+    // finishing its last one (its caller did not count this helper).
+    let mut seen = None;
+    let mut deadline = Instant::now() + LINGER;
+    let mut spins = 0u32;
+    loop {
+        let epoch = EPOCH.load(Ordering::SeqCst);
+        if seen != Some(epoch) {
+            seen = Some(epoch);
+            if let Some(next) = open_loop() {
+                next.help();
+                deadline = Instant::now() + LINGER;
+            }
+            continue;
+        }
+        spins = spins.wrapping_add(1);
+        // Reading the clock costs more than a spin: every 64 spins (about a microsecond).
+        if spins % 64 == 0 && Instant::now() >= deadline {
+            LINGERING.fetch_sub(1, Ordering::SeqCst);
+            if EPOCH.load(Ordering::SeqCst) != epoch {
+                if let Some(next) = open_loop() {
+                    next.help();
+                }
+            }
+            return;
+        }
+        std::hint::spin_loop();
+    }
+}
