@@ -542,9 +542,9 @@ struct Share {
 /// `threads` where possible: the threads run at the same speed on an idle machine, and with 9
 /// units (a 512-row A in three blocks, three panel ranges each: transformer_block's and
 /// mlp_train's dots) one thread ran a fifth unit while the other idled, 11% of the wall time.
-/// Among such splits the one with the fewest panel ranges is taken: every range packs its
-/// block's A again, while one more (smaller) A block only reads the B panels once more, from
-/// L2 or L3. `fit` is the strips an A block may have ([`block_rows`]); blocks stay of one size.
+/// Among such splits the one with the fewest panel ranges is taken: every range reads its
+/// block's packed A once more (packed once, `shared_a.rs`, but into the other core's caches),
+/// while one more (smaller) A block only reads the B panels once more, from L2 or L3. `fit` is the strips an A block may have ([`block_rows`]); blocks stay of one size.
 fn share_units(strips: i64, fit: i64, batch: i64, panels: i64, threads: i64) -> Share {
     let blocks_of = |size: i64| ceil_div(strips, size);
     let base = ceil_div(strips, fit.max(1));
@@ -558,9 +558,18 @@ fn share_units(strips: i64, fit: i64, batch: i64, panels: i64, threads: i64) -> 
             }
         }
     }
-    // No even split (too few panels): the most units the panels allow.
+    // No even split (too few panels): the most units the panels allow, and if that is still
+    // fewer than four per thread, smaller blocks. A 1024 x 10 weight gradient (one panel, K =
+    // 256: three blocks of 57 strips) ran as three units on two threads, one thread doing two.
+    // With few panels a block's B panels are few too, so reading them once per block more
+    // costs little.
     let size = ceil_div(strips, base);
-    Share { strips: size, n_parts: ceil_div(want, batch * blocks_of(size)).clamp(1, panels) }
+    let n_parts = ceil_div(want, batch * blocks_of(size)).clamp(1, panels);
+    if batch * blocks_of(size) * n_parts >= want {
+        return Share { strips: size, n_parts };
+    }
+    let blocks = ceil_div(want, batch * n_parts).min(strips);
+    Share { strips: ceil_div(strips, blocks), n_parts }
 }
 
 /// Rows of an A block: `mc x depth` packed words ([`A_BLOCK_BYTES`]), a multiple of `mr`.

@@ -247,8 +247,12 @@ fn units_are_a_multiple_of_the_threads_with_few_panel_ranges() {
         assert!(s.strips <= fit && s.n_parts <= panels, "{strips} {fit} {batch} {panels} {threads}: {s:?}");
         assert!(units >= 4 * threads && units % threads == 0, "{strips} {fit} {batch} {panels} {threads}: {units} units");
     }
-    // No even split of 5 strips and 7 panels into at least 16 units: all 7 panels apart.
-    assert_eq!(share_units(5, 32, 1, 7, 4), Share { strips: 5, n_parts: 7 });
+    // No even split of 5 strips and 7 panels into at least 16 units: all 7 panels apart, and
+    // blocks of 2 strips (21 units).
+    assert_eq!(share_units(5, 32, 1, 7, 4), Share { strips: 2, n_parts: 7 });
+    // One panel (a 1024 x 10 weight gradient, K = 256: blocks of at most 64 strips): blocks of
+    // 22 strips, 8 units, not 3 blocks of 57 (3 units on 2 threads).
+    assert_eq!(share_units(171, 64, 1, 1, 2), Share { strips: 22, n_parts: 1 });
     // One strip and one panel: nothing to split, one unit.
     assert_eq!(share_units(1, 32, 1, 1, 2), Share { strips: 1, n_parts: 1 });
 }
