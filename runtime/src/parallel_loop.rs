@@ -179,4 +179,25 @@ mod tests {
             c.join().unwrap();
         }
     }
+
+    unsafe extern "C" fn inner_loops(table: *const *mut u8, begin: i64, end: i64) {
+        // Entry 0: the sum every inner loop adds to; each outer index runs one inner loop.
+        for i in begin..end {
+            let inner = [unsafe { *table }, (i * 1000) as usize as *mut u8];
+            unsafe { run(add_into, inner.as_ptr(), 100, 4, 1) };
+        }
+    }
+
+    #[test]
+    fn loops_run_from_inside_a_chunk_run_every_chunk_once() {
+        // A chunk that runs a loop of its own, while a lingering helper may be busy with the
+        // outer loop's chunks.
+        for _ in 0..50 {
+            let sum = AtomicU64::new(0);
+            let table = [&sum as *const AtomicU64 as *mut u8];
+            unsafe { run(inner_loops, table.as_ptr(), 8, 8, 1) };
+            let want: u64 = (0..8u64).map(|i| i * 1000 * 100 + 100 * 99 / 2).sum();
+            assert_eq!(sum.load(Ordering::Relaxed), want);
+        }
+    }
 }

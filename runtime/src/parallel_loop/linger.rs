@@ -36,8 +36,12 @@ const SPINS_BEFORE_YIELD: u32 = u32::MAX / 2;
 static OPEN: Mutex<Option<Arc<Loop>>> = Mutex::new(None);
 /// Bumped each time a loop is published.
 static EPOCH: AtomicU64 = AtomicU64::new(0);
-/// Helpers lingering now.
-static LINGERING: AtomicI64 = AtomicI64::new(0);
+/// Helpers lingering now, idle or running a loop's chunks (at most a loop's helper count).
+static LINGERERS: AtomicI64 = AtomicI64::new(0);
+/// Lingering helpers not running chunks: those a newly published loop can count on. A busy
+/// one is not counted: a chunk that runs a loop of its own (a kernel calling a parallel
+/// kernel) must ask rayon for its helpers.
+static IDLE: AtomicI64 = AtomicI64::new(0);
 
 fn open_loop() -> Option<Arc<Loop>> {
     OPEN.lock().unwrap_or_else(|e| e.into_inner()).clone()
@@ -51,7 +55,7 @@ pub(super) fn publish(shared: &Arc<Loop>, helpers: i64) -> i64 {
     // leaving, and that helper then sees the new epoch and joins, or it does not, and the
     // caller asks rayon for one more helper.
     EPOCH.fetch_add(1, Ordering::SeqCst);
-    LINGERING.load(Ordering::SeqCst).clamp(0, helpers)
+    IDLE.load(Ordering::SeqCst).clamp(0, helpers)
 }
 
 /// Takes `shared` out of the slot once its chunks are done (unless another loop replaced it).
@@ -64,10 +68,11 @@ pub(super) fn withdraw(shared: &Arc<Loop>) {
 
 /// Lingers after a loop (see the module comment), unless `limit` helpers already do.
 pub(super) fn linger(limit: i64) {
-    if LINGERING.fetch_add(1, Ordering::SeqCst) >= limit {
-        LINGERING.fetch_sub(1, Ordering::SeqCst);
+    if LINGERERS.fetch_add(1, Ordering::SeqCst) >= limit {
+        LINGERERS.fetch_sub(1, Ordering::SeqCst);
         return;
     }
+    IDLE.fetch_add(1, Ordering::SeqCst);
     // None: look at the slot once first, for a loop published while this helper was
     // finishing its last one (its caller did not count this helper).
     let mut seen = None;
@@ -78,7 +83,10 @@ pub(super) fn linger(limit: i64) {
         if seen != Some(epoch) {
             seen = Some(epoch);
             if let Some(next) = open_loop() {
+                IDLE.fetch_sub(1, Ordering::SeqCst);
                 next.help();
+                // Counted idle again before the next look at the epoch (see `publish`).
+                IDLE.fetch_add(1, Ordering::SeqCst);
                 since = Instant::now();
                 spins = 0;
             }
@@ -91,7 +99,8 @@ pub(super) fn linger(limit: i64) {
         if yielding || spins % 64 == 0 {
             let waited = since.elapsed();
             if waited >= LINGER {
-                LINGERING.fetch_sub(1, Ordering::SeqCst);
+                IDLE.fetch_sub(1, Ordering::SeqCst);
+                LINGERERS.fetch_sub(1, Ordering::SeqCst);
                 if EPOCH.load(Ordering::SeqCst) != epoch {
                     if let Some(next) = open_loop() {
                         next.help();
