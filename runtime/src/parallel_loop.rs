@@ -40,6 +40,8 @@ pub(crate) struct Loop {
     next: AtomicI64,
     /// Chunks finished by helpers.
     done_by_helpers: AtomicI64,
+    /// Helpers that found chunks left when they started.
+    joined: AtomicI64,
     /// A helper's failure (a kernel's allocation), handed to the calling thread.
     failure: Mutex<Option<String>>,
 }
@@ -51,6 +53,7 @@ impl Loop {
         if self.next.load(Ordering::Relaxed) >= self.chunks {
             return; // started too late: nothing left
         }
+        self.joined.fetch_add(1, Ordering::Relaxed);
         let _env = FlushDenormals::new();
         let ran = self.work();
         if ran > 0 && last_error::take_failure() {
@@ -64,16 +67,33 @@ impl Loop {
     /// Runs chunks until none is left; returns how many this thread ran.
     fn work(&self) -> i64 {
         let mut ran = 0;
-        loop {
-            let c = self.next.fetch_add(1, Ordering::Relaxed);
-            if c >= self.chunks {
-                return ran;
-            }
-            // SAFETY: `hlojit_rt_parallel_for`'s caller guarantees that disjoint ranges may run
-            // concurrently with this table, and the table outlives every claimed chunk.
-            unsafe { (self.task)(self.table as *const *mut u8, self.extent * c / self.chunks, self.extent * (c + 1) / self.chunks) };
+        while self.run_one() {
             ran += 1;
         }
+        ran
+    }
+
+    /// Claims and runs one chunk; false if none was left.
+    fn run_one(&self) -> bool {
+        let c = self.next.fetch_add(1, Ordering::Relaxed);
+        if c >= self.chunks {
+            return false;
+        }
+        // SAFETY: `hlojit_rt_parallel_for`'s caller guarantees that disjoint ranges may run
+        // concurrently with this table, and the table outlives every claimed chunk.
+        unsafe { (self.task)(self.table as *const *mut u8, self.extent * c / self.chunks, self.extent * (c + 1) / self.chunks) };
+        true
+    }
+}
+
+/// Asks rayon for `n` helpers for `shared` (of a loop that wants `helpers`).
+fn spawn_helpers(shared: &Arc<Loop>, n: i64, helpers: i64) {
+    for _ in 0..n {
+        let job = Arc::clone(shared);
+        rayon::spawn(move || {
+            job.help();
+            linger::linger(helpers);
+        });
     }
 }
 
@@ -90,18 +110,22 @@ pub unsafe fn run(task: KernelTask, table: *const *mut u8, extent: i64, chunks: 
         chunks,
         next: AtomicI64::new(0),
         done_by_helpers: AtomicI64::new(0),
+        joined: AtomicI64::new(0),
         failure: Mutex::new(None),
     });
     // Helpers still lingering after an earlier loop join this one; rayon wakes the rest.
     let lingering = linger::publish(&shared, helpers);
-    for _ in lingering..helpers {
-        let job = Arc::clone(&shared);
-        rayon::spawn(move || {
-            job.help();
-            linger::linger(helpers);
-        });
+    spawn_helpers(&shared, helpers - lingering, helpers);
+    let mut mine = i64::from(shared.run_one());
+    // The lingering helpers counted on have had the caller's first chunk to join. One that
+    // yielded its core to another process may not run again for a time slice (measured with
+    // other sessions building: gelu 2-4% slower than with rayon's helpers alone): ask rayon
+    // for those that have not joined.
+    let missing = lingering - shared.joined.load(Ordering::Relaxed);
+    if missing > 0 && shared.next.load(Ordering::Relaxed) < chunks {
+        spawn_helpers(&shared, missing, helpers);
     }
-    let mine = shared.work();
+    mine += shared.work();
     let mut spins = 0u32;
     while mine + shared.done_by_helpers.load(Ordering::Acquire) < chunks {
         if spins < SPINS_BEFORE_YIELD {
