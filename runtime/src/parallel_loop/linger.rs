@@ -96,6 +96,7 @@ pub(super) fn linger(limit: i64) {
         // Reading the clock costs more than a spin: every 64 spins (about a microsecond)
         // while spinning, at every look once yielding (a system call costs more still).
         let yielding = spins > SPINS_BEFORE_YIELD;
+        #[allow(clippy::manual_is_multiple_of)] // is_multiple_of needs Rust 1.87; the MSRV is 1.80
         if yielding || spins % 64 == 0 {
             let waited = since.elapsed();
             if waited >= LINGER {
