@@ -1,11 +1,12 @@
 //! Helpers that stay awake for a short while after a parallel loop and join the next one.
 //!
-//! A loop is published in [`OPEN`] while it runs. A helper that has run out of chunks spins
-//! (with `pause`) for up to [`LINGER`], and when a new loop is published, runs its chunks
-//! too; every loop it joins starts the wait again. Only when no loop comes for that long does
-//! it go back to rayon's pool (which parks it). The calling thread asks rayon for helpers only
-//! beyond those lingering: with two threads, one helper stays with a module's run from its
-//! first parallel kernel to its last.
+//! A loop is published in [`OPEN`] while it runs. A helper that has run out of chunks waits
+//! up to [`LINGER`] (spinning with `pause` for [`SPIN`] of it, then yielding its core between
+//! looks), and when a new loop is published, runs its chunks too; every loop it joins starts
+//! the wait again. Only when no loop comes for that long does it go back to rayon's pool
+//! (which parks it). The calling thread asks rayon for helpers only beyond the idle lingering
+//! ones, and for those too if they have not joined by the end of its first chunk: with two
+//! threads, one helper stays with a module's run from its first parallel kernel to its last.
 //!
 //! Whether a lingering helper joins does not change what is computed: the loop's chunks are
 //! claimed one by one whoever runs them, and a helper that finds none left touches nothing.
