@@ -26,6 +26,7 @@
 mod int8;
 mod microkernel;
 mod row_pack;
+mod shared_a;
 mod transpose_pack;
 
 use crate::custom_call::last_error::set_failure as set_last_error;
@@ -252,6 +253,9 @@ struct Plan {
     failed: AtomicBool,
     /// A is read where it lies, unpacked (f32 rows contiguous along k).
     direct_a: bool,
+    /// Null, or A packed once for all units (`shared_a.rs`): `[batch][row block][k block]`
+    /// blocks of `mc x depth` words, each laid out as a unit packs its own.
+    ap_shared: *mut u32,
 }
 
 impl Plan {
@@ -297,6 +301,7 @@ unsafe fn gemm(g: &GemmF32, isa: Isa, operands: Operands) -> i32 {
         // Only for deep blocks: with k = 64 (batched_matmul_16x512x64x512) the in-place reads
         // were 4-10% slower than packing (three paired runs), with k >= 512 faster.
         direct_a: operands == Operands::F32 && ceil_div(g.n, nr) <= DIRECT_A_MAX_PANELS && g.a_col == 1 && plan_depth(g) >= DIRECT_A_MIN_DEPTH && uk.has_direct(),
+        ap_shared: std::ptr::null_mut(),
     };
     if g.k <= 0 {
         // No k blocks: the generated GEMM stores nothing either.
@@ -321,8 +326,17 @@ unsafe fn gemm(g: &GemmF32, isa: Isa, operands: Operands) -> i32 {
         plan.m_blocks = ceil_div(g.m, plan.mc);
         plan.n_parts = share.n_parts;
         let units = g.batch * plan.m_blocks * plan.n_parts;
+        // Row blocks split into panel ranges would each pack their A block once per range:
+        // pack A once instead, shared out with B's panels (`shared_a.rs`).
+        let shared = plan.n_parts > 1 && !plan.direct_a;
+        let Some(a_scratch) = Scratch::new(if shared { shared_a::bytes(&plan) } else { 0 }) else { return 1 };
+        let a_units = if shared { shared_a::units(&plan) } else { 0 };
+        if a_units > 0 {
+            plan.ap_shared = a_scratch.ptr as *mut u32;
+        }
         let ctx = &plan as *const Plan as *const *mut u8;
-        unsafe { hlojit_rt_parallel_for(pack_b_task, ctx, pack_units, 1) };
+        let pack = if a_units > 0 { shared_a::pack_task as crate::symbols::KernelTask } else { pack_b_task };
+        unsafe { hlojit_rt_parallel_for(pack, ctx, pack_units + a_units, 1) };
         unsafe { crate::parallel_loop::run(unit_task, ctx, units, units, threads.min(units) - 1) };
         // A task that could not allocate left its error on its own thread: say so here.
         if plan.failed.load(Ordering::Relaxed) {
@@ -448,7 +462,7 @@ unsafe extern "C" fn unit_task(ctx: *const *mut u8, u0: i64, u1: i64) {
 /// and column part `r % n_parts` of `r = u % units_per_batch`.
 unsafe fn run_units(p: &Plan, u0: i64, u1: i64) -> i32 {
     let g = &p.g;
-    let ap_bytes = if p.direct_a { 0 } else { (p.mc * p.depth * 4) as usize };
+    let ap_bytes = if p.direct_a || !p.ap_shared.is_null() { 0 } else { (p.mc * p.depth * 4) as usize };
     let Some(ap) = Scratch::new(ap_bytes) else { return 1 };
     let ap = ap.ptr as *mut u32;
     let per_batch = p.m_blocks * p.n_parts;
@@ -480,7 +494,8 @@ unsafe fn run_unit(p: &Plan, ap: *mut u32, b: i64, r0: i64, r1: i64, j0: i64, j1
         let pc = pcb * g.kc;
         let kcv = g.kc.min(g.k - pc);
         let accumulate = pcb > 0;
-        for is in (0..nstrips).filter(|_| !p.direct_a) {
+        let ap = if p.ap_shared.is_null() { ap } else { unsafe { shared_a::block(p, b, r0 / p.mc, pcb) } };
+        for is in (0..nstrips).filter(|_| !p.direct_a && p.ap_shared.is_null()) {
             let first = is * mr;
             let dst = unsafe { ap.add((first * kcv) as usize) };
             let valid = (rows - first).min(mr);
@@ -527,9 +542,9 @@ struct Share {
 /// `threads` where possible: the threads run at the same speed on an idle machine, and with 9
 /// units (a 512-row A in three blocks, three panel ranges each: transformer_block's and
 /// mlp_train's dots) one thread ran a fifth unit while the other idled, 11% of the wall time.
-/// Among such splits the one with the fewest panel ranges is taken: every range packs its
-/// block's A again, while one more (smaller) A block only reads the B panels once more, from
-/// L2 or L3. `fit` is the strips an A block may have ([`block_rows`]); blocks stay of one size.
+/// Among such splits the one with the fewest panel ranges is taken: every range reads its
+/// block's packed A once more (packed once, `shared_a.rs`, but into the other core's caches),
+/// while one more (smaller) A block only reads the B panels once more, from L2 or L3. `fit` is the strips an A block may have ([`block_rows`]); blocks stay of one size.
 fn share_units(strips: i64, fit: i64, batch: i64, panels: i64, threads: i64) -> Share {
     let blocks_of = |size: i64| ceil_div(strips, size);
     let base = ceil_div(strips, fit.max(1));
@@ -543,9 +558,18 @@ fn share_units(strips: i64, fit: i64, batch: i64, panels: i64, threads: i64) -> 
             }
         }
     }
-    // No even split (too few panels): the most units the panels allow.
+    // No even split (too few panels): the most units the panels allow, and if that is still
+    // fewer than four per thread, smaller blocks. A 1024 x 10 weight gradient (one panel, K =
+    // 256: three blocks of 57 strips) ran as three units on two threads, one thread doing two.
+    // With few panels a block's B panels are few too, so reading them once per block more
+    // costs little.
     let size = ceil_div(strips, base);
-    Share { strips: size, n_parts: ceil_div(want, batch * blocks_of(size)).clamp(1, panels) }
+    let n_parts = ceil_div(want, batch * blocks_of(size)).clamp(1, panels);
+    if batch * blocks_of(size) * n_parts >= want {
+        return Share { strips: size, n_parts };
+    }
+    let blocks = ceil_div(want, batch * n_parts).min(strips);
+    Share { strips: ceil_div(strips, blocks), n_parts }
 }
 
 /// Rows of an A block: `mc x depth` packed words ([`A_BLOCK_BYTES`]), a multiple of `mr`.

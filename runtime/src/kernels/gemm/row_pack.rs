@@ -30,7 +30,11 @@ pub(super) unsafe fn pack_panels_by_rows<T: Element>(src: *const T, row: i64, ds
             for (d, s) in head.iter_mut().zip(s) {
                 *d = s.widen().to_bits();
             }
-            tail.fill(0);
+            // Only the last panel has a tail: an empty fill is still a call to memset, once
+            // per row and panel (2% of a 256 x 1024 x 1024 GEMM's samples).
+            if valid < nr {
+                tail.fill(0);
+            }
         }
     }
 }

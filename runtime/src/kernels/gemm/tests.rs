@@ -247,8 +247,66 @@ fn units_are_a_multiple_of_the_threads_with_few_panel_ranges() {
         assert!(s.strips <= fit && s.n_parts <= panels, "{strips} {fit} {batch} {panels} {threads}: {s:?}");
         assert!(units >= 4 * threads && units % threads == 0, "{strips} {fit} {batch} {panels} {threads}: {units} units");
     }
-    // No even split of 5 strips and 7 panels into at least 16 units: all 7 panels apart.
-    assert_eq!(share_units(5, 32, 1, 7, 4), Share { strips: 5, n_parts: 7 });
+    // No even split of 5 strips and 7 panels into at least 16 units: all 7 panels apart, and
+    // blocks of 2 strips (21 units).
+    assert_eq!(share_units(5, 32, 1, 7, 4), Share { strips: 2, n_parts: 7 });
+    // One panel (a 1024 x 10 weight gradient, K = 256: blocks of at most 64 strips): blocks of
+    // 22 strips, 8 units, not 3 blocks of 57 (3 units on 2 threads).
+    assert_eq!(share_units(171, 64, 1, 1, 2), Share { strips: 22, n_parts: 1 });
     // One strip and one panel: nothing to split, one unit.
     assert_eq!(share_units(1, 32, 1, 1, 2), Share { strips: 1, n_parts: 1 });
+}
+
+/// C of a GEMM of fractional values (rounding in every fused multiply-add), A row-major or
+/// column-major, run on a rayon pool of `threads` threads.
+#[allow(clippy::too_many_arguments)]
+fn fractional_product(isa: Isa, operands: Operands, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64, at: bool, threads: usize) -> Vec<u32> {
+    let mut seed = (m * 13 + n * 3 + k) as u64;
+    let mut next = || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 1.7
+    };
+    let a: Vec<f32> = (0..m * k).map(|_| next()).collect();
+    let b: Vec<f32> = (0..k * n).map(|_| next()).collect();
+    let (a16, b16): (Vec<u16>, Vec<u16>) = (a.iter().map(|x| (x.to_bits() >> 16) as u16).collect(), b.iter().map(|x| (x.to_bits() >> 16) as u16).collect());
+    let (a_ptr, b_ptr) = match operands {
+        Operands::Bf16 => (a16.as_ptr() as *const std::ffi::c_void, b16.as_ptr() as *const std::ffi::c_void),
+        _ => (a.as_ptr() as *const std::ffi::c_void, b.as_ptr() as *const std::ffi::c_void),
+    };
+    let mut c = vec![0f32; (m * n) as usize];
+    let (a_row, a_col) = if at { (1, m) } else { (k, 1) };
+    let desc = GemmF32 {
+        batch: 1, m, n, k,
+        a: a_ptr, a_batch: 0, a_row, a_col,
+        b: b_ptr, b_batch: 0, b_row: n, b_col: 1,
+        c: c.as_mut_ptr() as *mut std::ffi::c_void, c_batch: 0, c_row: n,
+        mr, nv, kc, nc: n,
+        epilogue: None, epilogue_ctx: std::ptr::null(),
+    };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    // The descriptor's pointers are not `Send`: passed as an address (the call returns
+    // before `install` does).
+    let desc = &desc as *const GemmF32 as usize;
+    assert_eq!(pool.install(move || unsafe { gemm(&*(desc as *const GemmF32), isa, operands) }), 0);
+    c.iter().map(|x| x.to_bits()).collect()
+}
+
+#[test]
+fn results_are_the_same_bits_on_any_number_of_threads() {
+    // Few rows and many panels (row blocks split into panel ranges, A packed once and
+    // shared; mlp_train's 256 x 1024 x 1024 at a smaller size), A row-major and
+    // column-major, two k blocks; and a shape whose blocks are not split.
+    for (isa, mr, nv) in [(Isa::Avx512, 12, 2), (Isa::Avx2Fma, 6, 2)] {
+        if !host_supports(isa) {
+            continue;
+        }
+        for ops in [Operands::F32, Operands::Bf16] {
+            for (m, n, k, kc, at) in [(70, 512, 300, 256, false), (70, 512, 300, 256, true), (300, 40, 200, 128, false)] {
+                let one = fractional_product(isa, ops, m, n, k, mr, nv, kc, at, 1);
+                for threads in [2, 3] {
+                    assert!(one == fractional_product(isa, ops, m, n, k, mr, nv, kc, at, threads), "{isa:?} {ops:?} {m}x{n}x{k} at={at}: {threads} threads differ from one");
+                }
+            }
+        }
+    }
 }
