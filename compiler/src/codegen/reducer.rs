@@ -313,7 +313,7 @@ pub struct Variadic {
 impl Variadic {
     pub fn of(inst: &Instruction) -> Result<Variadic> {
         let n = inst.operands.len() / 2;
-        if n == 0 || !inst.operands.len().is_multiple_of(2) {
+        if n == 0 || inst.operands.len() % 2 != 0 {
             return Err(Error::Internal(format!("{}: expected inputs and as many init values", inst.name)));
         }
         let types = inst.shape.array_leaves().iter().map(|a| a.element_type).collect::<Vec<_>>();
