@@ -340,11 +340,19 @@ pub fn runtime_calls(module: &Module, entry_name: &str, options: &CompileOptions
         return Ok(None);
     }
     let plan = LoweringPlan::new(module, entry_name)?;
-    // Only dots and convolutions have precompiled kernels: anything else would generate its
-    // kernels' IR for nothing.
+    // Only dots, convolutions and softmax fusions have precompiled kernels: anything else
+    // would generate its kernels' IR for nothing.
     let [fp] = plan.functions.as_slice() else { return Ok(None) };
     let comp = module.computation(fp.comp);
-    let library_ops = fp.kernels.keys().all(|&id| matches!(comp.get(id).opcode, Opcode::Dot | Opcode::Convolution));
+    let precompiled = |i: &crate::hlo::Instruction| match (i.opcode, i.fused_computation()) {
+        (Opcode::Dot | Opcode::Convolution, _) => true,
+        (Opcode::Fusion, Some(f)) => {
+            let fused = module.computation(f);
+            crate::codegen::emitters::softmax_rows::softmax_input(module, fused, fused.root).is_some()
+        }
+        _ => false,
+    };
+    let library_ops = fp.kernels.keys().all(|&id| precompiled(comp.get(id)));
     if plan.kernels.is_empty() || !library_ops || fp.assignment.arena_bytes != 0 {
         return Ok(None);
     }

@@ -1,0 +1,125 @@
+//! The precompiled softmax against the generated row kernel it replaces: the same bits on
+//! every element (the generated kernel is what the conformance corpus checks against XLA), and
+//! the generated kernel wherever the runtime's would not repeat it.
+
+use super::GENERATED_ROWS_VARIABLE;
+use crate::backend::target::TargetOptions;
+use crate::executable::Executable;
+use crate::hlo::text::parse_module;
+use crate::pipeline::{compile_to, prepare, CompileOptions, OutputKind};
+use hlojit_runtime::{ArrayLiteral, ElementType, Literal};
+
+const SYMBOL: &str = "hlojit_rt_softmax_rows_f32_avx2";
+
+/// JAX's `jax.nn.softmax(x, axis=-1)` on f32[dims] as it reaches hlojit.
+fn softmax_module(dims: &[i64]) -> String {
+    let shape = |d: &[i64]| format!("f32[{}]", d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","));
+    let outer = &dims[..dims.len() - 1];
+    let keep: Vec<String> = (0..outer.len()).map(|d| d.to_string()).collect();
+    let (x, o) = (shape(dims), shape(outer));
+    format!(
+        "HloModule softmax\n\
+         max {{ a = f32[] parameter(0) b = f32[] parameter(1) ROOT m = f32[] maximum(a, b) }}\n\
+         add {{ a = f32[] parameter(0) b = f32[] parameter(1) ROOT s = f32[] add(a, b) }}\n\
+         ENTRY e {{\n  x = {x} parameter(0)\n  ninf = f32[] constant(-inf)\n\
+           m = {o} reduce(x, ninf), dimensions={{{last}}}, to_apply=max\n\
+           mb = {o} broadcast(ninf), dimensions={{}}\n  mm = {o} maximum(m, mb)\n\
+           b = {x} broadcast(mm), dimensions={{{keep}}}\n  d = {x} subtract(x, b)\n  ex = {x} exponential(d)\n\
+           zero = f32[] constant(0)\n  s = {o} reduce(ex, zero), dimensions={{{last}}}, to_apply=add\n\
+           sb = {x} broadcast(s), dimensions={{{keep}}}\n  ROOT r = {x} divide(ex, sb)\n}}\n",
+        last = dims.len() - 1,
+        keep = keep.join(",")
+    )
+}
+
+/// Haswell's features (the kernel's), so that the test means the same on an AVX-512 host.
+fn haswell() -> CompileOptions {
+    let target = TargetOptions { cpu: Some("haswell".into()), features: Some("+avx,+avx2,+fma".into()), ..TargetOptions::default() };
+    CompileOptions { target, ..CompileOptions::default() }
+}
+
+fn host_has_avx2_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// Serializes the tests that set the variable (other tests' softmax modules only ever see
+/// the same bits either way).
+static VARIABLE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Compiles `hlo`, its LLVM IR and its result on `x`, the runtime's kernel allowed or not.
+fn compile_and_run(hlo: &str, options: &CompileOptions, generated: bool, x: &ArrayLiteral) -> (String, Vec<u32>) {
+    let _guard = VARIABLE.lock().unwrap_or_else(|e| e.into_inner());
+    if generated {
+        std::env::set_var(GENERATED_ROWS_VARIABLE, "1");
+    }
+    let module = parse_module(hlo).expect("test module parses");
+    let prepared = prepare(&module, options).expect("prepares");
+    let ir = compile_to(&prepared, "softmax", options, OutputKind::LlvmIr, true).map(|b| String::from_utf8_lossy(&b).into_owned());
+    let exe = Executable::compile(&module, options);
+    std::env::remove_var(GENERATED_ROWS_VARIABLE);
+    let out = exe.expect("compiles").run_literals(&[Literal::from(x.clone())]).expect("runs");
+    let out = out.as_array().expect("array result");
+    (ir.expect("compiles to IR"), (0..out.element_count()).map(|i| (out.get_f64(i) as f32).to_bits()).collect())
+}
+
+/// Values over the whole range exp clamps (-87.8 .. 88.8 and beyond), ties for the maximum,
+/// signed zeros, infinities, subnormals and a NaN, spread over the rows.
+fn inputs(dims: &[i64]) -> ArrayLiteral {
+    let n = dims.iter().product::<i64>() as usize;
+    let cols = dims[dims.len() - 1] as usize;
+    let mut state = 0x9e3779b97f4a7c15u64;
+    let specials = [0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e-40, -1e-40, 100.0, -200.0, 88.9, -87.9];
+    let v: Vec<f64> = (0..n)
+        .map(|i| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let u = (state >> 11) as f64 / (1u64 << 53) as f64;
+            // One special in every third row, the others plain, so most results are finite.
+            let (row, col) = (i / cols, i % cols);
+            if row % 3 == 0 && col == (row * 7) % cols { specials[(row / 3) % specials.len()] } else { (u - 0.5) * 40.0 }
+        })
+        .collect();
+    ArrayLiteral::from_f64s(ElementType::F32, dims, &v).expect("literal")
+}
+
+#[test]
+fn the_precompiled_softmax_has_the_generated_kernels_bits() {
+    if !host_has_avx2_fma() {
+        return;
+    }
+    // At least 16 rows: fewer stay separate kernels (passes/row_fusion.rs).
+    for dims in [&[16, 32][..], &[20, 64], &[17, 96], &[4, 5, 128], &[33, 1024], &[16, 4096], &[16, 160]] {
+        let hlo = softmax_module(dims);
+        let x = inputs(dims);
+        let (ir, precompiled) = compile_and_run(&hlo, &haswell(), false, &x);
+        assert!(ir.contains(SYMBOL), "{dims:?}: the runtime's softmax");
+        let (ir, generated) = compile_and_run(&hlo, &haswell(), true, &x);
+        assert!(!ir.contains(SYMBOL), "{dims:?}: the generated kernel when forced");
+        let nan = |b: u32| f32::from_bits(b).is_nan();
+        let differ = precompiled.iter().zip(&generated).filter(|(p, g)| p != g && !(nan(**p) && nan(**g))).count();
+        assert_eq!(differ, 0, "{dims:?}: {differ} of {} elements differ", generated.len());
+        assert!(generated.iter().any(|&g| nan(g)) && generated.iter().any(|&g| !nan(g) && g != 0), "{dims:?}: the inputs reach both kinds");
+    }
+}
+
+#[test]
+fn other_softmaxes_and_targets_keep_the_generated_kernel() {
+    let ir = |hlo: &str, options: &CompileOptions| {
+        let prepared = prepare(&parse_module(hlo).expect("parses"), options).expect("prepares");
+        String::from_utf8_lossy(&compile_to(&prepared, "softmax", options, OutputKind::LlvmIr, true).expect("compiles")).into_owned()
+    };
+    assert!(ir(&softmax_module(&[16, 64]), &haswell()).contains(SYMBOL));
+    // Rows of 100: LLVM's vector loops leave remainders, summed in another order.
+    assert!(!ir(&softmax_module(&[16, 100]), &haswell()).contains(SYMBOL));
+    // 16-lane vectors on AVX-512: another order of additions.
+    let avx512 = TargetOptions { cpu: Some("skylake-avx512".into()), features: Some("+avx,+avx2,+fma,+avx512f".into()), ..TargetOptions::default() };
+    assert!(!ir(&softmax_module(&[16, 64]), &CompileOptions { target: avx512, ..CompileOptions::default() }).contains(SYMBOL));
+    // Without FMA the polynomial rounds differently.
+    let no_fma = TargetOptions { cpu: Some("x86-64".into()), features: Some("+avx,+avx2".into()), ..TargetOptions::default() };
+    assert!(!ir(&softmax_module(&[16, 64]), &CompileOptions { target: no_fma, ..CompileOptions::default() }).contains(SYMBOL));
+    // A softmax over the major dimension is another kernel.
+    let major = softmax_module(&[64, 64]).replace("dimensions={1}, to_apply", "dimensions={0}, to_apply").replace("dimensions={0}\n", "dimensions={1}\n");
+    assert!(!ir(&major, &haswell()).contains(SYMBOL));
+}

@@ -1,0 +1,192 @@
+//! Softmax over the rows of a row-major f32 array, precompiled for AVX2 + FMA: what the
+//! compiler's row kernel (`codegen/row_loops.rs`, vectorized by LLVM) computes, step for step,
+//! so that a module made of it needs no machine code at all (XLA:CPU hands the same fusion to
+//! YNNPACK, a precompiled library, and so compiles it without LLVM).
+//!
+//! Same bits as the generated kernel, for rows whose length is a multiple of 32 (LLVM then
+//! vectorizes every row loop without a remainder): the row maximum in four 8-lane
+//! accumulators, e^(x - max) with XLA's f32 polynomial into a row of scratch, the sum of that
+//! row in four 8-lane accumulators (the first starting at +0 in lane 0, -0 elsewhere, as LLVM
+//! seeds a reduction with the init value), the accumulators added ((a1 + a0) + a2) + a3 and
+//! halved 8 -> 4 -> 2 -> 1, and each e^(x - max) multiplied by 1 / sum (XLA's simplifier
+//! turned the divide into that product). Rows are independent, so the split across threads
+//! does not change a bit.
+
+use crate::custom_call::last_error::set_failure;
+use crate::symbols::{hlojit_rt_parallel_for, ALLOCATION_FAILURE};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The fields of the descriptor the generated kernel passes (all 64-bit).
+#[repr(C)]
+pub struct SoftmaxRowsF32 {
+    pub rows: i64,
+    pub cols: i64,
+    /// Input and output: `rows * cols` f32 elements each, row-major.
+    pub x: i64,
+    pub out: i64,
+    /// Rows per task on the thread pool; 0 runs every row on the calling thread.
+    pub min_chunk: i64,
+}
+
+/// Row lengths the kernel reproduces the generated code for.
+pub const ROW_MULTIPLE: i64 = 32;
+
+/// Softmax of each row of `desc.x` into `desc.out` (AVX2 + FMA); non-zero (and recorded as a
+/// failure) when the scratch row cannot be allocated.
+///
+/// # Safety
+/// `desc` points to a valid descriptor whose buffers hold `rows * cols` f32 elements and
+/// whose `cols` is a positive multiple of [`ROW_MULTIPLE`]; the CPU has AVX2 and FMA.
+#[no_mangle]
+pub unsafe extern "C" fn hlojit_rt_softmax_rows_f32_avx2(desc: *const SoftmaxRowsF32) -> i32 {
+    // SAFETY: as this function's contract.
+    let d = unsafe { &*desc };
+    if d.rows <= 0 {
+        return 0;
+    }
+    let task = Task { desc: d, failed: AtomicBool::new(false) };
+    let ctx = &task as *const Task as *const *mut u8;
+    if d.min_chunk > 0 {
+        // SAFETY: the tasks read `task` through `ctx`, alive for the call.
+        unsafe { hlojit_rt_parallel_for(rows_task, ctx, d.rows, d.min_chunk) };
+    } else {
+        // SAFETY: as above, all rows on this thread.
+        unsafe { rows_task(ctx, 0, d.rows) };
+    }
+    // A task that could not allocate failed on its own thread: say so on this one.
+    if task.failed.load(Ordering::Relaxed) {
+        set_failure(format!("{ALLOCATION_FAILURE} a row of temporary memory for a softmax"));
+        1
+    } else {
+        0
+    }
+}
+
+/// What the thread-pool tasks share.
+struct Task<'a> {
+    desc: &'a SoftmaxRowsF32,
+    failed: AtomicBool,
+}
+
+/// Rows `begin..end` (a thread-pool task; `ctx` is the [`Task`]).
+unsafe extern "C" fn rows_task(ctx: *const *mut u8, begin: i64, end: i64) {
+    // SAFETY: the caller passes its Task.
+    let task = unsafe { &*(ctx as *const Task) };
+    let d = task.desc;
+    let cols = d.cols as usize;
+    let mut scratch: Vec<f32> = Vec::new();
+    if scratch.try_reserve_exact(cols).is_err() {
+        task.failed.store(true, Ordering::Relaxed);
+        return;
+    }
+    scratch.resize(cols, 0.0);
+    for r in begin..end {
+        let offset = r as usize * cols;
+        // SAFETY: rows inside the buffers (contract); the CPU has AVX2 and FMA (contract).
+        unsafe { avx2::softmax_row((d.x as *const f32).add(offset), (d.out as *mut f32).add(offset), scratch.as_mut_ptr(), cols) };
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    /// LLVM's `llvm.maximum`: a NaN operand gives a NaN, +0 is above -0.
+    #[inline(always)]
+    unsafe fn maximum(a: __m256, b: __m256) -> __m256 {
+        // maxps returns its second operand on equal or unordered operands.
+        let m = _mm256_max_ps(a, b);
+        // Equal operands: +0 and -0 give +0 (the AND of their bits); others are the same.
+        let m = _mm256_blendv_ps(m, _mm256_and_ps(a, b), _mm256_cmp_ps::<_CMP_EQ_OQ>(a, b));
+        _mm256_blendv_ps(m, a, _mm256_cmp_ps::<_CMP_UNORD_Q>(a, a))
+    }
+
+    #[inline(always)]
+    unsafe fn k(bits: u32) -> __m256 {
+        _mm256_set1_ps(f32::from_bits(bits))
+    }
+
+    /// XLA's f32 e^x as the row kernel computes it (`fcmp olt/ogt` + select clamps keep a
+    /// NaN; every multiply-add written as `llvm.fmuladd` in the IR is one FMA).
+    #[inline(always)]
+    unsafe fn exp(x: __m256) -> __m256 {
+        let lo = k(0xc2af999a); // -87.8
+        let hi = k(0x42b1999a); // 88.8
+        let x = _mm256_blendv_ps(x, lo, _mm256_cmp_ps::<_CMP_LT_OQ>(x, lo));
+        let x = _mm256_blendv_ps(x, hi, _mm256_cmp_ps::<_CMP_GT_OQ>(x, hi));
+        let n = _mm256_floor_ps(_mm256_fmadd_ps(x, k(0x3fb8aa3b), _mm256_set1_ps(0.5)));
+        let (nlo, nhi) = (_mm256_set1_ps(-127.0), _mm256_set1_ps(127.0));
+        let n = _mm256_blendv_ps(n, nlo, _mm256_cmp_ps::<_CMP_LT_OQ>(n, nlo));
+        let n = _mm256_blendv_ps(n, nhi, _mm256_cmp_ps::<_CMP_GT_OQ>(n, nhi));
+        let neg_n = _mm256_xor_ps(n, _mm256_set1_ps(-0.0));
+        let g = _mm256_fmadd_ps(neg_n, k(0x3f318000), x);
+        let g = _mm256_fmadd_ps(neg_n, k(0xb95e8083), g);
+        let p = _mm256_fmadd_ps(g, k(0x39506967), k(0x3ab743ce));
+        let p = _mm256_fmadd_ps(p, g, k(0x3c088908));
+        let p = _mm256_fmadd_ps(p, g, k(0x3d2aa9c1));
+        let p = _mm256_fmadd_ps(p, g, k(0x3e2aaaaa));
+        let p = _mm256_fmadd_ps(p, g, _mm256_set1_ps(0.5));
+        let e = _mm256_fmadd_ps(p, _mm256_mul_ps(g, g), g);
+        let e = _mm256_add_ps(e, _mm256_set1_ps(1.0));
+        // 2^n from n's bits (a NaN n becomes 0; the result is NaN either way).
+        let n = _mm256_blendv_ps(_mm256_setzero_ps(), n, _mm256_cmp_ps::<_CMP_ORD_Q>(n, n));
+        let scale = _mm256_add_epi32(_mm256_slli_epi32::<23>(_mm256_cvttps_epi32(n)), _mm256_set1_epi32(0x3f800000));
+        _mm256_mul_ps(e, _mm256_castsi256_ps(scale))
+    }
+
+    /// Lane 0 + lane 1 after halving 8 -> 4 -> 2 lanes, as LLVM expands a reassociating
+    /// `vector.reduce.fadd` on x86 (`vextractf128`, `vshufpd`, `vmovshdup`).
+    #[inline(always)]
+    unsafe fn sum_lanes(v: __m256) -> f32 {
+        let v4 = _mm_add_ps(_mm256_extractf128_ps::<1>(v), _mm256_castps256_ps128(v));
+        let v2 = _mm_add_ps(_mm_castpd_ps(_mm_shuffle_pd::<1>(_mm_castps_pd(v4), _mm_castps_pd(v4))), v4);
+        _mm_cvtss_f32(_mm_add_ss(v2, _mm_movehdup_ps(v2)))
+    }
+
+    /// `maximum` over the lanes (exact: the order only picks among NaNs).
+    #[inline(always)]
+    unsafe fn max_lanes(v: __m256) -> f32 {
+        let mut lanes = [0f32; 8];
+        _mm256_storeu_ps(lanes.as_mut_ptr(), v);
+        let mut m = _mm256_set1_ps(lanes[0]);
+        for &l in &lanes[1..] {
+            m = maximum(m, _mm256_set1_ps(l));
+        }
+        _mm256_cvtss_f32(m)
+    }
+
+    /// One row of `cols` (a multiple of 32) elements.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn softmax_row(x: *const f32, out: *mut f32, scratch: *mut f32, cols: usize) {
+        let mut acc = [_mm256_set1_ps(f32::NEG_INFINITY); 4];
+        for j in (0..cols).step_by(32) {
+            for (i, a) in acc.iter_mut().enumerate() {
+                *a = maximum(*a, _mm256_loadu_ps(x.add(j + 8 * i)));
+            }
+        }
+        let m = maximum(maximum(maximum(acc[0], acc[1]), acc[2]), acc[3]);
+        let m = _mm256_set1_ps(max_lanes(m));
+        for j in (0..cols).step_by(8) {
+            _mm256_storeu_ps(scratch.add(j), exp(_mm256_sub_ps(_mm256_loadu_ps(x.add(j)), m)));
+        }
+        let zero = _mm256_set1_ps(-0.0);
+        let mut acc = [_mm256_setr_ps(0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0), zero, zero, zero];
+        for j in (0..cols).step_by(32) {
+            for (i, a) in acc.iter_mut().enumerate() {
+                *a = _mm256_add_ps(*a, _mm256_loadu_ps(scratch.add(j + 8 * i)));
+            }
+        }
+        let s = _mm256_add_ps(acc[3], _mm256_add_ps(acc[2], _mm256_add_ps(acc[1], acc[0])));
+        let inv = _mm256_set1_ps(1.0 / sum_lanes(s));
+        for j in (0..cols).step_by(8) {
+            _mm256_storeu_ps(out.add(j), _mm256_mul_ps(_mm256_loadu_ps(scratch.add(j)), inv));
+        }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+mod avx2 {
+    pub(super) unsafe fn softmax_row(_: *const f32, _: *mut f32, _: *mut f32, _: usize) {
+        unreachable!("the compiler selects AVX2 kernels for x86-64 targets only")
+    }
+}
