@@ -155,29 +155,42 @@ mod avx2 {
         _mm256_cvtss_f32(m)
     }
 
-    /// One row of `cols` (a multiple of 32) elements.
+    /// The maximum of a row of `cols` (a multiple of 32) elements from `init`: four 8-lane
+    /// accumulators starting at `init` (exact in any order: only NaN payloads could differ).
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn softmax_row(x: *const f32, out: *mut f32, scratch: *mut f32, cols: usize) {
-        let mut acc = [_mm256_set1_ps(f32::NEG_INFINITY); 4];
+    pub(super) unsafe fn row_max(x: *const f32, cols: usize, init: f32) -> f32 {
+        let mut acc = [_mm256_set1_ps(init); 4];
         for j in (0..cols).step_by(32) {
             for (i, a) in acc.iter_mut().enumerate() {
                 *a = maximum(*a, _mm256_loadu_ps(x.add(j + 8 * i)));
             }
         }
-        let m = maximum(maximum(maximum(acc[0], acc[1]), acc[2]), acc[3]);
-        let m = _mm256_set1_ps(max_lanes(m));
+        max_lanes(maximum(maximum(maximum(acc[0], acc[1]), acc[2]), acc[3]))
+    }
+
+    /// The sum of a row of `cols` (a multiple of 32) elements from `init`, in LLVM's order:
+    /// four 8-lane accumulators (`init` in lane 0 of the first, -0 elsewhere), added
+    /// ((a1 + a0) + a2) + a3, then halved across lanes.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn row_sum(x: *const f32, cols: usize, init: f32) -> f32 {
+        let zero = _mm256_set1_ps(-0.0);
+        let mut acc = [_mm256_setr_ps(init, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0), zero, zero, zero];
+        for j in (0..cols).step_by(32) {
+            for (i, a) in acc.iter_mut().enumerate() {
+                *a = _mm256_add_ps(*a, _mm256_loadu_ps(x.add(j + 8 * i)));
+            }
+        }
+        sum_lanes(_mm256_add_ps(acc[3], _mm256_add_ps(acc[2], _mm256_add_ps(acc[1], acc[0]))))
+    }
+
+    /// One row of `cols` (a multiple of 32) elements.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn softmax_row(x: *const f32, out: *mut f32, scratch: *mut f32, cols: usize) {
+        let m = _mm256_set1_ps(row_max(x, cols, f32::NEG_INFINITY));
         for j in (0..cols).step_by(8) {
             _mm256_storeu_ps(scratch.add(j), exp(_mm256_sub_ps(_mm256_loadu_ps(x.add(j)), m)));
         }
-        let zero = _mm256_set1_ps(-0.0);
-        let mut acc = [_mm256_setr_ps(0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0), zero, zero, zero];
-        for j in (0..cols).step_by(32) {
-            for (i, a) in acc.iter_mut().enumerate() {
-                *a = _mm256_add_ps(*a, _mm256_loadu_ps(scratch.add(j + 8 * i)));
-            }
-        }
-        let s = _mm256_add_ps(acc[3], _mm256_add_ps(acc[2], _mm256_add_ps(acc[1], acc[0])));
-        let inv = _mm256_set1_ps(1.0 / sum_lanes(s));
+        let inv = _mm256_set1_ps(1.0 / row_sum(scratch, cols, 0.0));
         for j in (0..cols).step_by(8) {
             _mm256_storeu_ps(out.add(j), _mm256_mul_ps(_mm256_loadu_ps(scratch.add(j)), inv));
         }
@@ -188,5 +201,90 @@ mod avx2 {
 mod avx2 {
     pub(super) unsafe fn softmax_row(_: *const f32, _: *mut f32, _: *mut f32, _: usize) {
         unreachable!("the compiler selects AVX2 kernels for x86-64 targets only")
+    }
+    pub(super) unsafe fn row_max(_: *const f32, _: usize, _: f32) -> f32 {
+        unreachable!("the compiler selects AVX2 kernels for x86-64 targets only")
+    }
+    pub(super) unsafe fn row_sum(_: *const f32, _: usize, _: f32) -> f32 {
+        unreachable!("the compiler selects AVX2 kernels for x86-64 targets only")
+    }
+}
+
+/// One reduction of [`hlojit_rt_row_reduce_f32_avx2`]: four fields of its descriptor.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct RowReduction {
+    /// [`REDUCE_ADD`] or [`REDUCE_MAX`].
+    pub op: i64,
+    /// The init value's f32 bits.
+    pub init: i64,
+    /// `rows * cols` f32 elements, row-major.
+    pub input: i64,
+    /// `rows` f32 results.
+    pub out: i64,
+}
+
+pub const REDUCE_ADD: i64 = 0;
+pub const REDUCE_MAX: i64 = 1;
+/// Reductions one call computes (a multi-output fusion's).
+pub const MAX_ROW_REDUCTIONS: usize = 4;
+
+/// The descriptor of [`hlojit_rt_row_reduce_f32_avx2`].
+#[repr(C)]
+pub struct RowReduceF32 {
+    pub rows: i64,
+    pub cols: i64,
+    /// Rows per thread-pool task; 0 runs every row on the calling thread.
+    pub min_chunk: i64,
+    /// Reductions used, at most [`MAX_ROW_REDUCTIONS`].
+    pub count: i64,
+    pub reductions: [RowReduction; MAX_ROW_REDUCTIONS],
+}
+
+/// Sums and maxima of the rows of f32 arrays (AVX2 + FMA), as the generated reduce kernel
+/// computes them for rows of a multiple of 32 elements: a sum in four 8-lane accumulators
+/// (lane 0 of the first starting at the init value, the rest at -0), combined as in the
+/// softmax; a maximum in four accumulators starting at the init value (exact in any order).
+///
+/// # Safety
+/// `desc` points to a valid descriptor (the first `count` reductions filled in) whose buffers
+/// hold `rows * cols` inputs and `rows` outputs, `cols` a positive multiple of
+/// [`ROW_MULTIPLE`]; the CPU has AVX2 and FMA.
+#[no_mangle]
+pub unsafe extern "C" fn hlojit_rt_row_reduce_f32_avx2(desc: *const RowReduceF32) -> i32 {
+    // SAFETY: as this function's contract.
+    let d = unsafe { &*desc };
+    if d.rows <= 0 {
+        return 0;
+    }
+    let ctx = desc as *const *mut u8;
+    if d.min_chunk > 0 {
+        // SAFETY: the tasks read the descriptor through `ctx`, alive for the call.
+        unsafe { hlojit_rt_parallel_for(reduce_task, ctx, d.rows, d.min_chunk) };
+    } else {
+        // SAFETY: as above, all rows on this thread.
+        unsafe { reduce_task(ctx, 0, d.rows) };
+    }
+    0
+}
+
+/// Rows `begin..end` of every reduction (a thread-pool task; `ctx` is the descriptor).
+unsafe extern "C" fn reduce_task(ctx: *const *mut u8, begin: i64, end: i64) {
+    // SAFETY: the caller passes its descriptor.
+    let d = unsafe { &*(ctx as *const RowReduceF32) };
+    let cols = d.cols as usize;
+    let reductions = &d.reductions[..(d.count.clamp(0, MAX_ROW_REDUCTIONS as i64) as usize)];
+    // Row by row, every reduction of a row before the next row: a second reduction of the
+    // same input reads the row from cache, as the generated kernel's single walk does.
+    for r in begin..end {
+        for red in reductions {
+            let init = f32::from_bits(red.init as u32);
+            // SAFETY: rows inside the buffers, a CPU with AVX2 and FMA (contract).
+            unsafe {
+                let row = (red.input as *const f32).add(r as usize * cols);
+                let v = if red.op == REDUCE_MAX { avx2::row_max(row, cols, init) } else { avx2::row_sum(row, cols, init) };
+                *(red.out as *mut f32).add(r as usize) = v;
+            }
+        }
     }
 }

@@ -24,7 +24,8 @@ use hlojit_runtime::{ArrayShape, ElementType};
 /// Set (to anything but `0`) to generate every softmax row kernel, for comparisons.
 pub const GENERATED_ROWS_VARIABLE: &str = "HLOJIT_GENERATED_ROWS";
 
-fn generated_forced() -> bool {
+/// Whether `HLOJIT_GENERATED_ROWS` asks for generated row kernels (softmax and row reductions).
+pub(crate) fn generated_forced() -> bool {
     std::env::var_os(GENERATED_ROWS_VARIABLE).is_some_and(|v| v != "0")
 }
 
@@ -33,7 +34,8 @@ fn generated_forced() -> bool {
 pub fn softmax_input(module: &Module, comp: &Computation, root: InstrId) -> Option<InstrId> {
     let get = |id: InstrId| comp.get(id);
     let r = get(root);
-    let x = r.array_shape();
+    // Shapes are asked with `as_array`: roots and operands may be tuples (variadic reduces).
+    let x = r.shape.as_array()?;
     let rank = x.dims.len();
     if r.opcode != Opcode::Multiply || x.element_type != ElementType::F32 || rank == 0 || !row_major(x) {
         return None;
@@ -63,7 +65,7 @@ pub fn softmax_input(module: &Module, comp: &Computation, root: InstrId) -> Opti
     }
     let param = diff.operands[0];
     let p = get(param);
-    if p.opcode != Opcode::Parameter || !row_major(p.array_shape()) || p.array_shape().dims != x.dims {
+    if p.opcode != Opcode::Parameter || !p.shape.as_array().is_some_and(|a| row_major(a) && a.dims == x.dims) {
         return None;
     }
     let mut max = broadcast_of(comp, get(diff.operands[1]), &outer)?;
@@ -91,8 +93,7 @@ fn broadcast_of<'c>(comp: &'c Computation, b: &'c Instruction, outer: &[i64]) ->
 fn is_broadcast_constant(comp: &Computation, i: &Instruction, value: f64) -> bool {
     let c = if i.opcode == Opcode::Broadcast { comp.get(i.operands[0]) } else { i };
     c.opcode == Opcode::Constant
-        && c.array_shape().dims.is_empty()
-        && c.array_shape().element_type == ElementType::F32
+        && c.shape.as_array().is_some_and(|a| a.dims.is_empty() && a.element_type == ElementType::F32)
         && c.array_literal().is_ok_and(|l| l.get_f64(0).to_bits() == value.to_bits())
 }
 
@@ -103,7 +104,7 @@ fn is_row_reduce(module: &Module, comp: &Computation, i: &Instruction, op: Opcod
         && i.attrs.dimensions.as_deref() == Some(&[rank as i64 - 1][..])
         && i.to_apply().is_some_and(|c| associative_op(module, c) == Some(op))
         && is_broadcast_constant(comp, comp.get(i.operands[1]), init)
-        && row_major(i.array_shape())
+        && i.shape.as_array().is_some_and(row_major)
 }
 
 /// Emits the runtime call for a softmax fusion when the target has the kernel; `None` (nothing

@@ -123,3 +123,55 @@ fn other_softmaxes_and_targets_keep_the_generated_kernel() {
     let major = softmax_module(&[64, 64]).replace("dimensions={1}, to_apply", "dimensions={0}, to_apply").replace("dimensions={0}\n", "dimensions={1}\n");
     assert!(!ir(&major, &haswell()).contains(SYMBOL));
 }
+
+/// Row sums and maxima as reduce_sum_max writes them (a multi-output row reduction, then the
+/// maximum of the row maxima through a temporary), and a lone sum with another init.
+fn reductions_module(rows: i64, cols: i64, init: &str) -> String {
+    format!(
+        "HloModule reductions\n\
+         max {{ a = f32[] parameter(0) b = f32[] parameter(1) ROOT m = f32[] maximum(a, b) }}\n\
+         add {{ a = f32[] parameter(0) b = f32[] parameter(1) ROOT s = f32[] add(a, b) }}\n\
+         ENTRY e {{\n  x = f32[{rows},{cols}] parameter(0)\n  zero = f32[] constant({init})\n\
+           s = f32[{rows}] reduce(x, zero), dimensions={{1}}, to_apply=add\n\
+           ninf = f32[] constant(-inf)\n  m = f32[] reduce(x, ninf), dimensions={{0,1}}, to_apply=max\n\
+           ROOT t = (f32[{rows}], f32[]) tuple(s, m)\n}}\n"
+    )
+}
+
+fn run_tuple(hlo: &str, generated: bool, x: &ArrayLiteral) -> (String, Vec<u32>) {
+    let options = haswell();
+    let _guard = VARIABLE.lock().unwrap_or_else(|e| e.into_inner());
+    if generated {
+        std::env::set_var(GENERATED_ROWS_VARIABLE, "1");
+    }
+    let module = parse_module(hlo).expect("test module parses");
+    let prepared = prepare(&module, &options).expect("prepares");
+    let ir = compile_to(&prepared, "reductions", &options, OutputKind::LlvmIr, true).map(|b| String::from_utf8_lossy(&b).into_owned());
+    let exe = Executable::compile(&module, &options);
+    std::env::remove_var(GENERATED_ROWS_VARIABLE);
+    let out = exe.expect("compiles").run_literals(&[Literal::from(x.clone())]).expect("runs");
+    let bits = out
+        .leaves()
+        .into_iter()
+        .flat_map(|a| (0..a.element_count()).map(|i| (a.get_f64(i) as f32).to_bits()).collect::<Vec<_>>())
+        .collect();
+    (ir.expect("compiles to IR"), bits)
+}
+
+#[test]
+fn precompiled_row_reductions_have_the_generated_kernels_bits() {
+    if !host_has_avx2_fma() {
+        return;
+    }
+    for (rows, cols, init) in [(16, 32, "0"), (40, 96, "0"), (64, 4096, "0"), (300, 1024, "0"), (16, 128, "2.5")] {
+        let hlo = reductions_module(rows, cols, init);
+        let x = inputs(&[rows, cols]);
+        let (ir, precompiled) = run_tuple(&hlo, false, &x);
+        assert!(ir.contains("hlojit_rt_row_reduce_f32_avx2"), "{rows}x{cols}: the runtime's row reduction");
+        let (ir, generated) = run_tuple(&hlo, true, &x);
+        assert!(!ir.contains("hlojit_rt_row_reduce_f32_avx2"), "{rows}x{cols}: generated when forced");
+        let nan = |b: u32| f32::from_bits(b).is_nan();
+        let differ = precompiled.iter().zip(&generated).filter(|(p, g)| p != g && !(nan(**p) && nan(**g))).count();
+        assert_eq!(differ, 0, "{rows}x{cols}: {differ} of {} results differ", generated.len());
+    }
+}
