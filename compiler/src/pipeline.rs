@@ -340,7 +340,8 @@ pub fn runtime_calls(module: &Module, entry_name: &str, options: &CompileOptions
         return Ok(None);
     }
     let plan = LoweringPlan::new(module, entry_name)?;
-    // Only dots, convolutions, softmax fusions and row reductions have precompiled kernels:
+    // Only dots, convolutions, softmax and layernorm fusions and row reductions have
+    // precompiled kernels:
     // anything else would generate its kernels' IR for nothing.
     let [fp] = plan.functions.as_slice() else { return Ok(None) };
     let comp = module.computation(fp.comp);
@@ -350,7 +351,9 @@ pub fn runtime_calls(module: &Module, entry_name: &str, options: &CompileOptions
             let fused = module.computation(f);
             let reductions = fused.instructions.iter().any(|i| i.opcode == Opcode::Reduce)
                 && fused.instructions.iter().all(|i| matches!(i.opcode, Opcode::Parameter | Opcode::Constant | Opcode::Reduce | Opcode::Tuple));
-            reductions || crate::codegen::emitters::softmax_rows::softmax_input(module, fused, fused.root).is_some()
+            reductions
+                || crate::codegen::emitters::softmax_rows::softmax_input(module, fused, fused.root).is_some()
+                || crate::codegen::emitters::layernorm_rows::layernorm(module, fused, fused.root).is_some()
         }
         (Opcode::Reduce, _) => true,
         _ => false,

@@ -28,8 +28,13 @@ pub struct SoftmaxRowsF32 {
     pub min_chunk: i64,
 }
 
-/// Row lengths the kernel reproduces the generated code for.
+/// Row lengths the kernels reproduce the generated code for: multiples of 32 (LLVM's vector
+/// loops then have no remainder) ...
 pub const ROW_MULTIPLE: i64 = 32;
+/// ... of at least two iterations: a single iteration is straightened into one block, where
+/// LLVM reassociates and contracts the sums in another order (seen on a layernorm of rows
+/// of 32: the squares added last to first).
+pub const MIN_ROW: i64 = 64;
 
 /// Softmax of each row of `desc.x` into `desc.out` (AVX2 + FMA); non-zero (and recorded as a
 /// failure) when the scratch row cannot be allocated.
@@ -183,6 +188,45 @@ mod avx2 {
         sum_lanes(_mm256_add_ps(acc[3], _mm256_add_ps(acc[2], _mm256_add_ps(acc[1], acc[0]))))
     }
 
+    /// XLA's f32 rsqrt as LLVM lowers it for x86: the `rsqrtss` estimate refined by one
+    /// Newton step, r (a r r - 1)(-r / 2) + r as two FMAs; the estimate itself when `a` is
+    /// anything but a positive normal number or a NaN (`llvm.is.fpclass` mask 764).
+    #[inline(always)]
+    unsafe fn rsqrt(a: f32) -> f32 {
+        let r = _mm_cvtss_f32(_mm_rsqrt_ss(_mm_set_ss(a)));
+        let step = (-0.5 * r).mul_add((a * r).mul_add(r, -1.0), r);
+        let positive_normal = a.is_sign_positive() && a.is_normal();
+        if positive_normal || a.is_nan() { step } else { r }
+    }
+
+    /// One row of layer normalization (`scales`: mean scale, variance scale, epsilon).
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn layernorm_row(x: *const f32, gamma: *const f32, beta: *const f32, out: *mut f32, cols: usize, scales: [f32; 3], stream: bool) {
+        let [mean_scale, var_scale, epsilon] = scales;
+        let mean = row_sum(x, cols, 0.0) * mean_scale;
+        let m = _mm256_set1_ps(mean);
+        let zero = _mm256_set1_ps(-0.0);
+        let mut acc = [_mm256_setr_ps(0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0), zero, zero, zero];
+        for j in (0..cols).step_by(32) {
+            for (i, a) in acc.iter_mut().enumerate() {
+                let d = _mm256_sub_ps(_mm256_loadu_ps(x.add(j + 8 * i)), m);
+                *a = _mm256_fmadd_ps(d, d, *a);
+            }
+        }
+        let var = sum_lanes(_mm256_add_ps(acc[3], _mm256_add_ps(acc[2], _mm256_add_ps(acc[1], acc[0]))));
+        let r = _mm256_set1_ps(rsqrt(var.mul_add(var_scale, epsilon)));
+        let stream = stream && (out as usize) % 32 == 0;
+        for j in (0..cols).step_by(8) {
+            let d = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x.add(j)), m), r);
+            let y = _mm256_fmadd_ps(d, _mm256_loadu_ps(gamma.add(j)), _mm256_loadu_ps(beta.add(j)));
+            if stream {
+                _mm256_stream_ps(out.add(j), y);
+            } else {
+                _mm256_storeu_ps(out.add(j), y);
+            }
+        }
+    }
+
     /// One row of `cols` (a multiple of 32) elements.
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn softmax_row(x: *const f32, out: *mut f32, scratch: *mut f32, cols: usize) {
@@ -206,6 +250,9 @@ mod avx2 {
         unreachable!("the compiler selects AVX2 kernels for x86-64 targets only")
     }
     pub(super) unsafe fn row_sum(_: *const f32, _: usize, _: f32) -> f32 {
+        unreachable!("the compiler selects AVX2 kernels for x86-64 targets only")
+    }
+    pub(super) unsafe fn layernorm_row(_: *const f32, _: *const f32, _: *const f32, _: *mut f32, _: usize, _: [f32; 3], _: bool) {
         unreachable!("the compiler selects AVX2 kernels for x86-64 targets only")
     }
 }
@@ -286,5 +333,84 @@ unsafe extern "C" fn reduce_task(ctx: *const *mut u8, begin: i64, end: i64) {
                 *(red.out as *mut f32).add(r as usize) = v;
             }
         }
+    }
+}
+
+/// The descriptor of [`hlojit_rt_layernorm_rows_f32_avx2`] (all fields 64-bit).
+#[repr(C)]
+pub struct LayernormRowsF32 {
+    pub rows: i64,
+    pub cols: i64,
+    /// `rows * cols` f32 elements, row-major.
+    pub x: i64,
+    /// `cols` f32 elements each: the scale and the offset.
+    pub gamma: i64,
+    pub beta: i64,
+    pub out: i64,
+    /// f32 bits of the factors that make the row sums means (1/cols as the simplifier wrote it).
+    pub mean_scale: i64,
+    pub var_scale: i64,
+    /// f32 bits of epsilon.
+    pub epsilon: i64,
+    /// Rows per thread-pool task; 0 runs every row on the calling thread.
+    pub min_chunk: i64,
+    /// Non-zero: write the output with non-temporal stores where a row is 32-byte aligned
+    /// (as the generated kernel does for outputs larger than the cache).
+    pub stream: i64,
+}
+
+/// Layer normalization of each row (AVX2 + FMA), as the generated row kernel computes it for
+/// rows of a multiple of 32 elements: mean = sum(x) * mean_scale and sum((x - mean)^2) in
+/// LLVM's order (the square added by FMA), a = sum * var_scale + epsilon (one FMA), XLA's
+/// rsqrt (the `rsqrtss` estimate and one Newton step, the estimate itself unless `a` is a
+/// positive normal number or NaN), then ((x - mean) * r) * gamma + beta (one FMA).
+///
+/// # Safety
+/// `desc` points to a valid descriptor whose buffers hold what it says, `cols` a positive
+/// multiple of [`ROW_MULTIPLE`]; the CPU has AVX2 and FMA.
+#[no_mangle]
+pub unsafe extern "C" fn hlojit_rt_layernorm_rows_f32_avx2(desc: *const LayernormRowsF32) -> i32 {
+    // SAFETY: as this function's contract.
+    let d = unsafe { &*desc };
+    if d.rows <= 0 {
+        return 0;
+    }
+    let ctx = desc as *const *mut u8;
+    if d.min_chunk > 0 {
+        // SAFETY: the tasks read the descriptor through `ctx`, alive for the call.
+        unsafe { hlojit_rt_parallel_for(layernorm_task, ctx, d.rows, d.min_chunk) };
+    } else {
+        // SAFETY: as above, all rows on this thread.
+        unsafe { layernorm_task(ctx, 0, d.rows) };
+    }
+    0
+}
+
+/// Rows `begin..end` (a thread-pool task; `ctx` is the descriptor).
+unsafe extern "C" fn layernorm_task(ctx: *const *mut u8, begin: i64, end: i64) {
+    // SAFETY: the caller passes its descriptor.
+    let d = unsafe { &*(ctx as *const LayernormRowsF32) };
+    let cols = d.cols as usize;
+    let bits = |v: i64| f32::from_bits(v as u32);
+    for r in begin..end {
+        let offset = r as usize * cols;
+        // SAFETY: rows inside the buffers, a CPU with AVX2 and FMA (contract).
+        unsafe {
+            avx2::layernorm_row(
+                (d.x as *const f32).add(offset),
+                d.gamma as *const f32,
+                d.beta as *const f32,
+                (d.out as *mut f32).add(offset),
+                cols,
+                [bits(d.mean_scale), bits(d.var_scale), bits(d.epsilon)],
+                d.stream != 0,
+            )
+        };
+    }
+    if d.stream != 0 {
+        // Non-temporal stores are weakly ordered: make them visible before the task ends.
+        // SAFETY: a plain fence.
+        #[cfg(target_arch = "x86_64")]
+        unsafe { std::arch::x86_64::_mm_sfence() };
     }
 }

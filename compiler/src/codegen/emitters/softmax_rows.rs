@@ -9,7 +9,7 @@
 //!
 //! The runtime kernel repeats the generated kernel's arithmetic step for step (see its
 //! docs), which holds for AVX2 targets without AVX-512 (LLVM's 8-lane vectors, four
-//! accumulators) and rows whose length is a multiple of 32; anything else keeps the generated
+//! accumulators) and rows whose length is a multiple of 32, at least 64; anything else keeps the generated
 //! kernel. `HLOJIT_GENERATED_ROWS=1` forces the generated kernel (for comparisons).
 
 use crate::codegen::elemental::Input;
@@ -18,7 +18,7 @@ use crate::codegen::reducer::associative_op;
 use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::error::Result;
 use crate::hlo::{Computation, InstrId, Instruction, Module, Opcode};
-use hlojit_runtime::kernels::rows::ROW_MULTIPLE;
+use hlojit_runtime::kernels::rows::{MIN_ROW, ROW_MULTIPLE};
 use hlojit_runtime::{ArrayShape, ElementType};
 
 /// Set (to anything but `0`) to generate every softmax row kernel, for comparisons.
@@ -42,7 +42,7 @@ pub fn softmax_input(module: &Module, comp: &Computation, root: InstrId) -> Opti
     }
     let cols = x.dims[rank - 1];
     // Every row lengths the kernel repeats the generated code for; at least one row.
-    if cols <= 0 || cols % ROW_MULTIPLE != 0 || x.element_count() == 0 {
+    if cols <= 0 || cols % ROW_MULTIPLE != 0 || cols < MIN_ROW || x.element_count() == 0 {
         return None;
     }
     let outer: Vec<i64> = (0..rank as i64 - 1).collect();

@@ -6,7 +6,7 @@
 //! Taken when the runtime kernel repeats the generated loop bit for bit: AVX2 + FMA without
 //! AVX-512 (LLVM's 8-lane vectors, four accumulators), f32 reductions by `add` or `maximum`
 //! from a constant init, each reading a buffer row-major over its minor dimension
-//! (or a whole vector too small to split), rows of a multiple of 32 elements, no elementwise
+//! (or a whole vector too small to split), rows of a multiple of 32 elements (at least 64), no elementwise
 //! outputs. The reductions share the walk in the generated kernel; run one after the other
 //! they give the same bits (each output depends only on its own row).
 
@@ -17,7 +17,7 @@ use crate::codegen::kernel::KernelContext;
 use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::error::Result;
 use crate::hlo::Opcode;
-use hlojit_runtime::kernels::rows::{MAX_ROW_REDUCTIONS, REDUCE_ADD, REDUCE_MAX, ROW_MULTIPLE};
+use hlojit_runtime::kernels::rows::{MAX_ROW_REDUCTIONS, MIN_ROW, REDUCE_ADD, REDUCE_MAX, ROW_MULTIPLE};
 use hlojit_runtime::ElementType;
 use inkwell::values::IntValue;
 
@@ -33,7 +33,7 @@ pub(super) fn emit(kc: &KernelContext, p: &Plan) -> Result<Option<i64>> {
     // Rows over the minor dimension; a lone vector only when the emitter would not split it.
     let rows_shape = p.reduced == [rank - 1] && (rank > 1 || !split::applies(p));
     let cols = p.dims[rank - 1];
-    if !row_major || !rows_shape || cols <= 0 || cols % ROW_MULTIPLE != 0 || !p.elementwise.is_empty() {
+    if !row_major || !rows_shape || cols <= 0 || cols % ROW_MULTIPLE != 0 || cols < MIN_ROW || !p.elementwise.is_empty() {
         return Ok(None);
     }
     if p.groups.is_empty() || p.groups.len() > MAX_ROW_REDUCTIONS {
