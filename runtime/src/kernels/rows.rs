@@ -231,6 +231,74 @@ mod avx2 {
         }
     }
 
+    /// The reductions of row `r`: two at once in one walk over the row, as the generated
+    /// multi-output kernel does (each with its own four accumulators in registers, so each
+    /// sees its additions in the order of `row_sum` / `row_max`), others one by one.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn reduce_row(reductions: &[super::RowReduction], r: usize, cols: usize) {
+        let row = |red: &super::RowReduction| (red.input as *const f32).add(r * cols);
+        let init = |red: &super::RowReduction| f32::from_bits(red.init as u32);
+        let store = |red: &super::RowReduction, v: f32| *(red.out as *mut f32).add(r) = v;
+        let is_max = |red: &super::RowReduction| red.op == super::REDUCE_MAX;
+        if let [a, b] = reductions {
+            let (va, vb) = match (is_max(a), is_max(b)) {
+                (false, true) => two(row(a), row(b), cols, sum_start(init(a)), [_mm256_set1_ps(init(b)); 4], add, maximum),
+                (true, false) => two(row(a), row(b), cols, [_mm256_set1_ps(init(a)); 4], sum_start(init(b)), maximum, add),
+                (false, false) => two(row(a), row(b), cols, sum_start(init(a)), sum_start(init(b)), add, add),
+                (true, true) => two(row(a), row(b), cols, [_mm256_set1_ps(init(a)); 4], [_mm256_set1_ps(init(b)); 4], maximum, maximum),
+            };
+            store(a, if is_max(a) { finish_max(va) } else { finish_sum(va) });
+            store(b, if is_max(b) { finish_max(vb) } else { finish_sum(vb) });
+            return;
+        }
+        for red in reductions {
+            store(red, if is_max(red) { row_max(row(red), cols, init(red)) } else { row_sum(row(red), cols, init(red)) });
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn add(a: __m256, b: __m256) -> __m256 {
+        _mm256_add_ps(a, b)
+    }
+
+    /// A sum's accumulators: the init value in lane 0 of the first, -0 elsewhere (LLVM's).
+    #[inline(always)]
+    unsafe fn sum_start(init: f32) -> [__m256; 4] {
+        let zero = _mm256_set1_ps(-0.0);
+        [_mm256_setr_ps(init, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0), zero, zero, zero]
+    }
+
+    #[inline(always)]
+    unsafe fn finish_sum(a: [__m256; 4]) -> f32 {
+        sum_lanes(_mm256_add_ps(a[3], _mm256_add_ps(a[2], _mm256_add_ps(a[1], a[0]))))
+    }
+
+    #[inline(always)]
+    unsafe fn finish_max(a: [__m256; 4]) -> f32 {
+        max_lanes(maximum(maximum(maximum(a[0], a[1]), a[2]), a[3]))
+    }
+
+    /// Two reductions of rows `x` and `y` in one walk (the ops inlined).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn two(
+        x: *const f32,
+        y: *const f32,
+        cols: usize,
+        mut a: [__m256; 4],
+        mut b: [__m256; 4],
+        fa: unsafe fn(__m256, __m256) -> __m256,
+        fb: unsafe fn(__m256, __m256) -> __m256,
+    ) -> ([__m256; 4], [__m256; 4]) {
+        for j in (0..cols).step_by(32) {
+            for i in 0..4 {
+                a[i] = fa(a[i], _mm256_loadu_ps(x.add(j + 8 * i)));
+                b[i] = fb(b[i], _mm256_loadu_ps(y.add(j + 8 * i)));
+            }
+        }
+        (a, b)
+    }
+
     /// One row of `cols` (a multiple of 32) elements.
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn softmax_row(x: *const f32, out: *mut f32, scratch: *mut f32, cols: usize) {
@@ -251,6 +319,9 @@ mod avx2 {
         unreachable!("the compiler selects AVX2 kernels for x86-64 targets only")
     }
     pub(super) unsafe fn row_max(_: *const f32, _: usize, _: f32) -> f32 {
+        unreachable!("the compiler selects AVX2 kernels for x86-64 targets only")
+    }
+    pub(super) unsafe fn reduce_row(_: &[super::RowReduction], _: usize, _: usize) {
         unreachable!("the compiler selects AVX2 kernels for x86-64 targets only")
     }
     pub(super) unsafe fn row_sum(_: *const f32, _: usize, _: f32) -> f32 {
@@ -325,18 +396,9 @@ unsafe extern "C" fn reduce_task(ctx: *const *mut u8, begin: i64, end: i64) {
     let d = unsafe { &*(ctx as *const RowReduceF32) };
     let cols = d.cols as usize;
     let reductions = &d.reductions[..(d.count.clamp(0, MAX_ROW_REDUCTIONS as i64) as usize)];
-    // Row by row, every reduction of a row before the next row: a second reduction of the
-    // same input reads the row from cache, as the generated kernel's single walk does.
     for r in begin..end {
-        for red in reductions {
-            let init = f32::from_bits(red.init as u32);
-            // SAFETY: rows inside the buffers, a CPU with AVX2 and FMA (contract).
-            unsafe {
-                let row = (red.input as *const f32).add(r as usize * cols);
-                let v = if red.op == REDUCE_MAX { avx2::row_max(row, cols, init) } else { avx2::row_sum(row, cols, init) };
-                *(red.out as *mut f32).add(r as usize) = v;
-            }
-        }
+        // SAFETY: rows inside the buffers, a CPU with AVX2 and FMA (contract).
+        unsafe { avx2::reduce_row(reductions, r as usize, cols) };
     }
 }
 
