@@ -100,14 +100,15 @@ unsafe extern "C" fn rows_task(ctx: *const *mut u8, begin: i64, end: i64) {
 mod avx2 {
     use std::arch::x86_64::*;
 
-    /// LLVM's `llvm.maximum`: a NaN operand gives a NaN, +0 is above -0.
+    /// LLVM's `llvm.maximum` (a NaN operand gives a NaN, +0 is above -0) as LLVM lowers it
+    /// for x86, so that even the NaN it keeps is the same: the operands ordered by the sign of
+    /// `a`, `maxps`, and the first ordered operand itself when it is a NaN (five instructions).
     #[inline(always)]
     unsafe fn maximum(a: __m256, b: __m256) -> __m256 {
-        // maxps returns its second operand on equal or unordered operands.
-        let m = _mm256_max_ps(a, b);
-        // Equal operands: +0 and -0 give +0 (the AND of their bits); others are the same.
-        let m = _mm256_blendv_ps(m, _mm256_and_ps(a, b), _mm256_cmp_ps::<_CMP_EQ_OQ>(a, b));
-        _mm256_blendv_ps(m, a, _mm256_cmp_ps::<_CMP_UNORD_Q>(a, a))
+        let x = _mm256_blendv_ps(b, a, a);
+        let y = _mm256_blendv_ps(a, b, a);
+        let m = _mm256_max_ps(x, y);
+        _mm256_blendv_ps(m, x, _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x))
     }
 
     #[inline(always)]
@@ -138,7 +139,7 @@ mod avx2 {
         let e = _mm256_fmadd_ps(p, _mm256_mul_ps(g, g), g);
         let e = _mm256_add_ps(e, _mm256_set1_ps(1.0));
         // 2^n from n's bits (a NaN n becomes 0; the result is NaN either way).
-        let n = _mm256_blendv_ps(_mm256_setzero_ps(), n, _mm256_cmp_ps::<_CMP_ORD_Q>(n, n));
+        let n = _mm256_and_ps(n, _mm256_cmp_ps::<_CMP_ORD_Q>(n, n));
         let scale = _mm256_add_epi32(_mm256_slli_epi32::<23>(_mm256_cvttps_epi32(n)), _mm256_set1_epi32(0x3f800000));
         _mm256_mul_ps(e, _mm256_castsi256_ps(scale))
     }
@@ -307,8 +308,12 @@ mod avx2 {
             _mm256_storeu_ps(scratch.add(j), exp(_mm256_sub_ps(_mm256_loadu_ps(x.add(j)), m)));
         }
         let inv = _mm256_set1_ps(1.0 / row_sum(scratch, cols, 0.0));
-        for j in (0..cols).step_by(8) {
-            _mm256_storeu_ps(out.add(j), _mm256_mul_ps(_mm256_loadu_ps(scratch.add(j)), inv));
+        // Four vectors a step, as LLVM interleaves this loop.
+        for j in (0..cols).step_by(32) {
+            for i in 0..4 {
+                let at = j + 8 * i;
+                _mm256_storeu_ps(out.add(at), _mm256_mul_ps(_mm256_loadu_ps(scratch.add(at)), inv));
+            }
         }
     }
 }
