@@ -340,12 +340,26 @@ pub fn runtime_calls(module: &Module, entry_name: &str, options: &CompileOptions
         return Ok(None);
     }
     let plan = LoweringPlan::new(module, entry_name)?;
-    // Only dots and convolutions have precompiled kernels: anything else would generate its
-    // kernels' IR for nothing.
+    // Only dots, convolutions, softmax and layernorm fusions and row reductions have
+    // precompiled kernels:
+    // anything else would generate its kernels' IR for nothing.
     let [fp] = plan.functions.as_slice() else { return Ok(None) };
     let comp = module.computation(fp.comp);
-    let library_ops = fp.kernels.keys().all(|&id| matches!(comp.get(id).opcode, Opcode::Dot | Opcode::Convolution));
-    if plan.kernels.is_empty() || !library_ops || fp.assignment.arena_bytes != 0 {
+    let precompiled = |i: &crate::hlo::Instruction| match (i.opcode, i.fused_computation()) {
+        (Opcode::Dot | Opcode::Convolution, _) => true,
+        (Opcode::Fusion, Some(f)) => {
+            let fused = module.computation(f);
+            let reductions = fused.instructions.iter().any(|i| i.opcode == Opcode::Reduce)
+                && fused.instructions.iter().all(|i| matches!(i.opcode, Opcode::Parameter | Opcode::Constant | Opcode::Reduce | Opcode::Tuple));
+            reductions
+                || crate::codegen::emitters::softmax_rows::softmax_input(module, fused, fused.root).is_some()
+                || crate::codegen::emitters::layernorm_rows::layernorm(module, fused, fused.root).is_some()
+        }
+        (Opcode::Reduce, _) => true,
+        _ => false,
+    };
+    let library_ops = fp.kernels.keys().all(|&id| precompiled(comp.get(id)));
+    if plan.kernels.is_empty() || !library_ops {
         return Ok(None);
     }
     let machine = options.target.machine(true)?;

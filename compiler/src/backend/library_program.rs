@@ -21,13 +21,15 @@ use llvm_sys::{LLVMOpcode, LLVMTypeKind};
 use std::collections::HashMap;
 
 /// One descriptor field: a constant, or the address of a buffer (by its table slot while
-/// reading the IR, by parameter or result leaf in the program).
+/// reading the IR, by parameter or result leaf or place in the temporary arena in the program).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Field {
     Const(i64),
     Slot(usize),
     Parameter(usize),
     Result(usize),
+    /// `size` bytes at `offset` in the arena of temporaries, allocated for each run.
+    Temp { offset: i64, size: i64 },
 }
 
 /// One runtime call: the function's name and its descriptor.
@@ -146,13 +148,13 @@ pub fn kernel_calls(function: inkwell::values::FunctionValue) -> Option<Vec<Call
 }
 
 /// The calls the entry makes when the whole module is runtime calls: one function (no loops,
-/// conditionals or calls), every buffer a parameter or a result (no temporaries, constants or
+/// conditionals or calls), every buffer a parameter, a result or a temporary (no constants or
 /// result copies), every step a kernel run on the calling thread whose body is only runtime
 /// calls. `kernels` are the module's kernels with the calls each makes (`None`: other code).
 pub fn entry_calls(module: &Module, plan: &LoweringPlan, kernels: &[(KernelInfo, Option<Vec<Call>>)]) -> Option<Vec<Call>> {
     let [fp] = plan.functions.as_slice() else { return None };
     let a = &fp.assignment;
-    if a.arena_bytes != 0 || !a.result_copies.is_empty() {
+    if !a.result_copies.is_empty() {
         return None;
     }
     let comp = module.computation(fp.comp);
@@ -184,7 +186,8 @@ fn buffer_field(a: &BufferAssignment, f: Field) -> Option<Field> {
             Allocation::Parameter(n) => return Some(Field::Parameter(n)),
             Allocation::Result(n) => return Some(Field::Result(n)),
             Allocation::Alias(t) => s = t,
-            Allocation::Constant(_) | Allocation::Temp { .. } => return None,
+            Allocation::Temp { offset, size } => return Some(Field::Temp { offset, size }),
+            Allocation::Constant(_) => return None,
         }
     }
     None
@@ -203,7 +206,14 @@ pub fn program(calls: &[Call]) -> Option<hlojit_runtime::executor::EntryProgram>
         Const(i64),
         Parameter(usize),
         Result(usize),
+        Temp(i64),
     }
+    // The arena the generated entry would allocate: up to the end of the last temporary.
+    let arena_bytes = calls.iter().flat_map(|c| &c.fields).filter_map(|f| match *f {
+        Field::Temp { offset, size } => Some(offset.checked_add(size)?),
+        _ => None,
+    });
+    let arena_bytes = arena_bytes.max().unwrap_or(0);
     let mut resolved: Vec<(DescriptorFn, Vec<Arg>)> = Vec::with_capacity(calls.len());
     for call in calls {
         let args = call
@@ -213,6 +223,7 @@ pub fn program(calls: &[Call]) -> Option<hlojit_runtime::executor::EntryProgram>
                 Field::Const(c) => Some(Arg::Const(c)),
                 Field::Parameter(n) => Some(Arg::Parameter(n)),
                 Field::Result(n) => Some(Arg::Result(n)),
+                Field::Temp { offset, .. } => Some(Arg::Temp(offset)),
                 Field::Slot(_) => None,
             })
             .collect::<Option<Vec<Arg>>>()?;
@@ -224,6 +235,11 @@ pub fn program(calls: &[Call]) -> Option<hlojit_runtime::executor::EntryProgram>
     }
     Some(std::sync::Arc::new(move |params: *const *const u8, results: *const *mut u8| {
         let _mode = FlushDenormals::enter();
+        let arena = Arena::new(arena_bytes);
+        if arena.base.is_null() {
+            // hlojit_rt_alloc recorded the failure with the size, as in the generated entry.
+            return 1;
+        }
         let mut desc: Vec<i64> = Vec::new();
         for (f, args) in &resolved {
             desc.clear();
@@ -233,6 +249,7 @@ pub fn program(calls: &[Call]) -> Option<hlojit_runtime::executor::EntryProgram>
                     Arg::Const(c) => c,
                     Arg::Parameter(n) => *params.add(n) as i64,
                     Arg::Result(n) => *results.add(n) as i64,
+                    Arg::Temp(offset) => arena.base as i64 + offset,
                 }
             }));
             // SAFETY: the descriptor is the one the kernel would have built for this call.
@@ -244,6 +261,28 @@ pub fn program(calls: &[Call]) -> Option<hlojit_runtime::executor::EntryProgram>
         }
         0
     }))
+}
+
+/// The arena of temporaries for one run, from the runtime's allocator (as the generated
+/// entry's `hlojit_rt_alloc`), freed when the run ends.
+struct Arena {
+    base: *mut u8,
+    bytes: i64,
+}
+
+impl Arena {
+    fn new(bytes: i64) -> Arena {
+        Arena { base: hlojit_runtime::symbols::hlojit_rt_alloc(bytes), bytes }
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        if self.bytes > 0 && !self.base.is_null() {
+            // SAFETY: allocated by hlojit_rt_alloc with this size, no longer used.
+            unsafe { hlojit_runtime::symbols::hlojit_rt_free(self.base, self.bytes) };
+        }
+    }
 }
 
 /// The entry's floating-point mode for the calls, the caller's back afterwards (as the

@@ -161,6 +161,12 @@ fn emit_root(kc: &KernelContext) -> Result<i64> {
     if let Some(dot) = super::emitters::dot_epilogue::epilogue_dot(kc) {
         return super::emitters::dot_epilogue::emit(kc, dot);
     }
+    if let Some(extent) = super::emitters::softmax_rows::emit(kc)? {
+        return Ok(extent);
+    }
+    if let Some(extent) = super::emitters::layernorm_rows::emit(kc)? {
+        return Ok(extent);
+    }
     if hero.is_elemental() && !super::emitters::has_root_emitter(hero) {
         return emit_elemental_loop(kc);
     }

@@ -57,13 +57,19 @@ pub enum RuntimeFunction {
     /// f32 convolutions (GEMM lowering or depthwise), precompiled per instruction set.
     ConvF32Avx512,
     ConvF32Avx2,
+    /// Softmax over the rows of a row-major f32 array (AVX2 + FMA), see `emitters/softmax_rows.rs`.
+    SoftmaxRowsF32Avx2,
+    /// Row sums and maxima of f32 arrays (AVX2 + FMA), see `emitters/reduce/precompiled.rs`.
+    RowReduceF32Avx2,
+    /// Layer normalization of the rows of a row-major f32 array (AVX2 + FMA), see `emitters/layernorm_rows.rs`.
+    LayernormRowsF32Avx2,
 }
 
 /// The process-wide flag generated loops poll (a `u32` the runtime sets; not a function).
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 29] = [
+    pub const ALL: [RuntimeFunction; 32] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
@@ -93,6 +99,9 @@ impl RuntimeFunction {
         RuntimeFunction::GemmS8Avx2,
         RuntimeFunction::ConvF32Avx512,
         RuntimeFunction::ConvF32Avx2,
+        RuntimeFunction::SoftmaxRowsF32Avx2,
+        RuntimeFunction::RowReduceF32Avx2,
+        RuntimeFunction::LayernormRowsF32Avx2,
     ];
 
     /// The exported symbol.
@@ -127,6 +136,9 @@ impl RuntimeFunction {
             RuntimeFunction::GemmS8Avx2 => "hlojit_rt_gemm_s8_avx2",
             RuntimeFunction::ConvF32Avx512 => "hlojit_rt_conv_f32_avx512",
             RuntimeFunction::ConvF32Avx2 => "hlojit_rt_conv_f32_avx2",
+            RuntimeFunction::SoftmaxRowsF32Avx2 => "hlojit_rt_softmax_rows_f32_avx2",
+            RuntimeFunction::RowReduceF32Avx2 => "hlojit_rt_row_reduce_f32_avx2",
+            RuntimeFunction::LayernormRowsF32Avx2 => "hlojit_rt_layernorm_rows_f32_avx2",
         }
     }
 
@@ -169,7 +181,7 @@ impl RuntimeFunction {
             // (descriptor: hlojit_runtime::kernels::gemm::GemmF32)
             RuntimeFunction::GemmF32Avx512 | RuntimeFunction::GemmF32Avx2 | RuntimeFunction::GemmBf16Avx512 | RuntimeFunction::GemmBf16Avx2 | RuntimeFunction::GemmS8Avx2 => (Some(I32), &[Ptr]),
             // (descriptor: hlojit_runtime::kernels::conv::ConvF32)
-            RuntimeFunction::ConvF32Avx512 | RuntimeFunction::ConvF32Avx2 => (Some(I32), &[Ptr]),
+            RuntimeFunction::ConvF32Avx512 | RuntimeFunction::ConvF32Avx2 | RuntimeFunction::SoftmaxRowsF32Avx2 | RuntimeFunction::RowReduceF32Avx2 | RuntimeFunction::LayernormRowsF32Avx2 => (Some(I32), &[Ptr]),
         }
     }
 }
@@ -431,6 +443,18 @@ mod tests {
             RuntimeFunction::GemmS8Avx2 => def!(gemm::hlojit_rt_gemm_s8_avx2, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
             RuntimeFunction::ConvF32Avx512 => def!(conv::hlojit_rt_conv_f32_avx512, unsafe extern "C" fn(*const conv::ConvF32) -> i32),
             RuntimeFunction::ConvF32Avx2 => def!(conv::hlojit_rt_conv_f32_avx2, unsafe extern "C" fn(*const conv::ConvF32) -> i32),
+            RuntimeFunction::SoftmaxRowsF32Avx2 => def!(
+                hlojit_runtime::kernels::rows::hlojit_rt_softmax_rows_f32_avx2,
+                unsafe extern "C" fn(*const hlojit_runtime::kernels::rows::SoftmaxRowsF32) -> i32
+            ),
+            RuntimeFunction::RowReduceF32Avx2 => def!(
+                hlojit_runtime::kernels::rows::hlojit_rt_row_reduce_f32_avx2,
+                unsafe extern "C" fn(*const hlojit_runtime::kernels::rows::RowReduceF32) -> i32
+            ),
+            RuntimeFunction::LayernormRowsF32Avx2 => def!(
+                hlojit_runtime::kernels::rows::hlojit_rt_layernorm_rows_f32_avx2,
+                unsafe extern "C" fn(*const hlojit_runtime::kernels::rows::LayernormRowsF32) -> i32
+            ),
         }
     }
 

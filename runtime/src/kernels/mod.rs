@@ -8,3 +8,4 @@ pub mod introsort;
 pub mod sort;
 pub mod gemm;
 pub mod conv;
+pub mod rows;

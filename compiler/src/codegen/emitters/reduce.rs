@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::hlo::{InstrId, Opcode};
 use inkwell::values::BasicValueEnum;
 
+mod precompiled;
 mod split;
 
 /// Elements of the parallel dimension's block in a column reduction (a page of f32).
@@ -58,7 +59,10 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
     }
     let e = kc.elemental();
     match plan(kc, &e, &values)? {
-        Some(p) => emit_plan(kc, e, &p),
+        Some(p) => match precompiled::emit(kc, &p)? {
+            Some(extent) => Ok(extent),
+            None => emit_plan(kc, e, &p),
+        },
         None => super::reduce_window::emit_per_element(kc, e, &values),
     }
 }
