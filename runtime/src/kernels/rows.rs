@@ -166,7 +166,9 @@ mod avx2 {
     }
 
     /// The maximum of a row of `cols` (a multiple of 32) elements from `init`: four 8-lane
-    /// accumulators starting at `init` (exact in any order: only NaN payloads could differ).
+    /// accumulators starting at `init` (exact in any order: only NaNs could differ). A NaN
+    /// result is computed again in order, as the generated kernel does
+    /// (`Reducer::redo_in_order_if_nan` in the compiler).
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn row_max(x: *const f32, cols: usize, init: f32) -> f32 {
         let mut acc = [_mm256_set1_ps(init); 4];
@@ -175,7 +177,21 @@ mod avx2 {
                 *a = maximum(*a, _mm256_loadu_ps(x.add(j + 8 * i)));
             }
         }
-        max_lanes(maximum(maximum(maximum(acc[0], acc[1]), acc[2]), acc[3]))
+        let m = max_lanes(maximum(maximum(maximum(acc[0], acc[1]), acc[2]), acc[3]));
+        if m.is_nan() {
+            return (0..cols).fold(init, |a, j| xla_maximum(a, *x.add(j)));
+        }
+        m
+    }
+
+    /// XLA:CPU's scalar `maximum(a, b)` on x86 (codegen/elemental/minmax.rs in the compiler):
+    /// a NaN `a` comes back unchanged, a NaN `b` with its sign ANDed with `a`'s.
+    fn xla_maximum(a: f32, b: f32) -> f32 {
+        if a.is_nan() {
+            return a;
+        }
+        let m = if a > b { a } else { b };
+        f32::from_bits(m.to_bits() & (a.to_bits() | !(1 << 31)))
     }
 
     /// The sum of a row of `cols` (a multiple of 32) elements from `init`, in LLVM's order:
