@@ -49,20 +49,27 @@ fn host_has_avx2_fma() -> bool {
 /// the same bits either way).
 static VARIABLE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Compiles `hlo`, its LLVM IR and its result on `x`, the runtime's kernel allowed or not.
-fn compile_and_run(hlo: &str, options: &CompileOptions, generated: bool, x: &ArrayLiteral) -> (String, Vec<u32>) {
+/// Compiles `hlo` for Haswell, its LLVM IR and the bits of every result element on `args`,
+/// the runtime's kernels allowed or not.
+fn compile_and_run(hlo: &str, generated: bool, args: &[ArrayLiteral]) -> (String, Vec<u32>) {
+    let options = haswell();
     let _guard = VARIABLE.lock().unwrap_or_else(|e| e.into_inner());
     if generated {
         std::env::set_var(GENERATED_ROWS_VARIABLE, "1");
     }
     let module = parse_module(hlo).expect("test module parses");
-    let prepared = prepare(&module, options).expect("prepares");
-    let ir = compile_to(&prepared, "softmax", options, OutputKind::LlvmIr, true).map(|b| String::from_utf8_lossy(&b).into_owned());
-    let exe = Executable::compile(&module, options);
+    let prepared = prepare(&module, &options).expect("prepares");
+    let ir = compile_to(&prepared, "rows", &options, OutputKind::LlvmIr, true).map(|b| String::from_utf8_lossy(&b).into_owned());
+    let exe = Executable::compile(&module, &options);
     std::env::remove_var(GENERATED_ROWS_VARIABLE);
-    let out = exe.expect("compiles").run_literals(&[Literal::from(x.clone())]).expect("runs");
-    let out = out.as_array().expect("array result");
-    (ir.expect("compiles to IR"), (0..out.element_count()).map(|i| (out.get_f64(i) as f32).to_bits()).collect())
+    let args: Vec<Literal> = args.iter().map(|a| Literal::from(a.clone())).collect();
+    let out = exe.expect("compiles").run_literals(&args).expect("runs");
+    let bits = out
+        .leaves()
+        .into_iter()
+        .flat_map(|a| (0..a.element_count()).map(|i| (a.get_f64(i) as f32).to_bits()).collect::<Vec<_>>())
+        .collect();
+    (ir.expect("compiles to IR"), bits)
 }
 
 /// Values over the whole range exp clamps (-87.8 .. 88.8 and beyond), ties for the maximum,
@@ -94,9 +101,9 @@ fn the_precompiled_softmax_has_the_generated_kernels_bits() {
     for dims in [&[20, 64][..], &[17, 96], &[4, 5, 128], &[33, 1024], &[16, 4096], &[16, 160]] {
         let hlo = softmax_module(dims);
         let x = inputs(dims);
-        let (ir, precompiled) = compile_and_run(&hlo, &haswell(), false, &x);
+        let (ir, precompiled) = compile_and_run(&hlo, false, std::slice::from_ref(&x));
         assert!(ir.contains(SYMBOL), "{dims:?}: the runtime's softmax");
-        let (ir, generated) = compile_and_run(&hlo, &haswell(), true, &x);
+        let (ir, generated) = compile_and_run(&hlo, true, std::slice::from_ref(&x));
         assert!(!ir.contains(SYMBOL), "{dims:?}: the generated kernel when forced");
         let nan = |b: u32| f32::from_bits(b).is_nan();
         let differ = precompiled.iter().zip(&generated).filter(|(p, g)| p != g).count();
@@ -142,26 +149,6 @@ fn reductions_module(rows: i64, cols: i64, init: &str) -> String {
     )
 }
 
-fn run_tuple(hlo: &str, generated: bool, x: &ArrayLiteral) -> (String, Vec<u32>) {
-    let options = haswell();
-    let _guard = VARIABLE.lock().unwrap_or_else(|e| e.into_inner());
-    if generated {
-        std::env::set_var(GENERATED_ROWS_VARIABLE, "1");
-    }
-    let module = parse_module(hlo).expect("test module parses");
-    let prepared = prepare(&module, &options).expect("prepares");
-    let ir = compile_to(&prepared, "reductions", &options, OutputKind::LlvmIr, true).map(|b| String::from_utf8_lossy(&b).into_owned());
-    let exe = Executable::compile(&module, &options);
-    std::env::remove_var(GENERATED_ROWS_VARIABLE);
-    let out = exe.expect("compiles").run_literals(&[Literal::from(x.clone())]).expect("runs");
-    let bits = out
-        .leaves()
-        .into_iter()
-        .flat_map(|a| (0..a.element_count()).map(|i| (a.get_f64(i) as f32).to_bits()).collect::<Vec<_>>())
-        .collect();
-    (ir.expect("compiles to IR"), bits)
-}
-
 #[test]
 fn precompiled_row_reductions_have_the_generated_kernels_bits() {
     if !host_has_avx2_fma() {
@@ -170,9 +157,9 @@ fn precompiled_row_reductions_have_the_generated_kernels_bits() {
     for (rows, cols, init) in [(16, 64, "0"), (40, 96, "0"), (64, 4096, "0"), (300, 1024, "0"), (16, 128, "2.5")] {
         let hlo = reductions_module(rows, cols, init);
         let x = inputs(&[rows, cols]);
-        let (ir, precompiled) = run_tuple(&hlo, false, &x);
+        let (ir, precompiled) = compile_and_run(&hlo, false, std::slice::from_ref(&x));
         assert!(ir.contains("hlojit_rt_row_reduce_f32_avx2"), "{rows}x{cols}: the runtime's row reduction");
-        let (ir, generated) = run_tuple(&hlo, true, &x);
+        let (ir, generated) = compile_and_run(&hlo, true, std::slice::from_ref(&x));
         assert!(!ir.contains("hlojit_rt_row_reduce_f32_avx2"), "{rows}x{cols}: generated when forced");
         let differ = precompiled.iter().zip(&generated).filter(|(p, g)| p != g).count();
         assert_eq!(differ, 0, "{rows}x{cols}: {differ} of {} results differ", generated.len());
@@ -198,23 +185,6 @@ fn layernorm_module(rows: i64, cols: i64) -> String {
     )
 }
 
-fn run_layernorm(hlo: &str, generated: bool, args: &[ArrayLiteral]) -> (String, Vec<u32>) {
-    let options = haswell();
-    let _guard = VARIABLE.lock().unwrap_or_else(|e| e.into_inner());
-    if generated {
-        std::env::set_var(GENERATED_ROWS_VARIABLE, "1");
-    }
-    let module = parse_module(hlo).expect("test module parses");
-    let prepared = prepare(&module, &options).expect("prepares");
-    let ir = compile_to(&prepared, "layernorm", &options, OutputKind::LlvmIr, true).map(|b| String::from_utf8_lossy(&b).into_owned());
-    let exe = Executable::compile(&module, &options);
-    std::env::remove_var(GENERATED_ROWS_VARIABLE);
-    let args: Vec<Literal> = args.iter().map(|a| Literal::from(a.clone())).collect();
-    let out = exe.expect("compiles").run_literals(&args).expect("runs");
-    let out = out.as_array().expect("array result");
-    (ir.expect("compiles to IR"), (0..out.element_count()).map(|i| (out.get_f64(i) as f32).to_bits()).collect())
-}
-
 #[test]
 fn the_precompiled_layernorm_has_the_generated_kernels_bits() {
     if !host_has_avx2_fma() {
@@ -231,9 +201,9 @@ fn the_precompiled_layernorm_has_the_generated_kernels_bits() {
             ArrayLiteral::from_f64s(ElementType::F32, &[cols], &v).expect("literal")
         };
         let args = [x, vector(&g, 0), vector(&b, 1)];
-        let (ir, precompiled) = run_layernorm(&hlo, false, &args);
+        let (ir, precompiled) = compile_and_run(&hlo, false, &args);
         assert!(ir.contains("hlojit_rt_layernorm_rows_f32_avx2"), "{rows}x{cols}: the runtime's layernorm");
-        let (ir, generated) = run_layernorm(&hlo, true, &args);
+        let (ir, generated) = compile_and_run(&hlo, true, &args);
         assert!(!ir.contains("hlojit_rt_layernorm_rows_f32_avx2"), "{rows}x{cols}: generated when forced");
         let differ: Vec<usize> = (0..generated.len()).filter(|&i| precompiled[i] != generated[i]).collect();
         let show = |i: usize| format!("[{i}] {} vs generated {}", f32::from_bits(precompiled[i]), f32::from_bits(generated[i]));
