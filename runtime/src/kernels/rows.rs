@@ -50,14 +50,8 @@ pub unsafe extern "C" fn hlojit_rt_softmax_rows_f32_avx2(desc: *const SoftmaxRow
         return 0;
     }
     let task = Task { desc: d, failed: AtomicBool::new(false) };
-    let ctx = &task as *const Task as *const *mut u8;
-    if d.min_chunk > 0 {
-        // SAFETY: the tasks read `task` through `ctx`, alive for the call.
-        unsafe { hlojit_rt_parallel_for(rows_task, ctx, d.rows, d.min_chunk) };
-    } else {
-        // SAFETY: as above, all rows on this thread.
-        unsafe { rows_task(ctx, 0, d.rows) };
-    }
+    // SAFETY: the tasks read `task` through the context, alive for the call.
+    unsafe { run_rows(rows_task, &task as *const Task as *const *mut u8, d.rows, d.min_chunk) };
     // A task that could not allocate failed on its own thread: say so on this one.
     if task.failed.load(Ordering::Relaxed) {
         set_failure(format!("{ALLOCATION_FAILURE} a row of temporary memory for a softmax"));
@@ -94,6 +88,21 @@ unsafe extern "C" fn rows_task(ctx: *const *mut u8, begin: i64, end: i64) {
     }
     // SAFETY: allocated above with this size.
     unsafe { crate::symbols::hlojit_rt_free(scratch as *mut u8, bytes) };
+}
+
+/// Runs `task` over rows `0..rows`: on the thread pool in chunks of at least `min_chunk`
+/// rows, or all on the calling thread when `min_chunk` is 0.
+///
+/// # Safety
+/// `task` may be called with `ctx` on any thread of the pool.
+unsafe fn run_rows(task: unsafe extern "C" fn(*const *mut u8, i64, i64), ctx: *const *mut u8, rows: i64, min_chunk: i64) {
+    if min_chunk > 0 {
+        // SAFETY: as this function's contract.
+        unsafe { hlojit_rt_parallel_for(task, ctx, rows, min_chunk) };
+    } else {
+        // SAFETY: as above.
+        unsafe { task(ctx, 0, rows) };
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -400,14 +409,8 @@ pub unsafe extern "C" fn hlojit_rt_row_reduce_f32_avx2(desc: *const RowReduceF32
     if d.rows <= 0 {
         return 0;
     }
-    let ctx = desc as *const *mut u8;
-    if d.min_chunk > 0 {
-        // SAFETY: the tasks read the descriptor through `ctx`, alive for the call.
-        unsafe { hlojit_rt_parallel_for(reduce_task, ctx, d.rows, d.min_chunk) };
-    } else {
-        // SAFETY: as above, all rows on this thread.
-        unsafe { reduce_task(ctx, 0, d.rows) };
-    }
+    // SAFETY: the tasks read the descriptor through the context, alive for the call.
+    unsafe { run_rows(reduce_task, desc as *const *mut u8, d.rows, d.min_chunk) };
     0
 }
 
@@ -462,14 +465,8 @@ pub unsafe extern "C" fn hlojit_rt_layernorm_rows_f32_avx2(desc: *const Layernor
     if d.rows <= 0 {
         return 0;
     }
-    let ctx = desc as *const *mut u8;
-    if d.min_chunk > 0 {
-        // SAFETY: the tasks read the descriptor through `ctx`, alive for the call.
-        unsafe { hlojit_rt_parallel_for(layernorm_task, ctx, d.rows, d.min_chunk) };
-    } else {
-        // SAFETY: as above, all rows on this thread.
-        unsafe { layernorm_task(ctx, 0, d.rows) };
-    }
+    // SAFETY: the tasks read the descriptor through the context, alive for the call.
+    unsafe { run_rows(layernorm_task, desc as *const *mut u8, d.rows, d.min_chunk) };
     0
 }
 
