@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from lib import run_hlo_on_xla_cpu as run, write  # noqa: E402
+from lib import reducer, run_hlo_on_xla_cpu as run, write  # noqa: E402
 
 ROOT = sys.argv[1]
 rng = np.random.default_rng(9600799)
@@ -20,27 +20,12 @@ x[rng.random(x.shape) < 0.08] = np.float32(np.nan)
 x[rng.random(x.shape) < 0.03] = -np.float32(np.nan)
 d = rng.choice(np.array([-1.5, 0.5, 2.0, -3.0], np.float64), size=(4, 6))
 d[rng.random(d.shape) < 0.15] = np.nan
-module = """HloModule min_max_nan_sign
-
-min_f32 {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT r = f32[] minimum(a, b)
-}
-
-max_f32 {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT r = f32[] maximum(a, b)
-}
-
-min_f64 {
-  a = f64[] parameter(0)
-  b = f64[] parameter(1)
-  ROOT r = f64[] minimum(a, b)
-}
-
-ENTRY main {
+reducers = "\n".join([
+    reducer('min_f32', 'minimum', 'f32'),
+    reducer('max_f32', 'maximum', 'f32'),
+    reducer('min_f64', 'minimum', 'f64'),
+])
+module = "HloModule min_max_nan_sign\n\n" + reducers + "\n" + """ENTRY main {
   x = f32[5,3,7,4] parameter(0)
   d = f64[4,6] parameter(1)
   pinf = f32[] constant(inf)

@@ -158,6 +158,16 @@ def sort_rows(arrays, dim, keyfn):
     return outs
 
 
+def reducer(name, op, dtype):
+    """HLO text of a scalar reducer computation `name`: `op(a, b)` on `dtype` (e.g. "f32")."""
+    return f"""{name} {{
+  a = {dtype}[] parameter(0)
+  b = {dtype}[] parameter(1)
+  ROOT r = {dtype}[] {op}(a, b)
+}}
+"""
+
+
 def run_hlo_on_xla_cpu(module, inputs):
     """XLA:CPU's outputs (numpy arrays) for HLO text `module` compiled as it is (jaxlib's XLA,
     the module converted to StableHLO only to reach the compiler), on numpy `inputs`."""
