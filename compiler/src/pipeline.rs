@@ -413,15 +413,7 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
     // Strength reduction by the whole module's kind, not each partition's: partitions that
     // differed would generate their code one after the other (see strength_reduction).
     let lsr = strength_reduction::wanted(optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true));
-    // Largest kernels first, each to the least loaded partition.
-    let mut order: Vec<usize> = (0..plan.kernels.len()).filter(|&j| !is_inlined[j]).collect();
-    order.sort_by_key(|&j| std::cmp::Reverse(work[j]));
-    let mut parts: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); partitions];
-    for j in order {
-        let lightest = parts.iter_mut().min_by_key(|(w, _)| *w).expect("partitions");
-        lightest.0 += work[j];
-        lightest.1.push(j);
-    }
+    let parts = partition_by_optimization(module, &plan, &work, &is_inlined, partitions);
     let results: Vec<Result<CompiledPartition>> = std::thread::scope(|scope| {
         let handles: Vec<_> = parts
             .iter()
@@ -454,6 +446,33 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
     let optimization = optimization_for(module, &plan, &inlined, true);
     objects.push(finish(&cg, &machine, optimization, lsr, OutputKind::Object, options.dump.as_ref(), &mut stats)?);
     Ok((objects, stats))
+}
+
+/// Splits the kernels that are not inlined into at most `partitions` groups of each
+/// optimization kind, largest kernels first, each to the least loaded group of its kind. Kinds
+/// are kept apart because a partition gets the optimization of its most demanding kernel: one
+/// dot among loop kernels would put them all through O3.
+fn partition_by_optimization(
+    module: &Module,
+    plan: &LoweringPlan,
+    work: &[usize],
+    is_inlined: &[bool],
+    partitions: usize,
+) -> Vec<(usize, Vec<usize>)> {
+    let mut parts = Vec::new();
+    for kind in [Optimization::Full, Optimization::LoopKernels] {
+        let mut order: Vec<usize> =
+            (0..plan.kernels.len()).filter(|&j| !is_inlined[j] && optimization_for(module, plan, &[j], false) == kind).collect();
+        order.sort_by_key(|&j| std::cmp::Reverse(work[j]));
+        let mut kind_parts: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); partitions.min(order.len())];
+        for j in order {
+            let lightest = kind_parts.iter_mut().min_by_key(|(w, _)| *w).expect("partitions");
+            lightest.0 += work[j];
+            lightest.1.push(j);
+        }
+        parts.extend(kind_parts);
+    }
+    parts
 }
 
 /// A partition's object file, the kernels it defines and its compile times.
@@ -490,4 +509,48 @@ pub(crate) fn kernel_work(module: &Module, plan: &LoweringPlan, job: &KernelJob)
         None => vec![inst],
     };
     body.iter().map(|i| i.opcode.weight()).sum::<usize>().max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{kernel_work, partition_by_optimization, prepare, CompileOptions};
+    use crate::backend::optimization::{optimization_for, Optimization};
+    use crate::codegen::plan::LoweringPlan;
+
+    /// Two dots beside reductions along both dimensions and an elementwise chain: kernels of
+    /// both optimization kinds.
+    const MIXED: &str = "HloModule m
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
+ENTRY main {
+  a = f32[256,256] parameter(0)
+  b = f32[256,256] parameter(1)
+  ab = f32[256,256] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ba = f32[256,256] dot(b, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  z = f32[] constant(0)
+  rows = f32[256] reduce(ab, z), dimensions={1}, to_apply=add
+  cols = f32[256] reduce(ba, z), dimensions={0}, to_apply=add
+  e = f32[256,256] exponential(a)
+  t = f32[256,256] tanh(e)
+  ROOT o = (f32[256], f32[256], f32[256,256]) tuple(rows, cols, t)
+}
+";
+
+    #[test]
+    fn partitions_keep_loop_kernels_apart_from_dots() {
+        let parsed = crate::hlo::text::parse_module(MIXED).expect("parses");
+        let module = prepare(&parsed, &CompileOptions::default()).expect("prepares");
+        let plan = LoweringPlan::new(&module, "entry").expect("plans");
+        let work: Vec<usize> = plan.kernels.iter().map(|k| kernel_work(&module, &plan, k)).collect();
+        let not_inlined = vec![false; plan.kernels.len()];
+        let parts = partition_by_optimization(&module, &plan, &work, &not_inlined, 2);
+        let kinds: Vec<Optimization> = parts.iter().map(|(_, jobs)| optimization_for(&module, &plan, jobs, false)).collect();
+        assert!(kinds.contains(&Optimization::Full) && kinds.contains(&Optimization::LoopKernels), "{kinds:?}");
+        for (_, jobs) in &parts {
+            let kind = optimization_for(&module, &plan, jobs, false);
+            assert!(jobs.iter().all(|&j| optimization_for(&module, &plan, &[j], false) == kind), "a mixed partition: {parts:?}");
+        }
+        let mut all: Vec<usize> = parts.iter().flat_map(|(_, jobs)| jobs.iter().copied()).collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..plan.kernels.len()).collect::<Vec<_>>(), "every kernel in exactly one partition");
+    }
 }
