@@ -161,6 +161,10 @@ fn epilogue_finishes_every_element_once_after_its_last_k_block() {
         check_full(isa, Operands::F32, 2, 8 * mr + 3, 2 * nr + 5, 600, mr, nv, 256, nr, false, false, true);
         let rows = 2 * block_rows(mr, 512, 1 << 20) + mr + 1;
         check_full(isa, Operands::Bf16, 1, rows, (DIRECT_A_MAX_PANELS + 1) * nr + 3, 1000, mr, nv, 512, nr, false, false, true);
+        // Panels too deep for a strip to walk several at once (`strip_pass`): each panel meets
+        // the block's strips in turn, its column of tiles finished together.
+        assert!(!strip_pass(isa, 2, 8192 * nr));
+        check_full(isa, Operands::F32, 1, 2 * mr + 1, 8 * nr + 3, 8200, mr, nv, 8192, nr, false, true, true);
     }
 }
 
