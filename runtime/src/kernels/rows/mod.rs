@@ -186,7 +186,8 @@ pub struct RowReduceF32 {
 /// has AVX2 and FMA.
 #[no_mangle]
 pub unsafe extern "C" fn hlojit_rt_row_reduce_f32_avx2(desc: *const RowReduceF32) -> i32 {
-    unsafe { row_reduce::<Avx2>(desc) }
+    // SAFETY: as this function's contract.
+    unsafe { run_descriptor(desc, (*desc).rows, (*desc).min_chunk, reduce_task::<Avx2>) }
 }
 
 /// [`hlojit_rt_row_reduce_f32_avx2`] with 16-lane vectors.
@@ -196,19 +197,20 @@ pub unsafe extern "C" fn hlojit_rt_row_reduce_f32_avx2(desc: *const RowReduceF32
 /// AVX-512F, AVX2 and FMA.
 #[no_mangle]
 pub unsafe extern "C" fn hlojit_rt_row_reduce_f32_avx512(desc: *const RowReduceF32) -> i32 {
-    unsafe { row_reduce::<Avx512>(desc) }
+    // SAFETY: as this function's contract.
+    unsafe { run_descriptor(desc, (*desc).rows, (*desc).min_chunk, reduce_task::<Avx512>) }
 }
 
+/// Runs `task` over rows `0..rows` (see [`run_rows`]) with the descriptor as its context;
+/// always 0 (these kernels allocate nothing).
+///
 /// # Safety
-/// As the entry points', with a CPU that has `I`.
-unsafe fn row_reduce<I: Isa>(desc: *const RowReduceF32) -> i32 {
-    // SAFETY: as this function's contract.
-    let d = unsafe { &*desc };
-    if d.rows <= 0 {
-        return 0;
+/// `task` reads `desc` as its descriptor, alive for the call.
+unsafe fn run_descriptor<D>(desc: *const D, rows: i64, min_chunk: i64, task: unsafe extern "C" fn(*const *mut u8, i64, i64)) -> i32 {
+    if rows > 0 {
+        // SAFETY: as this function's contract.
+        unsafe { run_rows(task, desc as *const *mut u8, rows, min_chunk) };
     }
-    // SAFETY: the tasks read the descriptor through the context, alive for the call.
-    unsafe { run_rows(reduce_task::<I>, desc as *const *mut u8, d.rows, d.min_chunk) };
     0
 }
 
@@ -255,7 +257,8 @@ pub struct LayernormRowsF32 {
 /// [`RowIsa::Avx2`] accepts; the CPU has AVX2 and FMA.
 #[no_mangle]
 pub unsafe extern "C" fn hlojit_rt_layernorm_rows_f32_avx2(desc: *const LayernormRowsF32) -> i32 {
-    unsafe { layernorm_rows::<Avx2>(desc) }
+    // SAFETY: as this function's contract.
+    unsafe { run_descriptor(desc, (*desc).rows, (*desc).min_chunk, layernorm_task::<Avx2>) }
 }
 
 /// [`hlojit_rt_layernorm_rows_f32_avx2`] with 16-lane vectors.
@@ -265,20 +268,8 @@ pub unsafe extern "C" fn hlojit_rt_layernorm_rows_f32_avx2(desc: *const Layernor
 /// has AVX-512F, AVX2 and FMA.
 #[no_mangle]
 pub unsafe extern "C" fn hlojit_rt_layernorm_rows_f32_avx512(desc: *const LayernormRowsF32) -> i32 {
-    unsafe { layernorm_rows::<Avx512>(desc) }
-}
-
-/// # Safety
-/// As the entry points', with a CPU that has `I`.
-unsafe fn layernorm_rows<I: Isa>(desc: *const LayernormRowsF32) -> i32 {
     // SAFETY: as this function's contract.
-    let d = unsafe { &*desc };
-    if d.rows <= 0 {
-        return 0;
-    }
-    // SAFETY: the tasks read the descriptor through the context, alive for the call.
-    unsafe { run_rows(layernorm_task::<I>, desc as *const *mut u8, d.rows, d.min_chunk) };
-    0
+    unsafe { run_descriptor(desc, (*desc).rows, (*desc).min_chunk, layernorm_task::<Avx512>) }
 }
 
 /// Rows `begin..end` (a thread-pool task; `ctx` is the descriptor).

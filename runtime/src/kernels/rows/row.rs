@@ -187,18 +187,28 @@ pub(super) unsafe fn reduce_row<V: Simd>(reductions: &[RowReduction], r: usize, 
     let init = |red: &RowReduction| f32::from_bits(red.init as u32);
     let is_max = |red: &RowReduction| red.op == REDUCE_MAX;
     let store = |red: &RowReduction, v: f32| *(red.out as *mut f32).add(r) = v;
-    let start = |red: &RowReduction| if is_max(red) { [V::splat(init(red)); 4] } else { sum_start::<V>(init(red)) };
-    let finish = |red: &RowReduction, acc: Acc<V>| if is_max(red) { finish_max(acc, row(red), cols, init(red)) } else { finish_sum(acc) };
     if let [a, b] = reductions {
-        let (x, y) = (row(a), row(b));
+        let (x, y, ia, ib) = (row(a), row(b), init(a), init(b));
         let (va, vb) = match (is_max(a), is_max(b)) {
-            (false, true) => two(x, y, cols, start(a), start(b), V::add, V::maximum),
-            (true, false) => two(x, y, cols, start(a), start(b), V::maximum, V::add),
-            (false, false) => two(x, y, cols, start(a), start(b), V::add, V::add),
-            (true, true) => two(x, y, cols, start(a), start(b), V::maximum, V::maximum),
+            (false, true) => {
+                let (va, vb) = two(x, y, cols, sum_start::<V>(ia), [V::splat(ib); 4], V::add, V::maximum);
+                (finish_sum(va), finish_max(vb, y, cols, ib))
+            }
+            (true, false) => {
+                let (va, vb) = two(x, y, cols, [V::splat(ia); 4], sum_start::<V>(ib), V::maximum, V::add);
+                (finish_max(va, x, cols, ia), finish_sum(vb))
+            }
+            (false, false) => {
+                let (va, vb) = two(x, y, cols, sum_start::<V>(ia), sum_start::<V>(ib), V::add, V::add);
+                (finish_sum(va), finish_sum(vb))
+            }
+            (true, true) => {
+                let (va, vb) = two(x, y, cols, [V::splat(ia); 4], [V::splat(ib); 4], V::maximum, V::maximum);
+                (finish_max(va, x, cols, ia), finish_max(vb, y, cols, ib))
+            }
         };
-        store(a, finish(a, va));
-        store(b, finish(b, vb));
+        store(a, va);
+        store(b, vb);
         return;
     }
     for red in reductions {

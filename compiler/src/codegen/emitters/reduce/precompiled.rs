@@ -1,13 +1,14 @@
 //! Row sums and maxima of f32 arrays run by the runtime's precompiled kernel
-//! (`hlojit_runtime::kernels::rows::hlojit_rt_row_reduce_f32_avx2` / `_avx512`) instead of generated
-//! loops, for the same reason as the softmax (`emitters/softmax_rows.rs`): a module of such
-//! reductions then needs no LLVM at all (XLA:CPU runs them in YNNPACK).
+//! (`hlojit_runtime::kernels::rows::hlojit_rt_row_reduce_f32_avx2` / `_avx512`) instead of
+//! generated loops, for the same reason as the softmax (`emitters/softmax_rows.rs`): a module
+//! of such reductions then needs no LLVM at all (XLA:CPU runs them in YNNPACK).
 //!
 //! Taken when the runtime kernel repeats the generated loop bit for bit: a target with LLVM's
 //! vector width known (`row_isa.rs`), f32 reductions by `add` or `maximum` from a constant
 //! init, each reading a buffer row-major over its minor dimension (or a whole vector too
-//! small to split), rows `RowIsa::accepts_row` accepts, no elementwise outputs. The reductions share the walk in the generated kernel; run one after the other
-//! they give the same bits (each output depends only on its own row).
+//! small to split), rows `RowIsa::accepts_row` accepts, no elementwise outputs. The
+//! reductions share the walk in the generated kernel; run one after the other they give the
+//! same bits (each output depends only on its own row).
 
 use super::{split, Plan};
 use crate::codegen::elemental::Input;
