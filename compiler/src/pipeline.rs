@@ -287,6 +287,7 @@ fn codegen_for<'ctx>(context: &'ctx Context, name: &str, options: &CompileOption
     cg.profile = options.profile;
     cg.fma = crate::backend::target::has_feature(machine, "fma");
     cg.avx2 = crate::backend::target::has_feature(machine, "avx2");
+    cg.cpu = machine.get_cpu().to_string();
     cg.module.set_triple(&machine.get_triple());
     cg.module.set_data_layout(&machine.get_target_data().get_data_layout());
     cg

@@ -37,6 +37,9 @@ pub struct Codegen<'ctx> {
     /// Whether the target has AVX2 (the runtime's AVX2 GEMMs are compiled for it: a CPU with
     /// AVX and FMA but not AVX2, such as AMD's Piledriver, cannot run them).
     pub avx2: bool,
+    /// The target CPU's LLVM name (`znver4`, `skylake-avx512`, ...): its tuning decides the
+    /// vector width LLVM's loop vectorizer picks (see `emitters/row_isa.rs`).
+    pub cpu: String,
     /// Scratch the kernels being generated hold (see `scratch.rs`).
     pub scratch: std::cell::RefCell<super::scratch::ScratchState<'ctx>>,
     /// The access group of independent kernel loops (see `independent_loops.rs`), made once.
@@ -55,6 +58,7 @@ impl<'ctx> Codegen<'ctx> {
             profile: false,
             fma: false,
             avx2: false,
+            cpu: String::new(),
             scratch: Default::default(),
             access_group: Default::default(),
         }

@@ -57,19 +57,22 @@ pub enum RuntimeFunction {
     /// f32 convolutions (GEMM lowering or depthwise), precompiled per instruction set.
     ConvF32Avx512,
     ConvF32Avx2,
-    /// Softmax over the rows of a row-major f32 array (AVX2 + FMA), see `emitters/softmax_rows.rs`.
+    /// Softmax over the rows of a row-major f32 array (8 or 16 lanes), see `emitters/softmax_rows.rs`.
     SoftmaxRowsF32Avx2,
-    /// Row sums and maxima of f32 arrays (AVX2 + FMA), see `emitters/reduce/precompiled.rs`.
+    SoftmaxRowsF32Avx512,
+    /// Row sums and maxima of f32 arrays, see `emitters/reduce/precompiled.rs`.
     RowReduceF32Avx2,
-    /// Layer normalization of the rows of a row-major f32 array (AVX2 + FMA), see `emitters/layernorm_rows.rs`.
+    RowReduceF32Avx512,
+    /// Layer normalization of the rows of a row-major f32 array, see `emitters/layernorm_rows.rs`.
     LayernormRowsF32Avx2,
+    LayernormRowsF32Avx512,
 }
 
 /// The process-wide flag generated loops poll (a `u32` the runtime sets; not a function).
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 32] = [
+    pub const ALL: [RuntimeFunction; 35] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
@@ -100,8 +103,11 @@ impl RuntimeFunction {
         RuntimeFunction::ConvF32Avx512,
         RuntimeFunction::ConvF32Avx2,
         RuntimeFunction::SoftmaxRowsF32Avx2,
+        RuntimeFunction::SoftmaxRowsF32Avx512,
         RuntimeFunction::RowReduceF32Avx2,
+        RuntimeFunction::RowReduceF32Avx512,
         RuntimeFunction::LayernormRowsF32Avx2,
+        RuntimeFunction::LayernormRowsF32Avx512,
     ];
 
     /// The exported symbol.
@@ -137,8 +143,11 @@ impl RuntimeFunction {
             RuntimeFunction::ConvF32Avx512 => "hlojit_rt_conv_f32_avx512",
             RuntimeFunction::ConvF32Avx2 => "hlojit_rt_conv_f32_avx2",
             RuntimeFunction::SoftmaxRowsF32Avx2 => "hlojit_rt_softmax_rows_f32_avx2",
+            RuntimeFunction::SoftmaxRowsF32Avx512 => "hlojit_rt_softmax_rows_f32_avx512",
             RuntimeFunction::RowReduceF32Avx2 => "hlojit_rt_row_reduce_f32_avx2",
+            RuntimeFunction::RowReduceF32Avx512 => "hlojit_rt_row_reduce_f32_avx512",
             RuntimeFunction::LayernormRowsF32Avx2 => "hlojit_rt_layernorm_rows_f32_avx2",
+            RuntimeFunction::LayernormRowsF32Avx512 => "hlojit_rt_layernorm_rows_f32_avx512",
         }
     }
 
@@ -182,6 +191,8 @@ impl RuntimeFunction {
             RuntimeFunction::GemmF32Avx512 | RuntimeFunction::GemmF32Avx2 | RuntimeFunction::GemmBf16Avx512 | RuntimeFunction::GemmBf16Avx2 | RuntimeFunction::GemmS8Avx2 => (Some(I32), &[Ptr]),
             // (descriptor: hlojit_runtime::kernels::conv::ConvF32)
             RuntimeFunction::ConvF32Avx512 | RuntimeFunction::ConvF32Avx2 | RuntimeFunction::SoftmaxRowsF32Avx2 | RuntimeFunction::RowReduceF32Avx2 | RuntimeFunction::LayernormRowsF32Avx2 => (Some(I32), &[Ptr]),
+            // (descriptor: one of hlojit_runtime::kernels::rows's)
+            RuntimeFunction::SoftmaxRowsF32Avx512 | RuntimeFunction::RowReduceF32Avx512 | RuntimeFunction::LayernormRowsF32Avx512 => (Some(I32), &[Ptr]),
         }
     }
 }
@@ -447,12 +458,24 @@ mod tests {
                 hlojit_runtime::kernels::rows::hlojit_rt_softmax_rows_f32_avx2,
                 unsafe extern "C" fn(*const hlojit_runtime::kernels::rows::SoftmaxRowsF32) -> i32
             ),
+            RuntimeFunction::SoftmaxRowsF32Avx512 => def!(
+                hlojit_runtime::kernels::rows::hlojit_rt_softmax_rows_f32_avx512,
+                unsafe extern "C" fn(*const hlojit_runtime::kernels::rows::SoftmaxRowsF32) -> i32
+            ),
             RuntimeFunction::RowReduceF32Avx2 => def!(
                 hlojit_runtime::kernels::rows::hlojit_rt_row_reduce_f32_avx2,
                 unsafe extern "C" fn(*const hlojit_runtime::kernels::rows::RowReduceF32) -> i32
             ),
+            RuntimeFunction::RowReduceF32Avx512 => def!(
+                hlojit_runtime::kernels::rows::hlojit_rt_row_reduce_f32_avx512,
+                unsafe extern "C" fn(*const hlojit_runtime::kernels::rows::RowReduceF32) -> i32
+            ),
             RuntimeFunction::LayernormRowsF32Avx2 => def!(
                 hlojit_runtime::kernels::rows::hlojit_rt_layernorm_rows_f32_avx2,
+                unsafe extern "C" fn(*const hlojit_runtime::kernels::rows::LayernormRowsF32) -> i32
+            ),
+            RuntimeFunction::LayernormRowsF32Avx512 => def!(
+                hlojit_runtime::kernels::rows::hlojit_rt_layernorm_rows_f32_avx512,
                 unsafe extern "C" fn(*const hlojit_runtime::kernels::rows::LayernormRowsF32) -> i32
             ),
         }

@@ -4,18 +4,18 @@
 //! generated row loop, for the reasons of `softmax_rows.rs` (XLA:CPU runs this fusion in
 //! YNNPACK; LLVM took ~14 ms CPU of a ~15 ms compile here).
 //!
-//! The kernel repeats the generated one's arithmetic (see its docs) on AVX2 targets without
-//! AVX-512, for rows of a multiple of 32 elements (at least 64); the shape of the expression must be exactly
-//! the one below (other groupings round differently and keep the generated kernel).
+//! The kernel repeats the generated one's arithmetic (see its docs) on the targets and row
+//! lengths `row_isa.rs` and `RowIsa::accepts_row` name; the shape of the expression must be
+//! exactly the one below (other groupings round differently and keep the generated kernel).
 
-use super::softmax_rows::generated_forced;
+use super::row_isa::{any_accepts_row, row_isa};
 use crate::codegen::elemental::Input;
 use crate::codegen::kernel::KernelContext;
 use crate::codegen::reducer::associative_op;
 use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::error::Result;
 use crate::hlo::{Computation, InstrId, Instruction, Module, Opcode};
-use hlojit_runtime::kernels::rows::{MIN_ROW, ROW_MULTIPLE};
+use hlojit_runtime::kernels::rows::RowIsa;
 use hlojit_runtime::{ArrayShape, ElementType};
 
 /// What a matched layernorm reads: the fused parameters of x, gamma and beta, and the f32
@@ -43,7 +43,7 @@ pub fn layernorm(module: &Module, comp: &Computation, root: InstrId) -> Option<L
         return None;
     }
     let cols = x.dims[rank - 1];
-    if cols <= 0 || cols % ROW_MULTIPLE != 0 || cols < MIN_ROW || x.element_count() == 0 {
+    if !any_accepts_row(cols) || x.element_count() == 0 {
         return None;
     }
     let outer: Vec<i64> = (0..rank as i64 - 1).collect();
@@ -142,7 +142,8 @@ fn scaled_row_sum(module: &Module, comp: &Computation, i: &Instruction, rank: us
 /// (nothing emitted) otherwise. Returns the parallel extent: 1, the runtime splits the rows.
 pub fn emit(kc: &KernelContext) -> Result<Option<i64>> {
     let cg = kc.cg;
-    if !cg.x86 || cg.simd_bytes != 32 || !cg.avx2 || !cg.fma || generated_forced() || kc.outputs.len() != 1 {
+    let Some(isa) = row_isa(cg) else { return Ok(None) };
+    if kc.outputs.len() != 1 {
         return Ok(None);
     }
     let Some(l) = layernorm(kc.module, kc.comp, kc.root) else { return Ok(None) };
@@ -156,6 +157,9 @@ pub fn emit(kc: &KernelContext) -> Result<Option<i64>> {
         return Ok(None);
     }
     let cols = out.shape.dims[out.shape.dims.len() - 1];
+    if !isa.accepts_row(cols) {
+        return Ok(None);
+    }
     let rows = out.shape.element_count() / cols;
     let int = |p| cg.b.build_ptr_to_int(p, cg.i64(), "");
     let c = |v: i64| cg.const_i64(v);
@@ -180,7 +184,11 @@ pub fn emit(kc: &KernelContext) -> Result<Option<i64>> {
         cg.b.build_store(cg.gep(cg.i64().into(), desc, c(i as i64))?, *v)?;
     }
     // The status is always 0 (nothing to allocate), unused as for the other runtime kernels.
-    cg.call(cg.runtime(RuntimeFunction::LayernormRowsF32Avx2)?, &[desc.into()])?;
+    let f = match isa {
+        RowIsa::Avx2 => RuntimeFunction::LayernormRowsF32Avx2,
+        RowIsa::Avx512 => RuntimeFunction::LayernormRowsF32Avx512,
+    };
+    cg.call(cg.runtime(f)?, &[desc.into()])?;
     Ok(Some(1))
 }
 

@@ -8,9 +8,10 @@
 //! program of runtime calls (`backend/library_program.rs`) and LLVM never runs.
 //!
 //! The runtime kernel repeats the generated kernel's arithmetic step for step (see its
-//! docs), which holds for AVX2 targets without AVX-512 (LLVM's 8-lane vectors, four
-//! accumulators) and rows whose length is a multiple of 32, at least 64; anything else keeps the generated
-//! kernel. `HLOJIT_GENERATED_ROWS=1` forces the generated kernel (for comparisons).
+//! docs) with LLVM's vector width for the target (`row_isa.rs`: 8 lanes on AVX2 and Intel's
+//! AVX-512 CPUs, 16 on AMD's) and rows of a multiple of four vectors, at least eight;
+//! anything else keeps the generated kernel. `HLOJIT_GENERATED_ROWS=1` forces the generated
+//! kernel (for comparisons).
 
 use crate::codegen::elemental::Input;
 use crate::codegen::kernel::KernelContext;
@@ -18,16 +19,9 @@ use crate::codegen::reducer::associative_op;
 use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::error::Result;
 use crate::hlo::{Computation, InstrId, Instruction, Module, Opcode};
-use hlojit_runtime::kernels::rows::{MIN_ROW, ROW_MULTIPLE};
+use super::row_isa::{any_accepts_row, row_isa};
+use hlojit_runtime::kernels::rows::RowIsa;
 use hlojit_runtime::{ArrayShape, ElementType};
-
-/// Set (to anything but `0`) to generate every softmax row kernel, for comparisons.
-pub const GENERATED_ROWS_VARIABLE: &str = "HLOJIT_GENERATED_ROWS";
-
-/// Whether `HLOJIT_GENERATED_ROWS` asks for generated row kernels (softmax and row reductions).
-pub(crate) fn generated_forced() -> bool {
-    std::env::var_os(GENERATED_ROWS_VARIABLE).is_some_and(|v| v != "0")
-}
 
 /// The fused parameter a softmax fusion rooted at `root` reads, when `comp` computes exactly
 /// a softmax of it over its minor dimension in the form the runtime kernel reproduces.
@@ -41,8 +35,9 @@ pub fn softmax_input(module: &Module, comp: &Computation, root: InstrId) -> Opti
         return None;
     }
     let cols = x.dims[rank - 1];
-    // Every row lengths the kernel repeats the generated code for; at least one row.
-    if cols <= 0 || cols % ROW_MULTIPLE != 0 || cols < MIN_ROW || x.element_count() == 0 {
+    // Row lengths a kernel repeats the generated code for (the target's is checked when
+    // emitting); at least one row.
+    if !any_accepts_row(cols) || x.element_count() == 0 {
         return None;
     }
     let outer: Vec<i64> = (0..rank as i64 - 1).collect();
@@ -111,8 +106,8 @@ fn is_row_reduce(module: &Module, comp: &Computation, i: &Instruction, op: Opcod
 /// emitted) otherwise. Returns the parallel extent: 1, the runtime splits the rows itself.
 pub fn emit(kc: &KernelContext) -> Result<Option<i64>> {
     let cg = kc.cg;
-    // AVX-512 targets vectorize with 16 lanes: another order of additions.
-    if !cg.x86 || cg.simd_bytes != 32 || !cg.avx2 || !cg.fma || generated_forced() || kc.outputs.len() != 1 {
+    let Some(isa) = row_isa(cg) else { return Ok(None) };
+    if kc.outputs.len() != 1 {
         return Ok(None);
     }
     let Some(param) = softmax_input(kc.module, kc.comp, kc.root) else { return Ok(None) };
@@ -122,6 +117,9 @@ pub fn emit(kc: &KernelContext) -> Result<Option<i64>> {
         return Ok(None);
     }
     let cols = out.shape.dims[out.shape.dims.len() - 1];
+    if !isa.accepts_row(cols) {
+        return Ok(None);
+    }
     let rows = out.shape.element_count() / cols;
     let int = |p| cg.b.build_ptr_to_int(p, cg.i64(), "");
     let c = |v: i64| cg.const_i64(v);
@@ -132,7 +130,11 @@ pub fn emit(kc: &KernelContext) -> Result<Option<i64>> {
         cg.b.build_store(cg.gep(cg.i64().into(), desc, c(i as i64))?, *v)?;
     }
     // Non-zero only when a scratch row could not be allocated (recorded for the caller).
-    cg.call(cg.runtime(RuntimeFunction::SoftmaxRowsF32Avx2)?, &[desc.into()])?;
+    let f = match isa {
+        RowIsa::Avx2 => RuntimeFunction::SoftmaxRowsF32Avx2,
+        RowIsa::Avx512 => RuntimeFunction::SoftmaxRowsF32Avx512,
+    };
+    cg.call(cg.runtime(f)?, &[desc.into()])?;
     cg.note_kernel_may_fail();
     Ok(Some(1))
 }

@@ -1,12 +1,14 @@
-//! The precompiled softmax against the generated row kernel it replaces: the same bits on
-//! every element (the generated kernel is what the conformance corpus checks against XLA), and
-//! the generated kernel wherever the runtime's would not repeat it.
+//! The precompiled row kernels against the generated row kernels they replace: the same bits
+//! on every element (the generated kernels are what the conformance corpus checks against
+//! XLA), for each vector width (AVX2, Intel's AVX-512 with LLVM's 8 lanes, AMD's with 16),
+//! and the generated kernel wherever the runtime's would not repeat it.
 
-use super::GENERATED_ROWS_VARIABLE;
+use super::super::row_isa::{GENERATED_ROWS_VARIABLE, NARROW_AVX512_CPUS, WIDE_AVX512_CPUS};
 use crate::backend::target::TargetOptions;
 use crate::executable::Executable;
 use crate::hlo::text::parse_module;
 use crate::pipeline::{compile_to, prepare, CompileOptions, OutputKind};
+use hlojit_runtime::kernels::rows::RowIsa;
 use hlojit_runtime::{ArrayLiteral, ElementType, Literal};
 
 const SYMBOL: &str = "hlojit_rt_softmax_rows_f32_avx2";
@@ -32,35 +34,68 @@ fn softmax_module(dims: &[i64]) -> String {
     )
 }
 
-/// Haswell's features (the kernel's), so that the test means the same on an AVX-512 host.
-fn haswell() -> CompileOptions {
-    let target = TargetOptions { cpu: Some("haswell".into()), features: Some("+avx,+avx2,+fma".into()), ..TargetOptions::default() };
+fn target(cpu: &str, features: &str) -> CompileOptions {
+    let target = TargetOptions { cpu: Some(cpu.into()), features: Some(features.into()), ..TargetOptions::default() };
     CompileOptions { target, ..CompileOptions::default() }
 }
 
-fn host_has_avx2_fma() -> bool {
+/// Haswell's features (the AVX2 kernels'), so that the test means the same on an AVX-512 host.
+fn haswell() -> CompileOptions {
+    target("haswell", "+avx,+avx2,+fma")
+}
+
+const AVX512: &str = "+avx,+avx2,+fma,+avx512f";
+
+/// The targets of each vector width this host can run, with the row kernels the compiler
+/// should call on each: Haswell, and on AVX-512 hosts Zen 4 (16 lanes) and Skylake-X
+/// (AVX-512, but LLVM's 8 lanes).
+fn targets() -> Vec<(CompileOptions, RowIsa)> {
     #[cfg(target_arch = "x86_64")]
-    return std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
+    {
+        let mut t = Vec::new();
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            t.push((haswell(), RowIsa::Avx2));
+        }
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512dq")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+            && std::arch::is_x86_feature_detected!("avx512cd")
+        {
+            t.push((target("znver4", AVX512), RowIsa::Avx512));
+            t.push((target("skylake-avx512", AVX512), RowIsa::Avx2));
+        }
+        t
+    }
     #[cfg(not(target_arch = "x86_64"))]
-    false
+    Vec::new()
 }
 
 /// Serializes the tests that set the variable (other tests' softmax modules only ever see
 /// the same bits either way).
 static VARIABLE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Compiles `hlo` for Haswell, its LLVM IR and the bits of every result element on `args`,
-/// the runtime's kernels allowed or not.
-fn compile_and_run(hlo: &str, generated: bool, args: &[ArrayLiteral]) -> (String, Vec<u32>) {
-    let options = haswell();
+/// The optimized LLVM IR of `hlo` for `options`, the runtime's row kernels allowed or not.
+fn ir(hlo: &str, options: &CompileOptions, generated: bool) -> String {
     let _guard = VARIABLE.lock().unwrap_or_else(|e| e.into_inner());
     if generated {
         std::env::set_var(GENERATED_ROWS_VARIABLE, "1");
     }
-    let module = parse_module(hlo).expect("test module parses");
-    let prepared = prepare(&module, &options).expect("prepares");
-    let ir = compile_to(&prepared, "rows", &options, OutputKind::LlvmIr, true).map(|b| String::from_utf8_lossy(&b).into_owned());
-    let exe = Executable::compile(&module, &options);
+    let prepared = prepare(&parse_module(hlo).expect("parses"), options).expect("prepares");
+    let ir = compile_to(&prepared, "rows", options, OutputKind::LlvmIr, true);
+    std::env::remove_var(GENERATED_ROWS_VARIABLE);
+    String::from_utf8_lossy(&ir.expect("compiles to IR")).into_owned()
+}
+
+/// Compiles `hlo` for `options`, its LLVM IR and the bits of every result element on `args`,
+/// the runtime's kernels allowed or not.
+fn compile_and_run(hlo: &str, options: &CompileOptions, generated: bool, args: &[ArrayLiteral]) -> (String, Vec<u32>) {
+    let ir = ir(hlo, options, generated);
+    let _guard = VARIABLE.lock().unwrap_or_else(|e| e.into_inner());
+    if generated {
+        std::env::set_var(GENERATED_ROWS_VARIABLE, "1");
+    }
+    let exe = Executable::compile(&parse_module(hlo).expect("test module parses"), options);
     std::env::remove_var(GENERATED_ROWS_VARIABLE);
     let args: Vec<Literal> = args.iter().map(|a| Literal::from(a.clone())).collect();
     let out = exe.expect("compiles").run_literals(&args).expect("runs");
@@ -69,7 +104,41 @@ fn compile_and_run(hlo: &str, generated: bool, args: &[ArrayLiteral]) -> (String
         .into_iter()
         .flat_map(|a| (0..a.element_count()).map(|i| (a.get_f64(i) as f32).to_bits()).collect::<Vec<_>>())
         .collect();
-    (ir.expect("compiles to IR"), bits)
+    (ir, bits)
+}
+
+fn suffix(isa: RowIsa) -> &'static str {
+    match isa {
+        RowIsa::Avx2 => "avx2",
+        RowIsa::Avx512 => "avx512",
+    }
+}
+
+/// Runs `hlo` (rows of `cols`) on `args` with the runtime's `kernel` (named without its
+/// suffix) and with the generated kernels, on every target of [`targets`] whose kernels take
+/// such rows, and asserts the same bits; on the others, that the kernel is not called.
+fn assert_same_bits(what: &str, hlo: &str, cols: i64, kernel: &str, args: &[ArrayLiteral]) {
+    for (options, isa) in targets() {
+        let symbol = format!("{kernel}_{}", suffix(isa));
+        let cpu = options.target.cpu.clone().unwrap_or_default();
+        if !isa.accepts_row(cols) {
+            assert!(!ir(hlo, &options, false).contains(kernel), "{what} on {cpu}: rows of {cols} stay generated");
+            continue;
+        }
+        let (ir, precompiled) = compile_and_run(hlo, &options, false, args);
+        assert!(ir.contains(&format!("@{symbol}(")), "{what} on {cpu}: calls {symbol}");
+        let (ir, generated) = compile_and_run(hlo, &options, true, args);
+        assert!(!ir.contains(kernel), "{what} on {cpu}: generated when forced");
+        let differ: Vec<usize> = (0..generated.len()).filter(|&i| precompiled[i] != generated[i]).collect();
+        let show = |i: usize| format!("[{i}] {:#x} vs generated {:#x}", precompiled[i], generated[i]);
+        assert!(
+            differ.is_empty(),
+            "{what} on {cpu}: {} of {} elements differ, first {:?}",
+            differ.len(),
+            generated.len(),
+            differ.iter().take(4).map(|&i| show(i)).collect::<Vec<_>>()
+        );
+    }
 }
 
 /// Values over the whole range exp clamps (-87.8 .. 88.8 and beyond), ties for the maximum,
@@ -94,45 +163,57 @@ fn inputs(dims: &[i64]) -> ArrayLiteral {
 
 #[test]
 fn the_precompiled_softmax_has_the_generated_kernels_bits() {
-    if !host_has_avx2_fma() {
-        return;
-    }
     // At least 16 rows: fewer stay separate kernels (passes/row_fusion.rs).
-    for dims in [&[20, 64][..], &[17, 96], &[4, 5, 128], &[33, 1024], &[16, 4096], &[16, 160]] {
-        let hlo = softmax_module(dims);
+    for dims in [&[20, 64][..], &[17, 96], &[4, 5, 128], &[33, 1024], &[16, 4096], &[16, 160], &[18, 192]] {
         let x = inputs(dims);
-        let (ir, precompiled) = compile_and_run(&hlo, false, std::slice::from_ref(&x));
-        assert!(ir.contains(SYMBOL), "{dims:?}: the runtime's softmax");
-        let (ir, generated) = compile_and_run(&hlo, true, std::slice::from_ref(&x));
-        assert!(!ir.contains(SYMBOL), "{dims:?}: the generated kernel when forced");
-        let nan = |b: u32| f32::from_bits(b).is_nan();
-        let differ = precompiled.iter().zip(&generated).filter(|(p, g)| p != g).count();
-        assert_eq!(differ, 0, "{dims:?}: {differ} of {} elements differ", generated.len());
-        assert!(generated.iter().any(|&g| nan(g)) && generated.iter().any(|&g| !nan(g) && g != 0), "{dims:?}: the inputs reach both kinds");
+        let cols = dims[dims.len() - 1];
+        assert_same_bits(&format!("softmax {dims:?}"), &softmax_module(dims), cols, "hlojit_rt_softmax_rows_f32", std::slice::from_ref(&x));
+        let nan = |v: f64| v.is_nan();
+        let values: Vec<f64> = (0..x.element_count()).map(|i| x.get_f64(i)).collect();
+        assert!(values.iter().any(|&v| nan(v)) && values.iter().any(|&v| v == f64::INFINITY), "{dims:?}: the inputs reach the specials");
     }
 }
 
 #[test]
 fn other_softmaxes_and_targets_keep_the_generated_kernel() {
-    let ir = |hlo: &str, options: &CompileOptions| {
-        let prepared = prepare(&parse_module(hlo).expect("parses"), options).expect("prepares");
-        String::from_utf8_lossy(&compile_to(&prepared, "softmax", options, OutputKind::LlvmIr, true).expect("compiles")).into_owned()
-    };
-    assert!(ir(&softmax_module(&[16, 64]), &haswell()).contains(SYMBOL));
+    let calls = |hlo: &str, options: &CompileOptions, symbol: &str| ir(hlo, options, false).contains(symbol);
+    assert!(calls(&softmax_module(&[16, 64]), &haswell(), SYMBOL));
     // Rows of 100: LLVM's vector loops leave remainders, summed in another order.
-    assert!(!ir(&softmax_module(&[16, 100]), &haswell()).contains(SYMBOL));
+    assert!(!calls(&softmax_module(&[16, 100]), &haswell(), SYMBOL));
     // Rows of 32: one iteration, straightened and reassociated by LLVM.
-    assert!(!ir(&softmax_module(&[16, 32]), &haswell()).contains(SYMBOL));
-    assert!(!ir(&layernorm_module(16, 32), &haswell()).contains("hlojit_rt_layernorm_rows_f32_avx2"));
-    // 16-lane vectors on AVX-512: another order of additions.
-    let avx512 = TargetOptions { cpu: Some("skylake-avx512".into()), features: Some("+avx,+avx2,+fma,+avx512f".into()), ..TargetOptions::default() };
-    assert!(!ir(&softmax_module(&[16, 64]), &CompileOptions { target: avx512, ..CompileOptions::default() }).contains(SYMBOL));
+    assert!(!calls(&softmax_module(&[16, 32]), &haswell(), SYMBOL));
+    assert!(!calls(&layernorm_module(16, 32), &haswell(), "hlojit_rt_layernorm_rows_f32"));
+    // Intel's AVX-512 CPUs: LLVM vectorizes with 8 lanes, as on AVX2.
+    assert!(calls(&softmax_module(&[16, 64]), &target("skylake-avx512", AVX512), SYMBOL));
+    // Zen 4: 16 lanes, so rows of 128 and more; 64 is one step (straightened), 96 two
+    // accumulators of 16 lanes, not four.
+    let zen4 = target("znver4", AVX512);
+    assert!(calls(&softmax_module(&[16, 128]), &zen4, "hlojit_rt_softmax_rows_f32_avx512"));
+    assert!(!calls(&softmax_module(&[16, 64]), &zen4, "hlojit_rt_softmax_rows_f32"));
+    assert!(!calls(&softmax_module(&[16, 96]), &zen4, "hlojit_rt_softmax_rows_f32"));
+    // An AVX-512 CPU whose vector width is not known here.
+    assert!(!calls(&softmax_module(&[16, 128]), &target("x86-64", AVX512), "hlojit_rt_softmax_rows_f32"));
     // Without FMA the polynomial rounds differently.
-    let no_fma = TargetOptions { cpu: Some("x86-64".into()), features: Some("+avx,+avx2".into()), ..TargetOptions::default() };
-    assert!(!ir(&softmax_module(&[16, 64]), &CompileOptions { target: no_fma, ..CompileOptions::default() }).contains(SYMBOL));
+    assert!(!calls(&softmax_module(&[16, 64]), &target("x86-64", "+avx,+avx2"), SYMBOL));
     // A softmax over the major dimension is another kernel.
     let major = softmax_module(&[64, 64]).replace("dimensions={1}, to_apply", "dimensions={0}, to_apply").replace("dimensions={0}\n", "dimensions={1}\n");
-    assert!(!ir(&major, &haswell()).contains(SYMBOL));
+    assert!(!calls(&major, &haswell(), SYMBOL));
+}
+
+/// Every CPU `row_isa.rs` lists gets f32 row loops of the width it says from LLVM (a check on
+/// the lists when LLVM's tuning changes), and calls the kernels of that width.
+#[test]
+fn every_listed_cpu_vectorizes_rows_as_listed() {
+    let hlo = softmax_module(&[16, 4096]);
+    for (cpus, lanes, isa) in [(&WIDE_AVX512_CPUS[..], 16, RowIsa::Avx512), (&NARROW_AVX512_CPUS[..], 8, RowIsa::Avx2)] {
+        for cpu in cpus {
+            let options = target(cpu, AVX512);
+            let generated = ir(&hlo, &options, true);
+            let vectors = |n: i64| generated.contains(&format!("<{n} x float>"));
+            assert!(vectors(lanes) && !vectors(24 - lanes), "{cpu}: LLVM vectorizes with {lanes} lanes");
+            assert!(ir(&hlo, &options, false).contains(&format!("@hlojit_rt_softmax_rows_f32_{}(", suffix(isa))), "{cpu}: calls the {lanes}-lane kernel");
+        }
+    }
 }
 
 /// Row sums and maxima as reduce_sum_max writes them (a multi-output row reduction, then the
@@ -151,18 +232,13 @@ fn reductions_module(rows: i64, cols: i64, init: &str) -> String {
 
 #[test]
 fn precompiled_row_reductions_have_the_generated_kernels_bits() {
-    if !host_has_avx2_fma() {
-        return;
-    }
-    for (rows, cols, init) in [(16, 64, "0"), (40, 96, "0"), (64, 4096, "0"), (300, 1024, "0"), (16, 128, "2.5")] {
+    for (rows, cols, init) in [(16, 64, "0"), (40, 96, "0"), (64, 4096, "0"), (300, 1024, "0"), (16, 128, "2.5"), (20, 192, "0")] {
         let hlo = reductions_module(rows, cols, init);
-        let x = inputs(&[rows, cols]);
-        let (ir, precompiled) = compile_and_run(&hlo, false, std::slice::from_ref(&x));
-        assert!(ir.contains("hlojit_rt_row_reduce_f32_avx2"), "{rows}x{cols}: the runtime's row reduction");
-        let (ir, generated) = compile_and_run(&hlo, true, std::slice::from_ref(&x));
-        assert!(!ir.contains("hlojit_rt_row_reduce_f32_avx2"), "{rows}x{cols}: generated when forced");
-        let differ = precompiled.iter().zip(&generated).filter(|(p, g)| p != g).count();
-        assert_eq!(differ, 0, "{rows}x{cols}: {differ} of {} results differ", generated.len());
+        assert_same_bits(&format!("reductions {rows}x{cols}"), &hlo, cols, "hlojit_rt_row_reduce_f32", &[inputs(&[rows, cols])]);
+        // Both outputs row maxima and sums (the row maxima with NaNs of both signs kept, not
+        // just their maximum): the walk of two reductions at once.
+        let rowwise = hlo.replace("f32[] reduce(x, ninf), dimensions={0,1}", &format!("f32[{rows}] reduce(x, ninf), dimensions={{1}}")).replace(", f32[]) tuple", &format!(", f32[{rows}]) tuple"));
+        assert_same_bits(&format!("row sums and maxima {rows}x{cols}"), &rowwise, cols, "hlojit_rt_row_reduce_f32", &[inputs(&[rows, cols])]);
     }
 }
 
@@ -187,11 +263,9 @@ fn layernorm_module(rows: i64, cols: i64) -> String {
 
 #[test]
 fn the_precompiled_layernorm_has_the_generated_kernels_bits() {
-    if !host_has_avx2_fma() {
-        return;
-    }
-    // Rows of equal values (variance 0: the estimate path of rsqrt) come with the specials.
-    for (rows, cols) in [(16, 64), (40, 96), (64, 1024), (17, 4096)] {
+    // Rows of equal values (variance 0: the estimate path of rsqrt) come with the specials;
+    // 8192 rows of 1024 (32 MB) are written with non-temporal stores.
+    for (rows, cols) in [(16, 64), (40, 96), (64, 1024), (17, 4096), (18, 192), (8192, 1024)] {
         let hlo = layernorm_module(rows, cols);
         let x = inputs(&[rows, cols]);
         let g = inputs(&[1, cols]);
@@ -200,13 +274,6 @@ fn the_precompiled_layernorm_has_the_generated_kernels_bits() {
             let v: Vec<f64> = (0..cols as usize).map(|i| a.get_f64(row * cols as usize + i)).collect();
             ArrayLiteral::from_f64s(ElementType::F32, &[cols], &v).expect("literal")
         };
-        let args = [x, vector(&g, 0), vector(&b, 1)];
-        let (ir, precompiled) = compile_and_run(&hlo, false, &args);
-        assert!(ir.contains("hlojit_rt_layernorm_rows_f32_avx2"), "{rows}x{cols}: the runtime's layernorm");
-        let (ir, generated) = compile_and_run(&hlo, true, &args);
-        assert!(!ir.contains("hlojit_rt_layernorm_rows_f32_avx2"), "{rows}x{cols}: generated when forced");
-        let differ: Vec<usize> = (0..generated.len()).filter(|&i| precompiled[i] != generated[i]).collect();
-        let show = |i: usize| format!("[{i}] {} vs generated {}", f32::from_bits(precompiled[i]), f32::from_bits(generated[i]));
-        assert!(differ.is_empty(), "{rows}x{cols}: {} of {} elements differ, first {:?}", differ.len(), generated.len(), differ.iter().take(4).map(|&i| show(i)).collect::<Vec<_>>());
+        assert_same_bits(&format!("layernorm {rows}x{cols}"), &hlo, cols, "hlojit_rt_layernorm_rows_f32", &[x, vector(&g, 0), vector(&b, 1)]);
     }
 }

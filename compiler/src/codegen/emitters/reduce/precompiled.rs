@@ -1,23 +1,23 @@
 //! Row sums and maxima of f32 arrays run by the runtime's precompiled kernel
-//! (`hlojit_runtime::kernels::rows::hlojit_rt_row_reduce_f32_avx2`) instead of generated
-//! loops, for the same reason as the softmax (`emitters/softmax_rows.rs`): a module of such
-//! reductions then needs no LLVM at all (XLA:CPU runs them in YNNPACK).
+//! (`hlojit_runtime::kernels::rows::hlojit_rt_row_reduce_f32_avx2` / `_avx512`) instead of
+//! generated loops, for the same reason as the softmax (`emitters/softmax_rows.rs`): a module
+//! of such reductions then needs no LLVM at all (XLA:CPU runs them in YNNPACK).
 //!
-//! Taken when the runtime kernel repeats the generated loop bit for bit: AVX2 + FMA without
-//! AVX-512 (LLVM's 8-lane vectors, four accumulators), f32 reductions by `add` or `maximum`
-//! from a constant init, each reading a buffer row-major over its minor dimension
-//! (or a whole vector too small to split), rows of a multiple of 32 elements (at least 64), no elementwise
-//! outputs. The reductions share the walk in the generated kernel; run one after the other
-//! they give the same bits (each output depends only on its own row).
+//! Taken when the runtime kernel repeats the generated loop bit for bit: a target with LLVM's
+//! vector width known (`row_isa.rs`), f32 reductions by `add` or `maximum` from a constant
+//! init, each reading a buffer row-major over its minor dimension (or a whole vector too
+//! small to split), rows `RowIsa::accepts_row` accepts, no elementwise outputs. The
+//! reductions share the walk in the generated kernel; run one after the other they give the
+//! same bits (each output depends only on its own row).
 
 use super::{split, Plan};
 use crate::codegen::elemental::Input;
-use crate::codegen::emitters::softmax_rows::generated_forced;
+use crate::codegen::emitters::row_isa::row_isa;
 use crate::codegen::kernel::KernelContext;
 use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::error::Result;
 use crate::hlo::Opcode;
-use hlojit_runtime::kernels::rows::{MAX_ROW_REDUCTIONS, MIN_ROW, REDUCE_ADD, REDUCE_MAX, ROW_MULTIPLE};
+use hlojit_runtime::kernels::rows::{RowIsa, MAX_ROW_REDUCTIONS, REDUCE_ADD, REDUCE_MAX};
 use hlojit_runtime::ElementType;
 use inkwell::values::IntValue;
 
@@ -26,14 +26,15 @@ use inkwell::values::IntValue;
 pub(super) fn emit(kc: &KernelContext, p: &Plan) -> Result<Option<i64>> {
     let cg = kc.cg;
     let rank = p.dims.len();
-    if !cg.x86 || cg.simd_bytes != 32 || !cg.avx2 || !cg.fma || generated_forced() || rank == 0 {
+    let Some(isa) = row_isa(cg) else { return Ok(None) };
+    if rank == 0 {
         return Ok(None);
     }
     let row_major = p.minor_to_major.iter().rev().copied().eq(0..rank as i64);
     // Rows over the minor dimension; a lone vector only when the emitter would not split it.
     let rows_shape = p.reduced == [rank - 1] && (rank > 1 || !split::applies(p));
     let cols = p.dims[rank - 1];
-    if !row_major || !rows_shape || cols <= 0 || cols % ROW_MULTIPLE != 0 || cols < MIN_ROW || !p.elementwise.is_empty() {
+    if !row_major || !rows_shape || !isa.accepts_row(cols) || !p.elementwise.is_empty() {
         return Ok(None);
     }
     if p.groups.is_empty() || p.groups.len() > MAX_ROW_REDUCTIONS {
@@ -78,7 +79,11 @@ pub(super) fn emit(kc: &KernelContext, p: &Plan) -> Result<Option<i64>> {
         cg.b.build_store(cg.gep(cg.i64().into(), desc, c(k as i64))?, *v)?;
     }
     // The status is always 0 (nothing to allocate), unused as for the other runtime kernels.
-    cg.call(cg.runtime(RuntimeFunction::RowReduceF32Avx2)?, &[desc.into()])?;
+    let f = match isa {
+        RowIsa::Avx2 => RuntimeFunction::RowReduceF32Avx2,
+        RowIsa::Avx512 => RuntimeFunction::RowReduceF32Avx512,
+    };
+    cg.call(cg.runtime(f)?, &[desc.into()])?;
     Ok(Some(1))
 }
 
