@@ -120,7 +120,8 @@ enum Command {
         targets: TargetSources,
     },
     /// Measure this machine's peaks, which kernels are judged against: STREAM triad bandwidth
-    /// and f32 FMA throughput, all threads (low when other programs keep the machine busy).
+    /// and f32 FMA throughput (and bf16 dot products with AVX512-BF16), all threads (low when
+    /// other programs keep the machine busy).
     Peaks {
         /// Also run the STREAM kernels (copy, scale, add, triad, memcpy, a read-only sum) on one
         /// thread and on all of them.
@@ -341,6 +342,9 @@ fn main() -> ExitCode {
             let p = hlojit_tools::peaks::measure();
             println!("memory bandwidth (STREAM triad, all threads): {:.1} GB/s", p.bytes_per_second / 1e9);
             println!("f32 FMA peak (all threads): {:.1} GFLOP/s", p.flops_per_second / 1e9);
+            if let Some(bf16) = hlojit_tools::peaks::bf16_dot_peak() {
+                println!("bf16 dot peak (vdpbf16ps, all threads): {:.1} GFLOP/s", bf16 / 1e9);
+            }
             if stream {
                 let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
                 hlojit_tools::stream::measure(threads).map(|results| {

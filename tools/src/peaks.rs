@@ -109,6 +109,41 @@ unsafe fn fma_avx2() -> u64 {
     FMA_ITERATIONS * 12 * 8 * 2
 }
 
+/// bf16 dot-product flops per second (`vdpbf16ps`: per lane two bf16 products added to an f32
+/// accumulator, 4 flops) on the current rayon pool's threads, or `None` without AVX512-BF16.
+pub fn bf16_dot_peak() -> Option<f64> {
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bf16") {
+        let threads = rayon::current_num_threads().max(1);
+        let mut best = 0.0f64;
+        for _ in 0..12 {
+            let t = Instant::now();
+            // SAFETY: the CPU has AVX-512F and AVX512-BF16 (checked just above).
+            let flops: u64 = (0..threads).into_par_iter().map(|_| unsafe { bf16_dot_avx512() }).sum();
+            best = best.max(flops as f64 / t.elapsed().as_secs_f64());
+        }
+        return Some(best);
+    }
+    None
+}
+
+/// 12 independent `vdpbf16ps` chains, as [`fma_avx512`]'s FMAs.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bf16")]
+unsafe fn bf16_dot_avx512() -> u64 {
+    use std::arch::x86_64::*;
+    // SAFETY: bf16 vectors are plain bits (1.0 and 2^-24 in every element).
+    let (x, y): (__m512bh, __m512bh) = unsafe { (std::mem::transmute(_mm512_set1_epi16(0x3f80)), std::mem::transmute(_mm512_set1_epi16(0x3380))) };
+    let mut acc = [_mm512_setzero_ps(); 12];
+    for _ in 0..FMA_ITERATIONS {
+        for a in acc.iter_mut() {
+            *a = _mm512_dpbf16_ps(*a, x, y);
+        }
+    }
+    std::hint::black_box(&acc);
+    FMA_ITERATIONS * 12 * 16 * 4
+}
+
 fn fma_scalar() -> u64 {
     let mut acc = [1.0f32; 12];
     for _ in 0..FMA_ITERATIONS / 4 {

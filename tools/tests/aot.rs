@@ -222,3 +222,67 @@ fn rust_program_links_the_object_through_its_build_script() {
     let err = run_aot(&program, d, &x, &b).unwrap_err();
     assert!(err.contains("custom call 'checked_scale' failed: checked_scale: value"), "{err}");
 }
+
+/// A bf16 dot compiled for Zen 4 (AVX512-BF16) calls the runtime's pair GEMM; the object links
+/// with the runtime library alone and, where this CPU runs AVX512-BF16, gives the JIT's bits.
+#[test]
+fn bf16_dot_for_avx512_bf16_links_the_runtime_pair_gemm() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let hlo = d.join("bf16_dot.hlo");
+    std::fs::write(
+        &hlo,
+        "HloModule bf16_dot\nENTRY e { a = bf16[70,301] parameter(0) b = bf16[301,90] parameter(1)\n\
+         ROOT d = f32[70,90] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0} }\n",
+    )
+    .unwrap();
+    run(Command::new(hlojit()).arg("compile").arg(&hlo).args(["--cpu", "znver4", "--emit", "llvm-ir", "-o"]).arg(d.join("bf16_dot.ll")));
+    let ir = std::fs::read_to_string(d.join("bf16_dot.ll")).unwrap();
+    assert!(ir.contains("hlojit_rt_gemm_bf16_pairs_avx512") && !ir.contains("dpbf16ps"), "znver4: the runtime's pair GEMM");
+    run(Command::new(hlojit()).arg("compile").arg(&hlo).args(["--cpu", "znver4", "--name", "bf16_dot", "-o"]).arg(d.join("bf16_dot.o")).arg("--header").arg(d.join("bf16_dot.h")));
+    let main = d.join("main.c");
+    // Reads the two operands' raw bits, writes the result's.
+    std::fs::write(
+        &main,
+        "#include <stdio.h>\n#include <stdint.h>\n#include \"bf16_dot.h\"\n\
+         static uint16_t a[70 * 301], b[301 * 90]; static float c[70 * 90];\n\
+         int main(int argc, char** argv) {\n\
+           if (argc != 4) return 2;\n\
+           FILE* f = fopen(argv[1], \"rb\"); if (!f || fread(a, 2, 70 * 301, f) != 70 * 301) return 3; fclose(f);\n\
+           f = fopen(argv[2], \"rb\"); if (!f || fread(b, 2, 301 * 90, f) != 301 * 90) return 3; fclose(f);\n\
+           const void* args[2] = {a, b}; void* results[1] = {c};\n\
+           if (bf16_dot(args, results) != 0) return 4;\n\
+           f = fopen(argv[3], \"wb\"); if (!f || fwrite(c, 4, 70 * 90, f) != 70 * 90) return 5; fclose(f);\n\
+           return 0;\n}\n",
+    )
+    .unwrap();
+    runtime_library(d);
+    let program = d.join("bf16_dot");
+    run(Command::new("cc")
+        .args(["-O2", "-Wall", "-Werror", "-I"])
+        .arg(d)
+        .arg(&main)
+        .arg(d.join("bf16_dot.o"))
+        .arg("-L")
+        .arg(d)
+        .args(["-lhlojit_runtime", "-llapack", "-lblas", "-lpthread", "-ldl", "-lm", "-o"])
+        .arg(&program));
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512bf16") && std::arch::is_x86_feature_detected!("avx512bw") {
+        // Fractions with rounding in every pair sum.
+        let bits = |n: usize, seed: usize| -> Vec<u16> { (0..n).map(|i| (((i * 7919 + seed) % 2001) as f32 / 1000.0 - 1.0).to_bits() >> 16).map(|x| x as u16).collect() };
+        let (a, b) = (bits(70 * 301, 1), bits(301 * 90, 2));
+        let files: Vec<PathBuf> = ["a.bin", "b.bin", "c.bin"].iter().map(|f| d.join(f)).collect();
+        std::fs::write(&files[0], a.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        std::fs::write(&files[1], b.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        run(Command::new(&program).args(&files));
+        let aot = std::fs::read(&files[2]).unwrap();
+        let (ai, bi) = (d.join("a.npy"), d.join("b.npy"));
+        npy::write(&ai, &ArrayLiteral::from_bytes(ElementType::BF16, &[70, 301], &std::fs::read(&files[0]).unwrap()).unwrap()).unwrap();
+        npy::write(&bi, &ArrayLiteral::from_bytes(ElementType::BF16, &[301, 90], &std::fs::read(&files[1]).unwrap()).unwrap()).unwrap();
+        let out = d.join("jit");
+        run(Command::new(hlojit()).arg("run").arg(&hlo).arg("--input").arg(&ai).arg("--input").arg(&bi).arg("--output-dir").arg(&out));
+        let jit = npy::read(&out.join("out0.npy"), Some(ElementType::F32)).unwrap().bytes().to_vec();
+        assert_eq!(aot, jit, "AOT and JIT results differ");
+    }
+}

@@ -52,6 +52,8 @@ pub enum RuntimeFunction {
     /// The same GEMMs with bf16 operands (widened to f32 while packing).
     GemmBf16Avx512,
     GemmBf16Avx2,
+    /// bf16 operands multiplied as pairs with AVX512-BF16 (`vdpbf16ps`).
+    GemmBf16PairsAvx512,
     /// s8 operands, s32 result (AVX2 `vpmaddwd` on i16 pairs).
     GemmS8Avx2,
     /// f32 convolutions (GEMM lowering or depthwise), precompiled per instruction set.
@@ -72,7 +74,7 @@ pub enum RuntimeFunction {
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 35] = [
+    pub const ALL: [RuntimeFunction; 36] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
@@ -99,6 +101,7 @@ impl RuntimeFunction {
         RuntimeFunction::GemmF32Avx2,
         RuntimeFunction::GemmBf16Avx512,
         RuntimeFunction::GemmBf16Avx2,
+        RuntimeFunction::GemmBf16PairsAvx512,
         RuntimeFunction::GemmS8Avx2,
         RuntimeFunction::ConvF32Avx512,
         RuntimeFunction::ConvF32Avx2,
@@ -139,6 +142,7 @@ impl RuntimeFunction {
             RuntimeFunction::GemmF32Avx2 => "hlojit_rt_gemm_f32_avx2",
             RuntimeFunction::GemmBf16Avx512 => "hlojit_rt_gemm_bf16_avx512",
             RuntimeFunction::GemmBf16Avx2 => "hlojit_rt_gemm_bf16_avx2",
+            RuntimeFunction::GemmBf16PairsAvx512 => "hlojit_rt_gemm_bf16_pairs_avx512",
             RuntimeFunction::GemmS8Avx2 => "hlojit_rt_gemm_s8_avx2",
             RuntimeFunction::ConvF32Avx512 => "hlojit_rt_conv_f32_avx512",
             RuntimeFunction::ConvF32Avx2 => "hlojit_rt_conv_f32_avx2",
@@ -188,7 +192,7 @@ impl RuntimeFunction {
             RuntimeFunction::ProfileNow => (Some(I64), &[]),
             RuntimeFunction::ProfileRecord => (None, &[I64, I64]),
             // (descriptor: hlojit_runtime::kernels::gemm::GemmF32)
-            RuntimeFunction::GemmF32Avx512 | RuntimeFunction::GemmF32Avx2 | RuntimeFunction::GemmBf16Avx512 | RuntimeFunction::GemmBf16Avx2 | RuntimeFunction::GemmS8Avx2 => (Some(I32), &[Ptr]),
+            RuntimeFunction::GemmF32Avx512 | RuntimeFunction::GemmF32Avx2 | RuntimeFunction::GemmBf16Avx512 | RuntimeFunction::GemmBf16Avx2 | RuntimeFunction::GemmBf16PairsAvx512 | RuntimeFunction::GemmS8Avx2 => (Some(I32), &[Ptr]),
             // (descriptor: hlojit_runtime::kernels::conv::ConvF32)
             RuntimeFunction::ConvF32Avx512 | RuntimeFunction::ConvF32Avx2 | RuntimeFunction::SoftmaxRowsF32Avx2 | RuntimeFunction::RowReduceF32Avx2 | RuntimeFunction::LayernormRowsF32Avx2 => (Some(I32), &[Ptr]),
             // (descriptor: one of hlojit_runtime::kernels::rows's)
@@ -451,6 +455,7 @@ mod tests {
             RuntimeFunction::GemmF32Avx2 => def!(gemm::hlojit_rt_gemm_f32_avx2, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
             RuntimeFunction::GemmBf16Avx512 => def!(gemm::hlojit_rt_gemm_bf16_avx512, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
             RuntimeFunction::GemmBf16Avx2 => def!(gemm::hlojit_rt_gemm_bf16_avx2, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
+            RuntimeFunction::GemmBf16PairsAvx512 => def!(gemm::hlojit_rt_gemm_bf16_pairs_avx512, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
             RuntimeFunction::GemmS8Avx2 => def!(gemm::hlojit_rt_gemm_s8_avx2, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
             RuntimeFunction::ConvF32Avx512 => def!(conv::hlojit_rt_conv_f32_avx512, unsafe extern "C" fn(*const conv::ConvF32) -> i32),
             RuntimeFunction::ConvF32Avx2 => def!(conv::hlojit_rt_conv_f32_avx2, unsafe extern "C" fn(*const conv::ConvF32) -> i32),

@@ -11,7 +11,7 @@
 
 use super::{Isa, Operands};
 
-type Kernel = unsafe fn(*const u32, *const u32, *mut u32, usize, usize, usize, usize, bool);
+pub(super) type Kernel = unsafe fn(*const u32, *const u32, *mut u32, usize, usize, usize, usize, bool);
 type DirectKernel = unsafe fn(*const f32, usize, *const u32, *mut u32, usize, usize, usize, usize, bool);
 
 /// A micro-kernel chosen for a tile and instruction set, with the variant that reads f32 A
@@ -25,6 +25,9 @@ impl Microkernel {
     pub fn select(isa: Isa, operands: Operands, mr: i64, nv: i64) -> Option<Microkernel> {
         #[cfg(target_arch = "x86_64")]
         {
+            if operands == Operands::Bf16Pairs {
+                return super::bf16::select(mr, nv).filter(|_| isa == Isa::Avx512).map(|k| Microkernel(k, None));
+            }
             let floats = matches!(operands, Operands::F32 | Operands::Bf16);
             let direct: Option<DirectKernel> = match (isa, operands, mr, nv) {
                 (Isa::Avx512, Operands::F32, 12, 1) => Some(avx512::direct::<12, 1>),
@@ -132,6 +135,8 @@ macro_rules! k_loop {
         for $k in k0..kc $step
     }};
 }
+
+pub(super) use {k_loop, store_tile};
 
 /// One instruction set's kernels: `$vec` of `$lanes` f32 and its intrinsics.
 macro_rules! isa_kernels {

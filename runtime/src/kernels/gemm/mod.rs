@@ -22,7 +22,12 @@
 //! 32-bit word, and the micro-kernel multiplies word by word with `vpmaddwd` (two products
 //! summed exactly into each i32 lane: |products| <= 2^14). The driver then counts k in pairs.
 //! Integer sums wrap modulo 2^32 whatever their order, so the result is XLA's bit for bit.
+//!
+//! bf16 x bf16 -> f32 on AVX512-BF16 (`bf16.rs`): packed the same way, pairs of k-adjacent bf16
+//! elements in one word (`bf16_pack.rs`), multiplied with `vdpbf16ps`; k again counts pairs.
 
+mod bf16;
+mod bf16_pack;
 mod int8;
 mod microkernel;
 mod row_pack;
@@ -125,6 +130,8 @@ impl Isa {
             (Isa::Avx512, Operands::Bf16) => Some("hlojit_rt_gemm_bf16_avx512"),
             (Isa::Avx2Fma, Operands::Bf16) => Some("hlojit_rt_gemm_bf16_avx2"),
             (Isa::Avx2Fma, Operands::S8) => Some("hlojit_rt_gemm_s8_avx2"),
+            (Isa::Avx512, Operands::Bf16Pairs) => Some("hlojit_rt_gemm_bf16_pairs_avx512"),
+            (Isa::Avx2Fma, Operands::Bf16Pairs) => None,
             // Not built: no machine here to test an AVX-512 integer kernel on.
             (Isa::Avx512, Operands::S8) => None,
         }
@@ -140,6 +147,16 @@ pub enum Operands {
     Bf16,
     /// s8, packed as i16 pairs; s32 result.
     S8,
+    /// bf16, packed as pairs and multiplied with AVX512-BF16's `vdpbf16ps` (AVX-512 only); f32
+    /// result.
+    Bf16Pairs,
+}
+
+impl Operands {
+    /// Whether packed words hold pairs of k-adjacent elements (the driver counts k in pairs).
+    fn pairs(self) -> bool {
+        matches!(self, Operands::S8 | Operands::Bf16Pairs)
+    }
 }
 
 /// An operand element, widened to the f32 the micro-kernels multiply.
@@ -163,6 +180,18 @@ impl Element for u16 {
 /// Whether a variant exists for this register tile (the tiles the compiler's blocking picks).
 pub fn has_tile(isa: Isa, operands: Operands, mr: i64, nv: i64) -> bool {
     Microkernel::select(isa, operands, mr, nv).is_some()
+}
+
+/// Whether this machine can run the AVX-512 variant for [`Operands::Bf16Pairs`].
+pub fn host_multiplies_bf16_pairs() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        host_supports(Isa::Avx512) && std::arch::is_x86_feature_detected!("avx512bw") && std::arch::is_x86_feature_detected!("avx512bf16")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }
 
 /// Whether this machine can run `isa`'s variant.
@@ -220,6 +249,15 @@ pub unsafe extern "C" fn hlojit_rt_gemm_bf16_avx2(desc: *const GemmF32) -> i32 {
     unsafe { gemm(&*desc, Isa::Avx2Fma, Operands::Bf16) }
 }
 
+/// The AVX-512 GEMM of bf16 operands multiplied as pairs (as [`hlojit_rt_gemm_bf16_avx512`]).
+///
+/// # Safety
+/// As [`hlojit_rt_gemm_f32_avx512`], with a CPU that also has AVX-512BW and AVX512-BF16.
+#[no_mangle]
+pub unsafe extern "C" fn hlojit_rt_gemm_bf16_pairs_avx512(desc: *const GemmF32) -> i32 {
+    unsafe { gemm(&*desc, Isa::Avx512, Operands::Bf16Pairs) }
+}
+
 /// The AVX2 GEMM of s8 operands into an s32 result (as [`hlojit_rt_gemm_f32_avx2`]; `a` and
 /// `b` point to s8 elements, `c` to s32 ones).
 ///
@@ -246,7 +284,7 @@ struct Plan {
     m_blocks: i64,
     /// Parts each row block's B panels are split into.
     n_parts: i64,
-    /// The operands' k extent (`g.k` counts pairs for s8).
+    /// The operands' k extent (`g.k` counts pairs for s8 and bf16 pairs).
     real_k: i64,
     /// Packed B: `[batch][k block][panel][depth][nr]` words (f32, or an i16 pair for s8).
     bp: *mut u32,
@@ -270,10 +308,10 @@ unsafe fn gemm(g: &GemmF32, isa: Isa, operands: Operands) -> i32 {
         set_last_error(format!("no precompiled GEMM tile {}x{} for {isa:?} {operands:?}", g.mr, g.nv));
         return 1;
     };
-    // The driver counts k in packed words: pairs of elements for s8.
+    // The driver counts k in packed words: pairs of elements for s8 and bf16 pairs.
     let real_k = g.k;
     let mut g = *g;
-    if operands == Operands::S8 {
+    if operands.pairs() {
         g.k = ceil_div(g.k, 2);
         g.kc = (g.kc / 2).max(1);
     }
@@ -358,6 +396,11 @@ unsafe extern "C" fn pack_b_task(ctx: *const *mut u8, u0: i64, u1: i64) {
     let g = &p.g;
     let per_batch = p.k_blocks * p.panels;
     if g.b_col == 1 && p.operands != Operands::S8 {
+        #[cfg(target_arch = "x86_64")]
+        if p.operands == Operands::Bf16Pairs {
+            unsafe { pack_pair_panels_by_rows(p, u0, u1) };
+            return;
+        }
         // Row-major B: the task's panels of each k block together, row by row (`row_pack.rs`).
         let mut u = u0;
         while u < u1 {
@@ -392,6 +435,27 @@ unsafe extern "C" fn pack_b_task(ctx: *const *mut u8, u0: i64, u1: i64) {
     }
 }
 
+/// Packs the bf16 pairs of a row-major B's panels `[u0, u1)`, a run of a k block's panels at a
+/// time (as [`pack_b_task`] does for widened elements).
+#[cfg(target_arch = "x86_64")]
+unsafe fn pack_pair_panels_by_rows(p: &Plan, u0: i64, u1: i64) {
+    let g = &p.g;
+    let per_batch = p.k_blocks * p.panels;
+    let mut u = u0;
+    while u < u1 {
+        let (b, rest) = (u / per_batch, u % per_batch);
+        let (pcb, js) = (rest / p.panels, rest % p.panels);
+        let run = (p.panels - js).min(u1 - u);
+        let (k0, first) = (pcb * g.kc, js * p.nr);
+        let elements = (p.real_k - 2 * k0).min(2 * g.kc);
+        let cols = (g.n - first).min(run * p.nr);
+        let dst = unsafe { p.bp.add((u * p.panel()) as usize) };
+        let src = unsafe { (g.b as *const u16).offset((b * g.b_batch + 2 * k0 * g.b_row + first) as isize) };
+        unsafe { bf16_pack::pair_panels_by_rows(src, g.b_row, dst, p.panel(), cols, run, elements, p.nr) };
+        u += run;
+    }
+}
+
 /// [`pack`] (or [`pack_pairs`]) of the strip at `base + offset` elements of the operand type
 /// from word `k0` on.
 #[allow(clippy::too_many_arguments)]
@@ -406,21 +470,47 @@ unsafe fn pack_operand(p: &Plan, base: *const std::ffi::c_void, offset: i64, k0:
             let elements = (p.real_k - 2 * k0).min(2 * depth);
             unsafe { pack_pairs((base as *const i8).offset(at(2 * k0)), row, col, dst, valid, elements, w) }
         }
+        #[cfg(target_arch = "x86_64")]
+        Operands::Bf16Pairs if col == 1 => {
+            let elements = (p.real_k - 2 * k0).min(2 * depth);
+            unsafe { bf16_pack::pair_rows((base as *const u16).offset(at(2 * k0)), row, dst, valid, elements, w) }
+        }
+        Operands::Bf16Pairs => {
+            let elements = (p.real_k - 2 * k0).min(2 * depth);
+            unsafe { pack_pairs((base as *const u16).offset(at(2 * k0)), row, col, dst, valid, elements, w) }
+        }
     }
 }
 
-/// `dst[kk * w + i]` = the i16 pair (`src[i * row + 2kk * col]`, `src[i * row + (2kk + 1) *
+/// An element packed as half of a pair word: s8 widened to i16, or bf16 bits as they are.
+trait Half: Copy + Default {
+    fn half(self) -> u32;
+}
+
+impl Half for i8 {
+    fn half(self) -> u32 {
+        u32::from(i16::from(self) as u16)
+    }
+}
+
+impl Half for u16 {
+    fn half(self) -> u32 {
+        u32::from(self)
+    }
+}
+
+/// `dst[kk * w + i]` = the pair (`src[i * row + 2kk * col]`, `src[i * row + (2kk + 1) *
 /// col]`), low half first, for rows `i < valid` and the `elements` values of k (an odd last
 /// one paired with a zero); zero words for the rest of the `w`.
-unsafe fn pack_pairs(src: *const i8, row: i64, col: i64, dst: *mut u32, valid: i64, elements: i64, w: i64) {
-    let half = |x: i8| u32::from(i16::from(x) as u16);
+unsafe fn pack_pairs<T: Half>(src: *const T, row: i64, col: i64, dst: *mut u32, valid: i64, elements: i64, w: i64) {
+    let half = T::half;
     for kk in 0..(elements + 1) / 2 {
         let d = unsafe { dst.add((kk * w) as usize) };
         let lo = unsafe { src.offset((2 * kk * col) as isize) };
         let second = 2 * kk + 1 < elements;
         for i in 0..valid {
             let x = unsafe { *lo.offset((i * row) as isize) };
-            let y = if second { unsafe { *lo.offset((i * row + col) as isize) } } else { 0 };
+            let y = if second { unsafe { *lo.offset((i * row + col) as isize) } } else { T::default() };
             unsafe { *d.add(i as usize) = half(x) | (half(y) << 16) };
         }
         for i in valid..w {

@@ -57,7 +57,7 @@ fn check_full(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, 
     let (a16, b16) = (bf16(&a), bf16(&b));
     let (a_ptr, b_ptr) = match operands {
         Operands::F32 => (a.as_ptr() as *const std::ffi::c_void, b.as_ptr() as *const std::ffi::c_void),
-        Operands::Bf16 => (a16.as_ptr() as *const std::ffi::c_void, b16.as_ptr() as *const std::ffi::c_void),
+        Operands::Bf16 | Operands::Bf16Pairs => (a16.as_ptr() as *const std::ffi::c_void, b16.as_ptr() as *const std::ffi::c_void),
         Operands::S8 => panic!("s8 operands are checked by check_s8"),
     };
     let mut c = vec![f32::NAN; (batch * m * n) as usize];
@@ -274,7 +274,7 @@ fn fractional_product(isa: Isa, operands: Operands, m: i64, n: i64, k: i64, mr: 
     let b: Vec<f32> = (0..k * n).map(|_| next()).collect();
     let (a16, b16): (Vec<u16>, Vec<u16>) = (a.iter().map(|x| (x.to_bits() >> 16) as u16).collect(), b.iter().map(|x| (x.to_bits() >> 16) as u16).collect());
     let (a_ptr, b_ptr) = match operands {
-        Operands::Bf16 => (a16.as_ptr() as *const std::ffi::c_void, b16.as_ptr() as *const std::ffi::c_void),
+        Operands::Bf16 | Operands::Bf16Pairs => (a16.as_ptr() as *const std::ffi::c_void, b16.as_ptr() as *const std::ffi::c_void),
         _ => (a.as_ptr() as *const std::ffi::c_void, b.as_ptr() as *const std::ffi::c_void),
     };
     let mut c = vec![0f32; (m * n) as usize];
@@ -311,6 +311,46 @@ fn results_are_the_same_bits_on_any_number_of_threads() {
                     assert!(one == fractional_product(isa, ops, m, n, k, mr, nv, kc, at, threads), "{isa:?} {ops:?} {m}x{n}x{k} at={at}: {threads} threads differ from one");
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn bf16_pair_tiles_with_odd_depths_edges_strides_k_blocks_and_threads() {
+    if !host_multiplies_bf16_pairs() {
+        return;
+    }
+    let ops = Operands::Bf16Pairs;
+    for (mr, nv) in [(12, 1), (12, 2), (9, 3), (6, 4)] {
+        let nr = nv * 16;
+        // Serial, edge rows and columns, odd k: three k blocks of 16 pairs, the last partial
+        // and ending in half a pair.
+        check(Isa::Avx512, ops, 1, 2 * mr + 3, 2 * nr + 5, 71, mr, nv, 32, 2 * nr, false);
+        // Batched and parallel, B transposed (its rows contiguous along k, odd: pairs not
+        // word-aligned), column blocks.
+        check(Isa::Avx512, ops, 3, 100, 3 * nr + 1, 301, mr, nv, 128, nr, true);
+        // One strip: its panels split among the threads; k = 1 (one half pair).
+        check(Isa::Avx512, ops, 1, mr, 256, 512, mr, nv, 512, 256 / nr * nr, false);
+        check(Isa::Avx512, ops, 1, mr + 1, nr + 1, 1, mr, nv, 512, nr, false);
+        // A column-major (pairs gathered element by element), batched.
+        check_a(Isa::Avx512, ops, 2, 2 * mr + 1, nr + 3, 45, mr, nv, 16, nr, true, true);
+        // A and B row-major with even k (pairs transposed as words), several A blocks, the
+        // last partial, parallel column parts, two k blocks.
+        let rows = 2 * block_rows(mr, 256, 1 << 20) + mr + 1;
+        check(Isa::Avx512, ops, 1, rows, (DIRECT_A_MAX_PANELS + 1) * nr + 3, 1000, mr, nv, 512, nr, false);
+    }
+    check_full(Isa::Avx512, ops, 2, 8 * 12 + 3, 2 * 32 + 5, 601, 12, 2, 256, 32, false, false, true);
+}
+
+#[test]
+fn bf16_pair_results_are_the_same_bits_on_any_number_of_threads() {
+    if !host_multiplies_bf16_pairs() {
+        return;
+    }
+    for (m, n, k, kc, at) in [(70, 512, 300, 256, false), (70, 512, 301, 256, true), (300, 40, 201, 128, false)] {
+        let one = fractional_product(Isa::Avx512, Operands::Bf16Pairs, m, n, k, 12, 2, kc, at, 1);
+        for threads in [2, 3] {
+            assert!(one == fractional_product(Isa::Avx512, Operands::Bf16Pairs, m, n, k, 12, 2, kc, at, threads), "{m}x{n}x{k} at={at}: {threads} threads differ from one");
         }
     }
 }

@@ -341,6 +341,8 @@ fn precompiled_convolution_is_bitwise_the_generated_one() {
         // Depthwise, 36 features (a partial vector), 13 pixels a line (overlapping blocks).
         ("f32[2,12,13,36]", "f32[3,3,1,36]", "f32[2,12,13,36]", "size=3x3 pad=1_1x1_1", 36),
     ];
+    // Which path a convolution takes depends on HLOJIT_GENERATED_GEMM, which other tests set.
+    let _guard = super::bf16_pairs_tests::GEMM_VARIABLE.lock().unwrap_or_else(|e| e.into_inner());
     for (i, (x, w, out, window, groups)) in cases.into_iter().enumerate() {
         let hlo = format!(
             "HloModule t\nENTRY e {{ x = {x} parameter(0) w = {w} parameter(1)\n ROOT c = {out} convolution(x, w), window={{{window}}}, dim_labels=b01f_01io->b01f, feature_group_count={groups} }}"

@@ -1,8 +1,9 @@
 //! GEMMs the runtime has precompiled (`hlojit_runtime::kernels::gemm`): f32 operands, or bf16
 //! ones (widened exactly while packing, as the generated packing does), read from buffers, an
-//! f32 result stored directly, on an x86-64 target with AVX-512 or AVX2 + FMA; and s8
-//! operands with an s32 result on AVX2 (`vpmaddwd`; integer sums are the same bits in any
-//! order). The
+//! f32 result stored directly, on an x86-64 target with AVX-512 or AVX2 + FMA; bf16 operands
+//! multiplied as pairs (`vdpbf16ps`, the generated pair kernel's steps) on AVX-512 targets
+//! with AVX512-BF16; and s8 operands with an s32 result on AVX2 (`vpmaddwd`; integer sums are
+//! the same bits in any order). The
 //! kernel then only fills a descriptor and calls the runtime, instead of generating (and
 //! having LLVM optimize) micro-kernel, packing and driver for every module — most of the
 //! compile time of a module with a dot. Same blocking, same arithmetic: the same bits.
@@ -28,25 +29,29 @@ pub fn generated_forced() -> bool {
     std::env::var_os(GENERATED_GEMM_VARIABLE).is_some_and(|v| v != "0")
 }
 
-/// The runtime variant that computes `g` for this target, if one does. (bf16 operands on a
-/// target with AVX512-BF16 are multiplied as pairs by generated code instead: `g.pairs`.)
+/// The runtime variant that computes `g` for this target, if one does. bf16 operands on a
+/// target with AVX512-BF16 (`g.pairs`) are multiplied as pairs there too.
 fn variant(cg: &Codegen, g: &Gemm) -> Option<RuntimeFunction> {
     use ElementType::{BF16, F32, S32, S8};
     let strided = |s: &Source| matches!(s, Source::Strided { .. });
     let result = (g.conv.compute, g.conv.out);
     let operands = match (g.a.ty, g.b.ty, result) {
         (F32, F32, (F32, F32)) => Operands::F32,
+        (BF16, BF16, (F32, F32)) if g.pairs => Operands::Bf16Pairs,
         (BF16, BF16, (F32, F32)) => Operands::Bf16,
         (S8, S8, (S32, S32)) => Operands::S8,
         _ => return None,
     };
-    if !cg.x86 || g.pairs || !strided(&g.a.source) || !strided(&g.b.source) || !matches!(g.out, OutputMode::Direct { .. }) {
+    if !cg.x86 || !strided(&g.a.source) || !strided(&g.b.source) || !matches!(g.out, OutputMode::Direct { .. }) {
         return None;
     }
     let avx2_fma = cg.avx2 && cg.fma;
     let (isa, f) = match (cg.simd_bytes, operands) {
         (64, Operands::F32) => (Isa::Avx512, RuntimeFunction::GemmF32Avx512),
         (64, Operands::Bf16) => (Isa::Avx512, RuntimeFunction::GemmBf16Avx512),
+        // `g.pairs` is set only for AVX-512 targets with AVX512-BF16 (and AVX-512BW, which
+        // every CPU with AVX512-BF16 has).
+        (64, Operands::Bf16Pairs) => (Isa::Avx512, RuntimeFunction::GemmBf16PairsAvx512),
         (32, Operands::F32) if avx2_fma => (Isa::Avx2Fma, RuntimeFunction::GemmF32Avx2),
         (32, Operands::Bf16) if avx2_fma => (Isa::Avx2Fma, RuntimeFunction::GemmBf16Avx2),
         (32, Operands::S8) if avx2_fma => (Isa::Avx2Fma, RuntimeFunction::GemmS8Avx2),

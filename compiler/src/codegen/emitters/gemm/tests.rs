@@ -307,6 +307,8 @@ fn run_for(target: crate::backend::target::TargetOptions, ty: (&str, ElementType
 fn precompiled_and_fallback(ty: (&str, ElementType), out: &str, symbol: &str, a: &Arr, b: &Arr) {
     use crate::backend::target::TargetOptions;
     let want = reference(a, b, &[], &[1], &[], &[0]);
+    // Which path a dot takes depends on HLOJIT_GENERATED_GEMM, which other tests set.
+    let _guard = super::bf16_pairs_tests::GEMM_VARIABLE.lock().unwrap_or_else(|e| e.into_inner());
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         // Kernels are chosen by the feature string, so it names what Haswell has.
         let haswell = TargetOptions { cpu: Some("haswell".into()), features: Some("+avx,+avx2,+fma".into()), ..TargetOptions::default() };
@@ -340,9 +342,10 @@ fn s8_dot_on_the_precompiled_kernel_and_on_the_fallback() {
 }
 
 #[test]
-fn bf16_dot_for_avx512_bf16_multiplies_pairs_in_generated_code() {
-    // Compiled only (this test cannot assume the host runs AVX512-BF16): Cooper Lake gets the
-    // generated `vdpbf16ps` kernel, not the runtime's widening one.
+fn bf16_dot_for_avx512_bf16_multiplies_pairs() {
+    // Compiled only (this test cannot assume the host runs AVX512-BF16): Cooper Lake calls the
+    // runtime's `vdpbf16ps` kernel (not its widening one), and with HLOJIT_GENERATED_GEMM the
+    // generated pair kernel.
     let hlo = "HloModule t\nENTRY e { a = bf16[70,300] parameter(0) b = bf16[300,90] parameter(1)\n\
                ROOT d = f32[70,90] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0} }";
     let module = parse_module(hlo).expect("test module parses");
@@ -350,8 +353,19 @@ fn bf16_dot_for_avx512_bf16_multiplies_pairs_in_generated_code() {
     let target = crate::backend::target::TargetOptions { cpu: Some("cooperlake".into()), features: Some(features.into()), ..Default::default() };
     let options = CompileOptions { target, ..CompileOptions::default() };
     let prepared = crate::pipeline::prepare(&module, &options).expect("prepares");
-    let ir = crate::pipeline::compile_to(&prepared, "t", &options, crate::pipeline::OutputKind::LlvmIr, false).expect("compiles to IR");
-    let ir = String::from_utf8_lossy(&ir);
-    assert!(ir.contains("llvm.x86.avx512bf16.dpbf16ps.512"), "cooperlake should multiply bf16 pairs");
-    assert!(!ir.contains("hlojit_rt_gemm_"), "no runtime GEMM for bf16 pairs");
+    let ir = |generated: bool| {
+        let _guard = super::bf16_pairs_tests::GEMM_VARIABLE.lock().unwrap_or_else(|e| e.into_inner());
+        if generated {
+            std::env::set_var(super::precompiled::GENERATED_GEMM_VARIABLE, "1");
+        }
+        let ir = crate::pipeline::compile_to(&prepared, "t", &options, crate::pipeline::OutputKind::LlvmIr, false);
+        std::env::remove_var(super::precompiled::GENERATED_GEMM_VARIABLE);
+        String::from_utf8_lossy(&ir.expect("compiles to IR")).into_owned()
+    };
+    let precompiled = ir(false);
+    assert!(precompiled.contains("hlojit_rt_gemm_bf16_pairs_avx512"), "cooperlake should call the pair kernel");
+    assert!(!precompiled.contains("dpbf16ps"), "nothing generated");
+    let generated = ir(true);
+    assert!(generated.contains("llvm.x86.avx512bf16.dpbf16ps.512"), "generated: bf16 pairs multiplied");
+    assert!(!generated.contains("hlojit_rt_gemm_"), "generated: no runtime GEMM");
 }
