@@ -8,12 +8,9 @@
 #[cfg(target_arch = "x86_64")]
 use hlojit_runtime::kernels::gemm::{hlojit_rt_gemm_bf16_pairs_avx512, host_multiplies_bf16_pairs, GemmF32};
 
-fn cpu_seconds() -> f64 {
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    let t = |x: libc::timeval| x.tv_sec as f64 + x.tv_usec as f64 * 1e-6;
-    t(u.ru_utime) + t(u.ru_stime)
-}
+#[path = "common/cpu_time.rs"]
+mod cpu_time;
+use cpu_time::cpu_seconds;
 
 /// 12 independent `vdpbf16ps` chains (64 flops each: 16 lanes, two products and two adds).
 #[cfg(target_arch = "x86_64")]

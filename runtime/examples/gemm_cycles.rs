@@ -9,12 +9,9 @@
 
 use hlojit_runtime::kernels::gemm::{hlojit_rt_gemm_f32_avx2, hlojit_rt_gemm_f32_avx512, host_supports, GemmF32, Isa};
 
-fn cpu_seconds() -> f64 {
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    let t = |x: libc::timeval| x.tv_sec as f64 + x.tv_usec as f64 * 1e-6;
-    t(u.ru_utime) + t(u.ru_stime)
-}
+#[path = "common/cpu_time.rs"]
+mod cpu_time;
+use cpu_time::cpu_seconds;
 
 /// Independent FMA chains of 256-bit vectors: the f32 FMA peak of one core (Zen 4 splits a
 /// 512-bit FMA over the same two 256-bit pipes, so the peak is the same).
