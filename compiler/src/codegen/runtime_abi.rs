@@ -10,6 +10,7 @@ use crate::codegen::context::Codegen;
 use crate::error::{Error, Result};
 use inkwell::module::Linkage;
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
+use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::values::FunctionValue;
 
 /// The type of an argument or result at the C ABI.
@@ -210,6 +211,16 @@ fn llvm_type<'ctx>(cg: &Codegen<'ctx>, t: AbiType) -> BasicTypeEnum<'ctx> {
 }
 
 impl<'ctx> Codegen<'ctx> {
+    /// Calls the precompiled kernel `f` with a descriptor: `fields` (one `i64` each, in the
+    /// order of the runtime's `#[repr(C)]` struct) stored in a stack array. Returns the status.
+    pub fn call_with_descriptor(&self, f: RuntimeFunction, fields: &[IntValue<'ctx>], name: &str) -> Result<BasicValueEnum<'ctx>> {
+        let desc = self.entry_alloca(self.i64().array_type(fields.len() as u32).into(), name)?;
+        for (i, v) in fields.iter().enumerate() {
+            self.b.build_store(self.gep(self.i64().into(), desc, self.const_i64(i as i64))?, *v)?;
+        }
+        self.call(self.runtime(f)?, &[desc.into()])
+    }
+
     /// The declaration of runtime function `f` in this module.
     pub fn runtime(&self, f: RuntimeFunction) -> Result<FunctionValue<'ctx>> {
         let (ret, params) = f.signature();

@@ -179,16 +179,12 @@ pub fn emit(kc: &KernelContext) -> Result<Option<i64>> {
         // Streamed where the generated kernel would stream (outputs larger than the cache).
         c(i64::from(crate::codegen::streaming_stores::applies(kc, &kc.outputs))),
     ];
-    let desc = cg.entry_alloca(cg.i64().array_type(fields.len() as u32).into(), "layernorm.desc")?;
-    for (i, v) in fields.iter().enumerate() {
-        cg.b.build_store(cg.gep(cg.i64().into(), desc, c(i as i64))?, *v)?;
-    }
     // The status is always 0 (nothing to allocate), unused as for the other runtime kernels.
     let f = match isa {
         RowIsa::Avx2 => RuntimeFunction::LayernormRowsF32Avx2,
         RowIsa::Avx512 => RuntimeFunction::LayernormRowsF32Avx512,
     };
-    cg.call(cg.runtime(f)?, &[desc.into()])?;
+    cg.call_with_descriptor(f, &fields, "layernorm.desc")?;
     Ok(Some(1))
 }
 

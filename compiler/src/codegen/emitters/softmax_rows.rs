@@ -125,16 +125,12 @@ pub fn emit(kc: &KernelContext) -> Result<Option<i64>> {
     let c = |v: i64| cg.const_i64(v);
     // The fields of `SoftmaxRowsF32`, in order.
     let fields = [c(rows), c(cols), int(input.ptr)?, int(out.ptr)?, c(min_chunk(kc, rows, cols))];
-    let desc = cg.entry_alloca(cg.i64().array_type(fields.len() as u32).into(), "softmax.desc")?;
-    for (i, v) in fields.iter().enumerate() {
-        cg.b.build_store(cg.gep(cg.i64().into(), desc, c(i as i64))?, *v)?;
-    }
     // Non-zero only when a scratch row could not be allocated (recorded for the caller).
     let f = match isa {
         RowIsa::Avx2 => RuntimeFunction::SoftmaxRowsF32Avx2,
         RowIsa::Avx512 => RuntimeFunction::SoftmaxRowsF32Avx512,
     };
-    cg.call(cg.runtime(f)?, &[desc.into()])?;
+    cg.call_with_descriptor(f, &fields, "softmax.desc")?;
     cg.note_kernel_may_fail();
     Ok(Some(1))
 }

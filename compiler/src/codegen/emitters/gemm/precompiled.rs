@@ -107,13 +107,9 @@ pub fn emit_precompiled<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx
         epilogue,
         epilogue_ctx,
     ];
-    let desc = cg.entry_alloca(cg.i64().array_type(fields.len() as u32).into(), "gemm.desc")?;
-    for (i, v) in fields.iter().enumerate() {
-        cg.b.build_store(cg.gep(cg.i64().into(), desc, c(i as i64))?, *v)?;
-    }
     // The status is non-zero only when scratch memory ran out: the runtime has then recorded
     // the failure, which the sequencing code collects after the kernel.
-    cg.call(cg.runtime(f)?, &[desc.into()])?;
+    cg.call_with_descriptor(f, &fields, "gemm.desc")?;
     cg.note_kernel_may_fail();
     Ok(true)
 }

@@ -112,13 +112,9 @@ pub(super) fn emit_precompiled<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captur
     if fields.len() * 8 != std::mem::size_of::<ConvF32>() {
         return Err(crate::error::Error::Internal("convolution descriptor out of step with the runtime's".into()));
     }
-    let array = cg.entry_alloca(cg.i64().array_type(fields.len() as u32).into(), "conv.desc")?;
-    for (i, v) in fields.iter().enumerate() {
-        cg.b.build_store(cg.gep(cg.i64().into(), array, c(i as i64))?, *v)?;
-    }
     // Non-zero only when scratch memory ran out: the runtime has recorded the failure, which
     // the sequencing code collects after the kernel.
-    cg.call(cg.runtime(f)?, &[array.into()])?;
+    cg.call_with_descriptor(f, &fields, "conv.desc")?;
     cg.note_kernel_may_fail();
     Ok(true)
 }

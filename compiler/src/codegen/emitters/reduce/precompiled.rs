@@ -74,16 +74,12 @@ pub(super) fn emit(kc: &KernelContext, p: &Plan) -> Result<Option<i64>> {
     for k in 0..MAX_ROW_REDUCTIONS {
         fields.extend(reductions.get(k).copied().unwrap_or([c(0); 4]));
     }
-    let desc = cg.entry_alloca(cg.i64().array_type(fields.len() as u32).into(), "reduce.desc")?;
-    for (k, v) in fields.iter().enumerate() {
-        cg.b.build_store(cg.gep(cg.i64().into(), desc, c(k as i64))?, *v)?;
-    }
     // The status is always 0 (nothing to allocate), unused as for the other runtime kernels.
     let f = match isa {
         RowIsa::Avx2 => RuntimeFunction::RowReduceF32Avx2,
         RowIsa::Avx512 => RuntimeFunction::RowReduceF32Avx512,
     };
-    cg.call(cg.runtime(f)?, &[desc.into()])?;
+    cg.call_with_descriptor(f, &fields, "reduce.desc")?;
     Ok(Some(1))
 }
 
