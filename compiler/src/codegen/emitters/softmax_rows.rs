@@ -124,7 +124,10 @@ pub fn emit(kc: &KernelContext) -> Result<Option<i64>> {
     let int = |p| cg.b.build_ptr_to_int(p, cg.i64(), "");
     let c = |v: i64| cg.const_i64(v);
     // The fields of `SoftmaxRowsF32`, in order.
-    let fields = [c(rows), c(cols), int(input.ptr)?, int(out.ptr)?, c(min_chunk(kc, rows, cols))];
+    // Streamed once the output outgrows the cache: the kernel's stores then come from a row in
+    // L1, so nothing is staged and the arithmetic is no reason to keep them cached.
+    let stream = cg.x86 && out.byte_size() >= crate::codegen::streaming_stores::MIN_OUTPUT_BYTES;
+    let fields = [c(rows), c(cols), int(input.ptr)?, int(out.ptr)?, c(min_chunk(kc, rows, cols)), c(i64::from(stream))];
     // Non-zero only when a scratch row could not be allocated (recorded for the caller).
     let f = match isa {
         RowIsa::Avx2 => RuntimeFunction::SoftmaxRowsF32Avx2,

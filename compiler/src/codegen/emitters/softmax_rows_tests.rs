@@ -163,8 +163,9 @@ fn inputs(dims: &[i64]) -> ArrayLiteral {
 
 #[test]
 fn the_precompiled_softmax_has_the_generated_kernels_bits() {
-    // At least 16 rows: fewer stay separate kernels (passes/row_fusion.rs).
-    for dims in [&[20, 64][..], &[17, 96], &[4, 5, 128], &[33, 1024], &[16, 4096], &[16, 160], &[18, 192]] {
+    // At least 16 rows: fewer stay separate kernels (passes/row_fusion.rs). 2048x4096 is
+    // 32 MiB, written with non-temporal stores.
+    for dims in [&[20, 64][..], &[17, 96], &[4, 5, 128], &[33, 1024], &[16, 4096], &[16, 160], &[18, 192], &[2048, 4096]] {
         let x = inputs(dims);
         let cols = dims[dims.len() - 1];
         assert_same_bits(&format!("softmax {dims:?}"), &softmax_module(dims), cols, "hlojit_rt_softmax_rows_f32", std::slice::from_ref(&x));

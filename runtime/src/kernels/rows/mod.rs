@@ -59,6 +59,9 @@ pub struct SoftmaxRowsF32 {
     pub out: i64,
     /// Rows per task on the thread pool; 0 runs every row on the calling thread.
     pub min_chunk: i64,
+    /// Non-zero: write the output with non-temporal stores where a row is aligned to the
+    /// vectors (for outputs larger than the cache).
+    pub stream: i64,
 }
 
 /// Softmax of each row of `desc.x` into `desc.out` with 8-lane vectors; non-zero (and
@@ -122,13 +125,19 @@ unsafe extern "C" fn softmax_task<I: Isa>(ctx: *const *mut u8, begin: i64, end: 
         task.failed.store(true, Ordering::Relaxed);
         return;
     }
+    let x = d.x as *const f32;
     for r in begin..end {
         let offset = r as usize * cols;
+        // The next row of this task, read while this one is computed.
+        let next = if r + 1 < end { x.wrapping_add(offset + cols) } else { std::ptr::null() };
         // SAFETY: rows inside the buffers (contract); the CPU has the instruction set (contract).
-        unsafe { I::softmax_row((d.x as *const f32).add(offset), (d.out as *mut f32).add(offset), scratch, cols) };
+        unsafe { I::softmax_row(x.add(offset), (d.out as *mut f32).add(offset), scratch, cols, next, d.stream != 0) };
     }
     // SAFETY: allocated above with this size.
     unsafe { crate::symbols::hlojit_rt_free(scratch as *mut u8, bytes) };
+    if d.stream != 0 {
+        fence_streamed_stores();
+    }
 }
 
 /// Runs `task` over rows `0..rows`: on the thread pool in chunks of at least `min_chunk`
@@ -294,9 +303,14 @@ unsafe extern "C" fn layernorm_task<I: Isa>(ctx: *const *mut u8, begin: i64, end
         };
     }
     if d.stream != 0 {
-        // Non-temporal stores are weakly ordered: make them visible before the task ends.
-        // SAFETY: a plain fence.
-        #[cfg(target_arch = "x86_64")]
-        unsafe { std::arch::x86_64::_mm_sfence() };
+        fence_streamed_stores();
     }
+}
+
+/// Non-temporal stores are weakly ordered: a task that streamed makes them visible before it
+/// ends.
+fn fence_streamed_stores() {
+    // SAFETY: a plain fence.
+    #[cfg(target_arch = "x86_64")]
+    unsafe { std::arch::x86_64::_mm_sfence() };
 }

@@ -117,20 +117,44 @@ unsafe fn exp<V: Simd>(x: V) -> V {
 
 /// One row of softmax: the maximum, e^(x - max) into `scratch`, its sum, and each e^(x - max)
 /// times 1 / sum (XLA's simplifier turned the divide into that product).
+///
+/// The row is read from memory once, by the maximum; the exponentials (the arithmetic of the
+/// row) then work on it in the cache, which is when `next` (the next row, or null) is
+/// prefetched, so that memory and arithmetic overlap. `stream` writes the output with
+/// non-temporal stores where the row is aligned to the vectors.
 #[inline(always)]
-pub(super) unsafe fn softmax_row<V: Simd>(x: *const f32, out: *mut f32, scratch: *mut f32, cols: usize) {
+pub(super) unsafe fn softmax_row<V: Simd>(x: *const f32, out: *mut f32, scratch: *mut f32, cols: usize, next: *const f32, stream: bool) {
     let m = V::splat(row_max::<V>(x, cols, f32::NEG_INFINITY));
     for j in (0..cols).step_by(V::LANES) {
+        if !next.is_null() && j % LINE_FLOATS == 0 {
+            prefetch(next.add(j));
+        }
         V::store(scratch.add(j), exp(V::sub(V::load(x.add(j)), m)));
     }
     let inv = V::splat(1.0 / row_sum::<V>(scratch, cols, 0.0));
+    let stream = stream && (out as usize) % (4 * V::LANES) == 0;
     // Four vectors a step, as LLVM interleaves this loop.
     for j in (0..cols).step_by(4 * V::LANES) {
         for i in 0..4 {
             let at = j + V::LANES * i;
-            V::store(out.add(at), V::mul(V::load(scratch.add(at)), inv));
+            let y = V::mul(V::load(scratch.add(at)), inv);
+            if stream {
+                V::stream(out.add(at), y);
+            } else {
+                V::store(out.add(at), y);
+            }
         }
     }
+}
+
+/// f32 elements in a cache line.
+const LINE_FLOATS: usize = 16;
+
+/// Starts loading the cache line of `p` into the L2 cache.
+#[inline(always)]
+unsafe fn prefetch(p: *const f32) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+    _mm_prefetch::<_MM_HINT_T1>(p as *const i8)
 }
 
 /// XLA's f32 rsqrt as LLVM lowers it for x86: the `rsqrtss` estimate refined by one
