@@ -104,6 +104,8 @@ pub fn runtime_symbols() -> Vec<(&'static str, usize)> {
         ("hlojit_rt_row_reduce_f32_avx512", crate::kernels::rows::hlojit_rt_row_reduce_f32_avx512 as *const () as usize),
         ("hlojit_rt_layernorm_rows_f32_avx2", crate::kernels::rows::hlojit_rt_layernorm_rows_f32_avx2 as *const () as usize),
         ("hlojit_rt_layernorm_rows_f32_avx512", crate::kernels::rows::hlojit_rt_layernorm_rows_f32_avx512 as *const () as usize),
+        ("hlojit_rt_dot_strips_f32_avx2", crate::kernels::dot_strips::hlojit_rt_dot_strips_f32_avx2 as *const () as usize),
+        ("hlojit_rt_dot_strips_f32_avx512", crate::kernels::dot_strips::hlojit_rt_dot_strips_f32_avx512 as *const () as usize),
         ("hlojit_rt_rng_get_and_update_state", crate::kernels::rng::hlojit_rt_rng_get_and_update_state as *const () as usize),
         ("hlojit_rt_ffi_call", crate::custom_call::call::hlojit_rt_ffi_call as *const () as usize),
         ("hlojit_rt_custom_call_status", crate::custom_call::status::hlojit_rt_custom_call_status as *const () as usize),

@@ -10,7 +10,7 @@ use crate::codegen::context::Codegen;
 use crate::error::{Error, Result};
 use inkwell::module::Linkage;
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
-use inkwell::values::{BasicValueEnum, IntValue};
+use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::values::FunctionValue;
 
 /// The type of an argument or result at the C ABI.
@@ -69,13 +69,16 @@ pub enum RuntimeFunction {
     /// Layer normalization of the rows of a row-major f32 array, see `emitters/layernorm_rows.rs`.
     LayernormRowsF32Avx2,
     LayernormRowsF32Avx512,
+    /// Dots with few result rows as strips (8 or 16 lanes), see `emitters/dot_strips.rs`.
+    DotStripsF32Avx2,
+    DotStripsF32Avx512,
 }
 
 /// The process-wide flag generated loops poll (a `u32` the runtime sets; not a function).
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 36] = [
+    pub const ALL: [RuntimeFunction; 38] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
@@ -112,6 +115,8 @@ impl RuntimeFunction {
         RuntimeFunction::RowReduceF32Avx512,
         RuntimeFunction::LayernormRowsF32Avx2,
         RuntimeFunction::LayernormRowsF32Avx512,
+        RuntimeFunction::DotStripsF32Avx2,
+        RuntimeFunction::DotStripsF32Avx512,
     ];
 
     /// The exported symbol.
@@ -153,6 +158,8 @@ impl RuntimeFunction {
             RuntimeFunction::RowReduceF32Avx512 => "hlojit_rt_row_reduce_f32_avx512",
             RuntimeFunction::LayernormRowsF32Avx2 => "hlojit_rt_layernorm_rows_f32_avx2",
             RuntimeFunction::LayernormRowsF32Avx512 => "hlojit_rt_layernorm_rows_f32_avx512",
+            RuntimeFunction::DotStripsF32Avx2 => "hlojit_rt_dot_strips_f32_avx2",
+            RuntimeFunction::DotStripsF32Avx512 => "hlojit_rt_dot_strips_f32_avx512",
         }
     }
 
@@ -198,6 +205,8 @@ impl RuntimeFunction {
             RuntimeFunction::ConvF32Avx512 | RuntimeFunction::ConvF32Avx2 | RuntimeFunction::SoftmaxRowsF32Avx2 | RuntimeFunction::RowReduceF32Avx2 | RuntimeFunction::LayernormRowsF32Avx2 => (Some(I32), &[Ptr]),
             // (descriptor: one of hlojit_runtime::kernels::rows's)
             RuntimeFunction::SoftmaxRowsF32Avx512 | RuntimeFunction::RowReduceF32Avx512 | RuntimeFunction::LayernormRowsF32Avx512 => (Some(I32), &[Ptr]),
+            // (descriptor: hlojit_runtime::kernels::dot_strips::DotStripsF32, first unit, end unit)
+            RuntimeFunction::DotStripsF32Avx2 | RuntimeFunction::DotStripsF32Avx512 => (None, &[Ptr, I64, I64]),
         }
     }
 }
@@ -214,11 +223,18 @@ impl<'ctx> Codegen<'ctx> {
     /// Calls the precompiled kernel `f` with a descriptor: `fields` (one `i64` each, in the
     /// order of the runtime's `#[repr(C)]` struct) stored in a stack array. Returns the status.
     pub fn call_with_descriptor(&self, f: RuntimeFunction, fields: &[IntValue<'ctx>], name: &str) -> Result<BasicValueEnum<'ctx>> {
+        let desc = self.descriptor(fields, name)?;
+        self.call(self.runtime(f)?, &[desc.into()])
+    }
+
+    /// A precompiled kernel's descriptor: `fields` (one `i64` each, in the order of the
+    /// runtime's `#[repr(C)]` struct) stored in a stack array.
+    pub fn descriptor(&self, fields: &[IntValue<'ctx>], name: &str) -> Result<PointerValue<'ctx>> {
         let desc = self.entry_alloca(self.i64().array_type(fields.len() as u32).into(), name)?;
         for (i, v) in fields.iter().enumerate() {
             self.b.build_store(self.gep(self.i64().into(), desc, self.const_i64(i as i64))?, *v)?;
         }
-        self.call(self.runtime(f)?, &[desc.into()])
+        Ok(desc)
     }
 
     /// The declaration of runtime function `f` in this module.
@@ -493,6 +509,14 @@ mod tests {
             RuntimeFunction::LayernormRowsF32Avx512 => def!(
                 hlojit_runtime::kernels::rows::hlojit_rt_layernorm_rows_f32_avx512,
                 unsafe extern "C" fn(*const hlojit_runtime::kernels::rows::LayernormRowsF32) -> i32
+            ),
+            RuntimeFunction::DotStripsF32Avx2 => def!(
+                hlojit_runtime::kernels::dot_strips::hlojit_rt_dot_strips_f32_avx2,
+                unsafe extern "C" fn(*const hlojit_runtime::kernels::dot_strips::DotStripsF32, i64, i64)
+            ),
+            RuntimeFunction::DotStripsF32Avx512 => def!(
+                hlojit_runtime::kernels::dot_strips::hlojit_rt_dot_strips_f32_avx512,
+                unsafe extern "C" fn(*const hlojit_runtime::kernels::dot_strips::DotStripsF32, i64, i64)
             ),
         }
     }

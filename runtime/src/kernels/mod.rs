@@ -9,3 +9,6 @@ pub mod sort;
 pub mod gemm;
 pub mod conv;
 pub mod rows;
+pub mod dot_strips;
+#[cfg(target_arch = "x86_64")]
+mod simd;

@@ -14,10 +14,12 @@ use super::gemm::dims::{group_stride, logical_strides, DotDims};
 use super::gemm::loops::scalar_loop;
 use super::gemm::microkernel::vector_type;
 use crate::codegen::elemental::Input;
+use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::codegen::kernel::KernelContext;
 use crate::codegen::vectors::{lane_mask, masked_load, splat};
 use crate::error::Result;
 use crate::hlo::InstrId;
+use hlojit_runtime::kernels::dot_strips::{strip_block, strip_units};
 use hlojit_runtime::ElementType;
 use inkwell::values::{IntValue, PointerValue, VectorValue};
 
@@ -60,6 +62,27 @@ fn register_block(m: i64, column_vectors: i64, simd_bytes: u32) -> (i64, i64) {
         }
     }
     best
+}
+
+/// Dots with fewer multiply-adds keep the generated kernel. Those are latency-bound chains
+/// of a few dozen FMAs that LLVM, with the kernel inlined into its loop body, overlaps with
+/// the neighbouring kernels' chains; a call (some 12 ns, and a window of the CPU's reordering
+/// spent on it) made rnn_scan's step (two dots of 2K and 4K multiply-adds) 155 -> 205 ns on
+/// the Zen 4. Their generated code is small, the compile time it costs too.
+const PRECOMPILED_MIN_MACS: i64 = 1 << 15;
+
+/// The runtime's strip kernel for f32 on this target and its lanes, unless the generated
+/// kernel is asked for (`HLOJIT_GENERATED_GEMM`). It sums in the same order with the same
+/// fused multiply-adds, so the same bits; f64 and targets without FMA keep the generated one.
+fn precompiled(cg: &crate::codegen::context::Codegen, ty: ElementType) -> Option<(RuntimeFunction, i64)> {
+    if ty != ElementType::F32 || !cg.x86 || super::gemm::precompiled::generated_forced() {
+        return None;
+    }
+    match cg.simd_bytes {
+        64 => Some((RuntimeFunction::DotStripsF32Avx512, 16)),
+        32 if cg.avx2 && cg.fma => Some((RuntimeFunction::DotStripsF32Avx2, 8)),
+        _ => None,
+    }
 }
 
 /// Dots with more result rows take the packed GEMM, whose register tiles reuse each loaded
@@ -118,6 +141,24 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
     if b.col != 1 || c.col != 1 {
         return Ok(None);
     }
+    kc.work_elements.set(Some(macs / 8));
+    if let Some((f, lanes)) = precompiled(cg, ty).filter(|_| macs >= PRECOMPILED_MIN_MACS) {
+        let int = |p| cg.b.build_ptr_to_int(p, cg.i64(), "");
+        let n = |v: i64| cg.const_i64(v);
+        // The fields of `DotStripsF32`, in order.
+        let block = strip_block(d.m, d.n, lanes);
+        #[rustfmt::skip]
+        let fields = [
+            n(d.b), n(d.m), n(d.n), n(d.k),
+            int(a.ptr)?, n(a.batch), n(a.row), n(a.col),
+            int(b.ptr)?, n(b.batch), n(b.row),
+            int(c.ptr)?, n(c.batch), n(c.row),
+            n(block.rows), n(block.vectors),
+        ];
+        let desc = cg.descriptor(&fields, "dot.strips.desc")?;
+        cg.call_void(cg.runtime(f)?, &[desc.into(), kc.begin.into(), kc.end.into()])?;
+        return Ok(Some(strip_units(d.b, d.m, d.n, lanes)));
+    }
 
     // Rows whose sums are in registers at once (more rows are taken a block at a time, each
     // block streaming the strip of B again, from L1) and vectors per strip.
@@ -127,7 +168,6 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
     let tail = d.n % width;
     let strips = full + i64::from(tail > 0);
     let units = d.b * strips;
-    kc.work_elements.set(Some(macs / 8));
 
     let elem = cg.value_type(ty);
     let vt = vector_type(elem, lanes as u32)?;
@@ -258,3 +298,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "dot_strips_tests.rs"]
+mod precompiled_tests;

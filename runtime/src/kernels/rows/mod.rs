@@ -12,8 +12,6 @@
 mod isa;
 #[cfg(target_arch = "x86_64")]
 mod row;
-#[cfg(target_arch = "x86_64")]
-mod simd;
 
 use crate::custom_call::last_error::set_failure;
 use crate::symbols::{hlojit_rt_parallel_for, ALLOCATION_FAILURE};

@@ -9,7 +9,7 @@
 //! Generic over the instruction set; instantiated inside `#[target_feature]` functions
 //! (`isa.rs`), which is why everything here is `#[inline(always)]`.
 
-use super::simd::Simd;
+use super::super::simd::Simd;
 use super::{RowReduction, REDUCE_MAX};
 
 /// Four vectors: the accumulators of one reduction.

@@ -14,7 +14,7 @@ use hlojit_runtime::{ArrayLiteral, ElementType, Literal};
 const SYMBOL: &str = "hlojit_rt_gemm_bf16_pairs_avx512";
 
 /// Serializes the tests that set the variable, and the ones that check which path a dot takes.
-pub(super) static GEMM_VARIABLE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+pub(crate) static GEMM_VARIABLE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn host_multiplies_pairs() -> bool {
     hlojit_runtime::kernels::gemm::host_multiplies_bf16_pairs()

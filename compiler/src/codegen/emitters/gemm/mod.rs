@@ -19,6 +19,6 @@ pub mod precompiled_conv;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod bf16_pairs_tests;
+pub(crate) mod bf16_pairs_tests;
 #[cfg(test)]
 mod conv_tests;

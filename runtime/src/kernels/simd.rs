@@ -1,20 +1,29 @@
-//! The vector operations the row kernels are written in (`row.rs`), for AVX2 (8 lanes) and
-//! AVX-512 (16 lanes): each one the instruction LLVM selects for the generated kernel's IR on
-//! that instruction set, so that the generic rows compute the same bits per lane.
+//! The f32 vector operations the precompiled kernels are written in (`rows/row.rs`,
+//! `dot_strips.rs`), for AVX2 (8 lanes) and AVX-512 (16 lanes): each one the instruction LLVM
+//! selects for the generated kernel's IR on that instruction set, so that generic kernels
+//! compute the same bits per lane.
 //!
 //! Every method is `#[inline(always)]` without target features of its own: it is inlined into
-//! the `#[target_feature]` function of its instruction set (`isa.rs`), where the intrinsics
-//! then inline too.
+//! the `#[target_feature]` function of its instruction set (`rows/isa.rs`, say), where the
+//! intrinsics then inline too.
 
 use std::arch::x86_64::*;
 
 pub(super) trait Simd: Copy {
     const LANES: usize;
+    /// Which lanes a masked load or store touches.
+    type Mask: Copy;
     unsafe fn splat(x: f32) -> Self;
     /// `init` in lane 0, -0 in the others: how LLVM seeds the first accumulator of a sum.
     unsafe fn first_lane(init: f32) -> Self;
     unsafe fn load(p: *const f32) -> Self;
     unsafe fn store(p: *mut f32, v: Self);
+    /// The first `n` lanes (`n` below [`Simd::LANES`]).
+    unsafe fn first_lanes(n: usize) -> Self::Mask;
+    /// The lanes of `mask` from `p`, zeros in the others; nothing else is read.
+    unsafe fn load_masked(p: *const f32, mask: Self::Mask) -> Self;
+    /// The lanes of `mask` to `p`; nothing else is written.
+    unsafe fn store_masked(p: *mut f32, mask: Self::Mask, v: Self);
     /// A non-temporal store; `p` aligned to the vector.
     unsafe fn stream(p: *mut f32, v: Self);
     /// The lanes, in the first [`Simd::LANES`] elements.
@@ -46,6 +55,7 @@ fn first_lane_array(init: f32) -> [f32; 16] {
 
 impl Simd for __m256 {
     const LANES: usize = 8;
+    type Mask = __m256i;
     #[inline(always)]
     unsafe fn splat(x: f32) -> Self {
         _mm256_set1_ps(x)
@@ -61,6 +71,18 @@ impl Simd for __m256 {
     #[inline(always)]
     unsafe fn store(p: *mut f32, v: Self) {
         _mm256_storeu_ps(p, v)
+    }
+    #[inline(always)]
+    unsafe fn first_lanes(n: usize) -> __m256i {
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(n as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+    }
+    #[inline(always)]
+    unsafe fn load_masked(p: *const f32, mask: __m256i) -> Self {
+        _mm256_maskload_ps(p, mask)
+    }
+    #[inline(always)]
+    unsafe fn store_masked(p: *mut f32, mask: __m256i, v: Self) {
+        _mm256_maskstore_ps(p, mask, v)
     }
     #[inline(always)]
     unsafe fn stream(p: *mut f32, v: Self) {
@@ -123,6 +145,7 @@ impl Simd for __m256 {
 
 impl Simd for __m512 {
     const LANES: usize = 16;
+    type Mask = __mmask16;
     #[inline(always)]
     unsafe fn splat(x: f32) -> Self {
         _mm512_set1_ps(x)
@@ -138,6 +161,18 @@ impl Simd for __m512 {
     #[inline(always)]
     unsafe fn store(p: *mut f32, v: Self) {
         _mm512_storeu_ps(p, v)
+    }
+    #[inline(always)]
+    unsafe fn first_lanes(n: usize) -> __mmask16 {
+        ((1u32 << n) - 1) as __mmask16
+    }
+    #[inline(always)]
+    unsafe fn load_masked(p: *const f32, mask: __mmask16) -> Self {
+        _mm512_maskz_loadu_ps(mask, p)
+    }
+    #[inline(always)]
+    unsafe fn store_masked(p: *mut f32, mask: __mmask16, v: Self) {
+        _mm512_mask_storeu_ps(p, mask, v)
     }
     #[inline(always)]
     unsafe fn stream(p: *mut f32, v: Self) {
