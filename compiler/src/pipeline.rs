@@ -341,8 +341,8 @@ pub fn runtime_calls(module: &Module, entry_name: &str, options: &CompileOptions
         return Ok(None);
     }
     let plan = LoweringPlan::new(module, entry_name)?;
-    // Only dots, convolutions, softmax and layernorm fusions and row reductions have
-    // precompiled kernels:
+    // Only dots, convolutions, softmax and layernorm fusions, row reductions and sorts by a
+    // key have precompiled kernels:
     // anything else would generate its kernels' IR for nothing.
     let [fp] = plan.functions.as_slice() else { return Ok(None) };
     let comp = module.computation(fp.comp);
@@ -357,6 +357,7 @@ pub fn runtime_calls(module: &Module, entry_name: &str, options: &CompileOptions
                 || crate::codegen::emitters::layernorm_rows::layernorm(module, fused, fused.root).is_some()
         }
         (Opcode::Reduce, _) => true,
+        (Opcode::Sort, _) => crate::codegen::emitters::sort_rows::runtime_sort(module, comp, i).is_some(),
         _ => false,
     };
     let library_ops = fp.kernels.keys().all(|&id| precompiled(comp.get(id)));

@@ -104,6 +104,7 @@ pub fn runtime_symbols() -> Vec<(&'static str, usize)> {
         ("hlojit_rt_row_reduce_f32_avx512", crate::kernels::rows::hlojit_rt_row_reduce_f32_avx512 as *const () as usize),
         ("hlojit_rt_layernorm_rows_f32_avx2", crate::kernels::rows::hlojit_rt_layernorm_rows_f32_avx2 as *const () as usize),
         ("hlojit_rt_layernorm_rows_f32_avx512", crate::kernels::rows::hlojit_rt_layernorm_rows_f32_avx512 as *const () as usize),
+        ("hlojit_rt_sort_rows", crate::kernels::sort_rows::hlojit_rt_sort_rows as *const () as usize),
         ("hlojit_rt_dot_strips_f32_avx2", crate::kernels::dot_strips::hlojit_rt_dot_strips_f32_avx2 as *const () as usize),
         ("hlojit_rt_dot_strips_f32_avx512", crate::kernels::dot_strips::hlojit_rt_dot_strips_f32_avx512 as *const () as usize),
         ("hlojit_rt_rng_get_and_update_state", crate::kernels::rng::hlojit_rt_rng_get_and_update_state as *const () as usize),

@@ -72,13 +72,15 @@ pub enum RuntimeFunction {
     /// Dots with few result rows as strips (8 or 16 lanes), see `emitters/dot_strips.rs`.
     DotStripsF32Avx2,
     DotStripsF32Avx512,
+    /// Whole sorts by a 32-bit key, see `emitters/sort_rows.rs`.
+    SortRows,
 }
 
 /// The process-wide flag generated loops poll (a `u32` the runtime sets; not a function).
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 38] = [
+    pub const ALL: [RuntimeFunction; 39] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
@@ -117,6 +119,7 @@ impl RuntimeFunction {
         RuntimeFunction::LayernormRowsF32Avx512,
         RuntimeFunction::DotStripsF32Avx2,
         RuntimeFunction::DotStripsF32Avx512,
+        RuntimeFunction::SortRows,
     ];
 
     /// The exported symbol.
@@ -160,6 +163,7 @@ impl RuntimeFunction {
             RuntimeFunction::LayernormRowsF32Avx512 => "hlojit_rt_layernorm_rows_f32_avx512",
             RuntimeFunction::DotStripsF32Avx2 => "hlojit_rt_dot_strips_f32_avx2",
             RuntimeFunction::DotStripsF32Avx512 => "hlojit_rt_dot_strips_f32_avx512",
+            RuntimeFunction::SortRows => "hlojit_rt_sort_rows",
         }
     }
 
@@ -207,6 +211,8 @@ impl RuntimeFunction {
             RuntimeFunction::SoftmaxRowsF32Avx512 | RuntimeFunction::RowReduceF32Avx512 | RuntimeFunction::LayernormRowsF32Avx512 => (Some(I32), &[Ptr]),
             // (descriptor: hlojit_runtime::kernels::dot_strips::DotStripsF32, first unit, end unit)
             RuntimeFunction::DotStripsF32Avx2 | RuntimeFunction::DotStripsF32Avx512 => (None, &[Ptr, I64, I64]),
+            // (descriptor: hlojit_runtime::kernels::sort_rows::SortRows)
+            RuntimeFunction::SortRows => (Some(I32), &[Ptr]),
         }
     }
 }
@@ -517,6 +523,10 @@ mod tests {
             RuntimeFunction::DotStripsF32Avx512 => def!(
                 hlojit_runtime::kernels::dot_strips::hlojit_rt_dot_strips_f32_avx512,
                 unsafe extern "C" fn(*const hlojit_runtime::kernels::dot_strips::DotStripsF32, i64, i64)
+            ),
+            RuntimeFunction::SortRows => def!(
+                hlojit_runtime::kernels::sort_rows::hlojit_rt_sort_rows,
+                unsafe extern "C" fn(*const hlojit_runtime::kernels::sort_rows::SortRows) -> i32
             ),
         }
     }

@@ -10,5 +10,6 @@ pub mod gemm;
 pub mod conv;
 pub mod rows;
 pub mod dot_strips;
+pub mod sort_rows;
 #[cfg(target_arch = "x86_64")]
 mod simd;

@@ -22,6 +22,7 @@ mod scatter;
 pub(crate) mod select_and_scatter;
 mod sort;
 mod sort_key;
+pub mod sort_rows;
 pub mod row_isa;
 pub mod softmax_rows;
 pub mod layernorm_rows;

@@ -60,6 +60,9 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
     if root.opcode != Opcode::Sort {
         return Err(Error::Unsupported(format!("{}: sort fused below the root", root.name)));
     }
+    if let Some(extent) = super::sort_rows::try_emit(kc)? {
+        return Ok(extent);
+    }
     let comparator =
         root.to_apply().ok_or_else(|| Error::Internal(format!("{}: sort without a comparator", root.name)))?;
     let dims = kc.comp.get(root.operands[0]).shape.dims().to_vec();
