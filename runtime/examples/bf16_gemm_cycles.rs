@@ -3,7 +3,8 @@
 //! a `vdpbf16ps` loop that gives the per-core bf16 dot peak the same way. The GEMM's threads
 //! are rayon's (RAYON_NUM_THREADS).
 //!
-//! `cargo run --release -p hlojit-runtime --example bf16_gemm_cycles -- M N K [runs]`
+//! `cargo run --release -p hlojit-runtime --example bf16_gemm_cycles -- M N K [runs] [kc]`
+//! (kc in elements; 1024 is what the compiler's `Blocking::bf16_pairs` picks)
 
 #[cfg(target_arch = "x86_64")]
 use hlojit_runtime::kernels::gemm::{hlojit_rt_gemm_bf16_pairs_avx512, host_multiplies_bf16_pairs, GemmF32};
@@ -39,18 +40,18 @@ fn main() {
     }
     let args: Vec<String> = std::env::args().collect();
     let num = |i: usize, d: i64| args.get(i).map(|s| s.parse().unwrap()).unwrap_or(d);
-    let (m, n, k, runs) = (num(1, 1024), num(2, 1024), num(3, 1024), num(4, 20));
+    let (m, n, k, runs, kc) = (num(1, 1024), num(2, 1024), num(3, 1024), num(4, 20), num(5, 1024));
     let bf16 = |x: f32| (x.to_bits() >> 16) as u16;
     let a: Vec<u16> = (0..m * k).map(|i| bf16(((i * 7 % 13) as f32 - 6.0) * 0.1)).collect();
     let b: Vec<u16> = (0..k * n).map(|i| bf16(((i * 5 % 11) as f32 - 5.0) * 0.1)).collect();
     let mut c = vec![0f32; (m * n) as usize];
-    // The blocking the compiler picks for a wide f32-result problem on AVX-512.
+    // The blocking the compiler picks for a wide bf16-pair problem on AVX-512.
     let g = GemmF32 {
         batch: 1, m, n, k,
         a: a.as_ptr() as *const _, a_batch: 0, a_row: k, a_col: 1,
         b: b.as_ptr() as *const _, b_batch: 0, b_row: n, b_col: 1,
         c: c.as_mut_ptr() as *mut _, c_batch: 0, c_row: n,
-        mr: 12, nv: 2, kc: 512, nc: 256,
+        mr: 12, nv: 2, kc, nc: 256,
         epilogue: None, epilogue_ctx: std::ptr::null(),
     };
     let it = 20_000_000;
