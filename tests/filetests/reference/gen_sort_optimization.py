@@ -69,32 +69,21 @@ check-ir-not: !"full\"""",
       [x], run_hlo_on_xla_cpu(KEY_SORT_MAJOR, [x]), KEY_SORT_MAJOR)
 
 # argsort, descending (GT on the canonical key), with the positions as a second operand.
-ARGSORT_DESC = """
-HloModule argsort_desc, entry_computation_layout={(f32[4,16]{1,0}, s32[4,16]{1,0})->(f32[4,16]{1,0}, s32[4,16]{1,0})}
+# The comparator's key part is KEY_SORT's; it compares with GT and carries two more parameters.
+KEY_CMP = KEY_SORT[KEY_SORT.index("cmp {"):KEY_SORT.index("  ROOT lt")]
+ARGSORT_DESC = f"""
+HloModule argsort_desc, entry_computation_layout={{(f32[4,16]{{1,0}}, s32[4,16]{{1,0}})->(f32[4,16]{{1,0}}, s32[4,16]{{1,0}})}}
 
-cmp {
-  a = f32[] parameter(0)
-  na = pred[] compare(a, a), direction=NE
-  qnan = f32[] constant(nan)
-  zero = f32[] constant(0)
-  za = pred[] compare(a, zero), direction=EQ
-  a0 = f32[] select(za, zero, a)
-  ka = f32[] select(na, qnan, a0)
-  b = f32[] parameter(1)
-  nb = pred[] compare(b, b), direction=NE
-  zb = pred[] compare(b, zero), direction=EQ
-  b0 = f32[] select(zb, zero, b)
-  kb = f32[] select(nb, qnan, b0)
-  i = s32[] parameter(2)
+{KEY_CMP}  i = s32[] parameter(2)
   j = s32[] parameter(3)
   ROOT gt = pred[] compare(ka, kb), direction=GT, type=TOTALORDER
-}
+}}
 
-ENTRY main {
-  x = f32[4,16]{1,0} parameter(0)
-  p = s32[4,16]{1,0} parameter(1)
-  ROOT s = (f32[4,16]{1,0}, s32[4,16]{1,0}) sort(x, p), dimensions={1}, is_stable=true, to_apply=cmp
-}
+ENTRY main {{
+  x = f32[4,16]{{1,0}} parameter(0)
+  p = s32[4,16]{{1,0}} parameter(1)
+  ROOT s = (f32[4,16]{{1,0}}, s32[4,16]{{1,0}}) sort(x, p), dimensions={{1}}, is_stable=true, to_apply=cmp
+}}
 """
 # Ties among the keys (and -0 beside +0) show the stability.
 xt = x.copy()
