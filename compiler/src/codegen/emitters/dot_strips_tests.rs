@@ -3,13 +3,11 @@
 //! transposed and batched operands, partial row blocks and column tails, on one to three
 //! threads; and the generated kernel where the runtime's is not used.
 
-use super::super::gemm::bf16_pairs_tests::GEMM_VARIABLE;
-use super::super::gemm::precompiled::GENERATED_GEMM_VARIABLE;
+use super::super::gemm::bf16_pairs_tests::{compile_and_run_for, GEMM_VARIABLE};
 use crate::backend::target::TargetOptions;
-use crate::executable::Executable;
 use crate::hlo::text::parse_module;
 use crate::pipeline::{compile_to, prepare, CompileOptions, OutputKind};
-use hlojit_runtime::{ArrayLiteral, ElementType, Literal};
+use hlojit_runtime::{ArrayLiteral, ElementType};
 
 fn target(cpu: &str, features: &str) -> CompileOptions {
     let target = TargetOptions { cpu: Some(cpu.into()), features: Some(features.into()), ..TargetOptions::default() };
@@ -50,27 +48,6 @@ fn inputs(dims: &[i64], seed: u64, specials: bool) -> ArrayLiteral {
     ArrayLiteral::from_f64s(ElementType::F32, dims, &v).expect("literal")
 }
 
-/// The module's IR and its result's bits on a pool of `threads`, with the runtime kernel
-/// allowed or not.
-fn compile_and_run(hlo: &str, options: &CompileOptions, generated: bool, args: &[ArrayLiteral], threads: usize) -> (String, Vec<u32>) {
-    let (ir, exe) = {
-        let _guard = GEMM_VARIABLE.lock().unwrap_or_else(|e| e.into_inner());
-        if generated {
-            std::env::set_var(GENERATED_GEMM_VARIABLE, "1");
-        }
-        let module = parse_module(hlo).expect("test module parses");
-        let ir = prepare(&module, options).and_then(|p| compile_to(&p, "t", options, OutputKind::LlvmIr, true));
-        let exe = Executable::compile(&module, options);
-        std::env::remove_var(GENERATED_GEMM_VARIABLE);
-        (String::from_utf8_lossy(&ir.expect("compiles to IR")).into_owned(), exe.expect("compiles"))
-    };
-    let args: Vec<Literal> = args.iter().map(|a| Literal::from(a.clone())).collect();
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
-    let out = pool.install(|| exe.run_literals(&args)).expect("runs");
-    let out = out.as_array().expect("array result");
-    (ir, out.bytes().chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
-}
-
 #[test]
 fn the_precompiled_strips_have_the_generated_kernels_bits() {
     // (a, b, result, dimension numbers): the LSTM step; A transposed; a batch with a column
@@ -91,12 +68,12 @@ fn the_precompiled_strips_have_the_generated_kernels_bits() {
             // One row with a NaN would make every result NaN.
             let specials = dims(out)[dims(out).len() - 2] > 1;
             let args = [inputs(&dims(a), i as u64, specials), inputs(&dims(b), 100 + i as u64, false)];
-            let (gen_ir, want) = compile_and_run(&hlo, &options, true, &args, 1);
+            let (gen_ir, want) = compile_and_run_for(&hlo, &options, true, &args, 1);
             assert!(!gen_ir.contains(symbol) && gen_ir.contains("dot.strip"), "case {i}: the generated strips");
             let finite = want.iter().filter(|&&w| f32::from_bits(w).is_finite()).count();
             assert!(want.iter().any(|&w| f32::from_bits(w).is_nan()) == specials && finite > want.len() / 2, "case {i}: specials reach some results, most are finite");
             for threads in 1..=3 {
-                let (ir, got) = compile_and_run(&hlo, &options, false, &args, threads);
+                let (ir, got) = compile_and_run_for(&hlo, &options, false, &args, threads);
                 assert!(ir.contains(symbol), "case {i}: calls {symbol}");
                 let differ = got.iter().zip(&want).filter(|(g, w)| g != w).count();
                 assert_eq!(differ, 0, "case {i} {symbol} on {threads} threads: {differ} elements differ");

@@ -50,15 +50,19 @@ fn bf16_inputs(dims: &[i64], k: i64, seed: u64) -> ArrayLiteral {
 /// Compiles `hlo` for the host (runtime kernel allowed or not), returns its LLVM IR and the
 /// bits of the result on `args`, run on a pool of `threads` threads.
 fn compile_and_run(hlo: &str, generated: bool, args: &[ArrayLiteral], threads: usize) -> (String, Vec<u32>) {
-    let options = CompileOptions::default();
+    compile_and_run_for(hlo, &CompileOptions::default(), generated, args, threads)
+}
+
+/// [`compile_and_run`] for the target of `options` (which the host must run).
+pub(crate) fn compile_and_run_for(hlo: &str, options: &CompileOptions, generated: bool, args: &[ArrayLiteral], threads: usize) -> (String, Vec<u32>) {
     let (ir, exe) = {
         let _guard = GEMM_VARIABLE.lock().unwrap_or_else(|e| e.into_inner());
         if generated {
             std::env::set_var(GENERATED_GEMM_VARIABLE, "1");
         }
         let module = parse_module(hlo).expect("test module parses");
-        let ir = prepare(&module, &options).and_then(|p| compile_to(&p, "t", &options, OutputKind::LlvmIr, true));
-        let exe = Executable::compile(&module, &options);
+        let ir = prepare(&module, options).and_then(|p| compile_to(&p, "t", options, OutputKind::LlvmIr, true));
+        let exe = Executable::compile(&module, options);
         std::env::remove_var(GENERATED_GEMM_VARIABLE);
         (String::from_utf8_lossy(&ir.expect("compiles to IR")).into_owned(), exe.expect("compiles"))
     };
