@@ -132,13 +132,16 @@ check-not: projected""",
         RNN_INPUTS,
         RNN.replace("STEPS", "5").replace("HloModule projection_rnn_scan", "HloModule projection_not_for_fewer_steps"),
     ),
-    "projection_not_for_one_row": (
-        """The same scan at batch 1: each step's x_t @ wx is one row, a vector-matrix product the
-step computes as fast as the hoisted GEMM would, which would only add a store and a load of
-every element (measured on rnn_scan_1000x64_b1: 10-30% slower hoisted), so the dot stays.
-check-not: projected""",
+    "projection_one_row": (
+        """The same scan at batch 1: each step's x_t @ wx is one row, a vector-matrix product;
+projected all the same, so the thread pool can split the six rows' products while the loop
+keeps only the serial h @ wh.
+check: %body
+check: %a.projected.licm = f32[6,1,4]{2,1,0} get-tuple-element(
+check: ENTRY %main
+check: f32[6,1,4]{2,1,0} dot(""",
         [u(6, 1, 3), u(3, 4), u(4, 4), u(1, 4)],
-        one_row(RNN.replace("STEPS", "6")).replace("HloModule projection_rnn_scan", "HloModule projection_not_for_one_row"),
+        one_row(RNN.replace("STEPS", "6")).replace("HloModule projection_rnn_scan", "HloModule projection_one_row"),
     ),
     "projection_reverse_inner_dim": (
         """A loop reading xs[:, 4 - i, :] (a reverse scan over dimension 1; from step 5 on the
