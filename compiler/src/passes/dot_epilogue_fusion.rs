@@ -12,10 +12,14 @@
 //!
 //! Only where every element of the loop's result reads the dot at its own index (elementwise
 //! ops on equal shapes and layouts from the dot to the root), so a region can be finished
-//! alone and the result written over the dot's; and only for dots the GEMM engine runs (large,
-//! many rows and columns): the small ones have no tiles to finish in cache.
+//! alone and the result written over the dot's; and only for dots with regions to finish in
+//! cache: those the GEMM engine runs (large, many rows and columns), and those with few rows
+//! the precompiled strip kernel runs (an LSTM step's `h @ W_h`, a batch-1 layer), whose
+//! strips of columns the kernel finishes after the call. Smaller dots stay apart: their
+//! generated code sits inlined in its loop body beside the epilogue already.
 
 use super::buffer_assignment::same_index_only;
+use crate::codegen::emitters::dot_strips as strip_kernel;
 use super::fused_body::FusedBody;
 use crate::error::{Error, Result};
 use crate::hlo::{CompId, Computation, FusionKind, InstrId, Instruction, Module, Opcode};
@@ -46,7 +50,7 @@ fn find_candidate(module: &Module, c: CompId) -> Option<(InstrId, InstrId)> {
     let users = comp.users();
     comp.ids().find_map(|id| {
         let dot = comp.get(id);
-        if dot.opcode != Opcode::Dot || !big_f32_dot(comp, dot) || !dot.control_predecessors.is_empty() || comp.root == id {
+        if dot.opcode != Opcode::Dot || !finished_in_regions(comp, dot) || !dot.control_predecessors.is_empty() || comp.root == id {
             return None;
         }
         let [user] = users[id.index()][..] else { return None };
@@ -55,9 +59,10 @@ fn find_candidate(module: &Module, c: CompId) -> Option<(InstrId, InstrId)> {
     })
 }
 
-/// An f32 result of at least [`MIN_ROWS_AND_COLUMNS`] rows and columns (the free dimensions of
-/// each operand) and [`MIN_MACS`] multiply-adds.
-fn big_f32_dot(comp: &Computation, dot: &Instruction) -> bool {
+/// An f32 result of at least [`MIN_ROWS_AND_COLUMNS`] columns (the free dimensions of the
+/// rhs) and either as many rows and [`MIN_MACS`] multiply-adds (the GEMM engine) or few rows
+/// and the multiply-adds of the precompiled strip kernel.
+fn finished_in_regions(comp: &Computation, dot: &Instruction) -> bool {
     let Some(out) = dot.shape.as_array() else { return false };
     let (Some(lhs), Some(rhs)) = (dot.operands.first().map(|&o| comp.get(o).shape.dims()), dot.operands.get(1).map(|&o| comp.get(o).shape.dims())) else {
         return false;
@@ -70,7 +75,9 @@ fn big_f32_dot(comp: &Computation, dot: &Instruction) -> bool {
     let n = free(rhs, &dn.rhs_batch, &dn.rhs_contracting);
     let k: i64 = dn.lhs_contracting.iter().map(|&d| lhs.get(d as usize).copied().unwrap_or(0)).product();
     let macs = out.element_count().saturating_mul(k);
-    out.element_type == ElementType::F32 && m >= MIN_ROWS_AND_COLUMNS && n >= MIN_ROWS_AND_COLUMNS && macs >= MIN_MACS
+    let gemm = m >= MIN_ROWS_AND_COLUMNS && macs >= MIN_MACS;
+    let strips = m <= strip_kernel::MAX_ROWS && macs >= strip_kernel::PRECOMPILED_MIN_MACS;
+    out.element_type == ElementType::F32 && n >= MIN_ROWS_AND_COLUMNS && (gemm || strips)
 }
 
 /// Whether `user` is an elementwise loop that reads `dot` (once, as one operand) only at the

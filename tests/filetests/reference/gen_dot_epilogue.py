@@ -23,6 +23,7 @@ ADD = "add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(
 rng = np.random.default_rng(8)
 S = np.float32(0.75)
 B64 = rng.uniform(-1, 1, size=(64,)).astype(np.float32)
+B96 = rng.uniform(-1, 1, size=(96,)).astype(np.float32)
 
 
 def pattern(name, dims, a, b, m, shift, batch=""):
@@ -141,6 +142,49 @@ ENTRY main {{
 }}""",
         [S, B64],
         "rtol=1e-6 atol=1e-5",
+    ),
+    "dot_epilogue_few_rows_in_the_strip_kernel": (
+        """A dot with few rows (2 batches of 4 x 256 x 96, as an LSTM step's h @ W_h) plus a bias,
+then tanh: the strip kernel (precompiled on x86) computes the kernel's strips of columns and
+the epilogue finishes each strip after it, the last one partial (96 columns).
+check: %fused_computation{{.*}}
+check: dot(
+check: tanh(
+check: ENTRY
+check: %t{{.*}}.epilogue = f32[2,4,96]{{.*}} fusion({{.*}}), kind=kOutput
+check-not: dot(""",
+        f"""HloModule dot_few_rows_bias_tanh
+ENTRY main {{
+  s = f32[] parameter(0)
+  b = f32[96] parameter(1)
+{pattern("x", (4, 256), 7, 3, 9, 4, batch="2")}
+{pattern("w", (256, 96), 5, 11, 7, 3, batch="2")}
+  d = f32[2,4,96] dot(x, w), lhs_batch_dims={{0}}, lhs_contracting_dims={{2}}, rhs_batch_dims={{0}}, rhs_contracting_dims={{1}}
+  bb = f32[2,4,96] broadcast(b), dimensions={{2}}
+  h = f32[2,4,96] add(d, bb)
+  ROOT t = f32[2,4,96] tanh(h)
+}}""",
+        [S, B96],
+        "rtol=1e-6 atol=1e-6",
+    ),
+    "dot_epilogue_not_for_small_strips": (
+        """A batch-1 step's small dot (1 x 32 x 64, 2K multiply-adds, as rnn_scan's): its strips
+are generated code that sits inlined beside the bias add already, so the two stay apart.
+check: ENTRY
+check: dot(
+check-not: kind=kOutput""",
+        f"""HloModule dot_small_strip_bias
+ENTRY main {{
+  s = f32[] parameter(0)
+  b = f32[64] parameter(1)
+{pattern("x", (1, 32), 7, 3, 9, 4)}
+{pattern("w", (32, 64), 5, 11, 7, 3)}
+  d = f32[1,64] dot(x, w), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+  bb = f32[1,64] broadcast(b), dimensions={{1}}
+  ROOT h = f32[1,64] add(d, bb)
+}}""",
+        [S, B64],
+        "rtol=1e-6 atol=1e-6",
     ),
 }
 

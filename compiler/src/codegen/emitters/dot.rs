@@ -41,21 +41,18 @@ fn emit(kc: &KernelContext, epilogue: Option<&Epilogue>) -> Result<i64> {
     if dims.out_dims() != kc.outputs[0].shape.dims {
         return Err(Error::Internal(format!("{}: result dimensions do not match the dimension numbers", dot.name)));
     }
-    if let Some(epilogue) = epilogue {
-        // The strip and row kernels store sums as they finish them, in their own orders; the
-        // GEMM engine and the per-element loop finish them through the epilogue.
-        if let Some(extent) = super::gemm::dot::try_emit(kc, lhs, rhs, &dims, Some(epilogue))? {
-            return Ok(extent);
-        }
-        return emit_per_element(kc, lhs, rhs, &dims, Some(epilogue));
-    }
-    if let Some(extent) = super::dot_strips::try_emit(kc, lhs, rhs, &dims)? {
+    if let Some(extent) = super::dot_strips::try_emit(kc, lhs, rhs, &dims, epilogue)? {
         return Ok(extent);
     }
-    if let Some(extent) = super::gemm::dot::try_emit(kc, lhs, rhs, &dims, None)? {
+    if let Some(extent) = super::gemm::dot::try_emit(kc, lhs, rhs, &dims, epilogue)? {
         return Ok(extent);
     }
-    emit_naive(kc, lhs, rhs, &dims)
+    match epilogue {
+        // The row kernel stores sums as it finishes them, in its own order; the per-element
+        // loop finishes each through the epilogue.
+        Some(epilogue) => emit_per_element(kc, lhs, rhs, &dims, Some(epilogue)),
+        None => emit_naive(kc, lhs, rhs, &dims),
+    }
 }
 
 /// Rows of the result up to this many elements accumulate in a stack buffer (see `emit_rows`).

@@ -10,7 +10,9 @@
 //! products in contracting order from zero with fused multiply-adds, like the GEMM's
 //! micro-kernel.
 
+use super::dot_epilogue::Epilogue;
 use super::gemm::dims::{group_stride, logical_strides, DotDims};
+use super::gemm::operand::GroupMap;
 use super::gemm::loops::scalar_loop;
 use super::gemm::microkernel::vector_type;
 use crate::codegen::elemental::Input;
@@ -69,7 +71,7 @@ fn register_block(m: i64, column_vectors: i64, simd_bytes: u32) -> (i64, i64) {
 /// the neighbouring kernels' chains; a call (some 12 ns, and a window of the CPU's reordering
 /// spent on it) made rnn_scan's step (two dots of 2K and 4K multiply-adds) 155 -> 205 ns on
 /// the Zen 4. Their generated code is small, the compile time it costs too.
-const PRECOMPILED_MIN_MACS: i64 = 1 << 15;
+pub(crate) const PRECOMPILED_MIN_MACS: i64 = 1 << 15;
 
 /// The runtime's strip kernel for f32 on this target and its lanes, unless the generated
 /// kernel is asked for (`HLOJIT_GENERATED_GEMM`). It sums in the same order with the same
@@ -87,7 +89,7 @@ fn precompiled(cg: &crate::codegen::context::Codegen, ty: ElementType) -> Option
 
 /// Dots with more result rows take the packed GEMM, whose register tiles reuse each loaded
 /// vector of B for more rows.
-const MAX_ROWS: i64 = 16;
+pub(crate) const MAX_ROWS: i64 = 16;
 
 
 /// Where a matrix lives: its buffer and element strides of its (batch, row, column) groups.
@@ -113,7 +115,9 @@ fn bound_array<'a, 'ctx>(kc: &'a KernelContext<'_, 'ctx>, id: InstrId) -> Option
 }
 
 /// Emits the dot as row strips when it has the shape and layouts for them; `None` otherwise.
-pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, d: &DotDims) -> Result<Option<i64>> {
+/// With `epilogue`, each strip of the kernel's units goes through it once all its sums are
+/// stored, while it is still in cache.
+pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, d: &DotDims, epilogue: Option<&Epilogue>) -> Result<Option<i64>> {
     let cg = kc.cg;
     let out = &kc.outputs[0];
     let ty = out.element_type();
@@ -157,6 +161,9 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
         ];
         let desc = cg.descriptor(&fields, "dot.strips.desc")?;
         cg.call_void(cg.runtime(f)?, &[desc.into(), kc.begin.into(), kc.end.into()])?;
+        if let Some(ep) = epilogue {
+            finish_strips(kc, d, ep, block.vectors * lanes)?;
+        }
         return Ok(Some(strip_units(d.b, d.m, d.n, lanes)));
     }
 
@@ -261,7 +268,30 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
         cg.b.position_at_end(done_bb);
         Ok(())
     })?;
+    if let Some(ep) = epilogue {
+        finish_strips(kc, d, ep, width)?;
+    }
     Ok(Some(units))
+}
+
+/// Runs `epilogue` over the strips of the kernel's units `[begin, end)`, each `width` columns
+/// of every row of one batch, in the order they were computed.
+fn finish_strips(kc: &KernelContext, d: &DotDims, epilogue: &Epilogue, width: i64) -> Result<()> {
+    let cg = kc.cg;
+    let out = &kc.outputs[0];
+    let (gb, gm, gn) = d.out_groups();
+    let with_sizes = |g: &[usize]| g.iter().map(|&x| (x, out.shape.dims[x])).collect::<Vec<_>>();
+    let map = GroupMap { rank: out.shape.dims.len(), batch: with_sizes(&gb), row: with_sizes(&gm), col: with_sizes(&gn) };
+    let strips = (d.n + width - 1) / width;
+    let mut e = kc.elemental();
+    scalar_loop(cg, "dot.strip.epilogue", kc.begin, kc.end, |unit| {
+        let batch = cg.b.build_int_signed_div(unit, cg.const_i64(strips), "")?;
+        let s = cg.b.build_int_signed_rem(unit, cg.const_i64(strips), "")?;
+        let c0 = cg.b.build_int_nsw_mul(s, cg.const_i64(width), "")?;
+        let c1 = cg.b.build_int_nsw_add(c0, cg.const_i64(width), "")?;
+        let c1 = cg.clamp_i64(c1, c0, cg.const_i64(d.n))?;
+        epilogue.emit_region(&mut e, out, &map, batch, cg.const_i64(0), cg.const_i64(d.m), c0, c1)
+    })
 }
 
 fn set_alignment(v: inkwell::values::BasicValueEnum<'_>, align: u32) {

@@ -100,3 +100,39 @@ fn small_dots_and_f64_keep_the_generated_strips() {
         assert!(!ir(&dot("f64", 4, 256, 256)).contains("hlojit_rt_dot_strips"));
     }
 }
+
+#[test]
+fn an_epilogue_finishes_the_strips_as_it_would_apart() {
+    // (a, b, result, dimension numbers, bias broadcast dimension): a batch with a column tail
+    // and a partial row block; one row with a tail.
+    let cases = [
+        ("f32[2,7,200]{2,1,0}", "f32[2,200,150]{2,1,0}", "f32[2,7,150]{2,1,0}", "lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}", 2),
+        ("f32[1,784]{1,0}", "f32[784,250]{1,0}", "f32[1,250]{1,0}", "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 1),
+    ];
+    let dims = |s: &str| -> Vec<i64> { s[4..s.find(']').unwrap()].split(',').map(|d| d.parse().unwrap()).collect() };
+    for (options, symbol) in targets() {
+        for (i, (a, b, out, dnums, bias_dim)) in cases.iter().enumerate() {
+            let n = *dims(out).last().unwrap();
+            let finish = format!("bb = {out} broadcast(bias), dimensions={{{bias_dim}}}\n h = {out} add(d, bb)\n ROOT t = {out} tanh(h)");
+            let fused = format!(
+                "HloModule t, entry_computation_layout={{({a}, {b}, f32[{n}]{{0}})->{out}}}\n\
+                 ENTRY e {{ a = {a} parameter(0) b = {b} parameter(1) bias = f32[{n}] parameter(2)\n d = {out} dot(a, b), {dnums}\n {finish} }}"
+            );
+            let dot_alone = format!("HloModule t\nENTRY e {{ a = {a} parameter(0) b = {b} parameter(1)\n ROOT d = {out} dot(a, b), {dnums} }}");
+            let apart = format!("HloModule t\nENTRY e {{ d = {out} parameter(0) bias = f32[{n}] parameter(1)\n {finish} }}");
+            let args = [inputs(&dims(a), 10 + i as u64, false), inputs(&dims(b), 20 + i as u64, false), inputs(&[n], 30 + i as u64, false)];
+            for generated in [true, false] {
+                let (_, d) = compile_and_run_for(&dot_alone, &options, generated, &args[..2], 1);
+                let bytes: Vec<u8> = d.iter().flat_map(|w| w.to_le_bytes()).collect();
+                let d = ArrayLiteral::from_bytes(ElementType::F32, &dims(out), &bytes).expect("literal");
+                let (_, want) = compile_and_run_for(&apart, &options, generated, &[d, args[2].clone()], 1);
+                for threads in 1..=3 {
+                    let (ir, got) = compile_and_run_for(&fused, &options, generated, &args, threads);
+                    assert!(ir.contains(".epilogue") && ir.contains(symbol) != generated, "case {i} ({symbol}, generated {generated}): the fused strips");
+                    let differ = got.iter().zip(&want).filter(|(g, w)| g != w).count();
+                    assert_eq!(differ, 0, "case {i} {symbol} generated {generated} on {threads} threads: {differ} elements differ");
+                }
+            }
+        }
+    }
+}

@@ -6,7 +6,7 @@
 mod conv;
 mod dot;
 pub mod dot_epilogue;
-mod dot_strips;
+pub(crate) mod dot_strips;
 mod gemm;
 pub use gemm::precompiled::{generated_forced as generated_gemm_forced, GENERATED_GEMM_VARIABLE};
 mod dynamic_update_slice;
