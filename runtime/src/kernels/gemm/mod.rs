@@ -43,7 +43,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Below this many flops a GEMM runs on the calling thread (as the generated one).
 const PARALLEL_MIN_FLOPS: f64 = 4.0e6;
 
-/// The least k block depth at which a row-major f32 A is read in place rather than packed.
+/// The least k block depth at which a row-major f32 A with several B panels is read in place
+/// rather than packed.
 const DIRECT_A_MIN_DEPTH: i64 = 256;
 
 /// The most B panels a GEMM may have for its f32 A to be read in place. A packed A block
@@ -58,6 +59,15 @@ const DIRECT_A_MAX_PANELS: i64 = 8;
 /// 80-85. The strip the micro-kernel streams is prefetched, so a block a little larger than
 /// what L2 keeps beside the B panel costs less than the B panel's reloads of small blocks.
 const A_BLOCK_BYTES: i64 = 384 * 1024;
+
+/// Whether a row-major f32 A is read where it lies rather than packed, for k blocks of
+/// `depth` and `panels` B panels: in deep blocks with few panels (above), and with one panel
+/// at any depth, where each packed element would be read once, as in place. One panel is a
+/// scan's input projection (rnn_scan's 1000 x 32 x 64, one thread: 45 -> 39 us, the copy was
+/// 11% of its samples).
+fn reads_a_in_place(depth: i64, panels: i64) -> bool {
+    panels == 1 || (panels <= DIRECT_A_MAX_PANELS && depth >= DIRECT_A_MIN_DEPTH)
+}
 
 /// Depth of the first (deepest) k block.
 fn plan_depth(g: &GemmF32) -> i64 {
@@ -338,9 +348,10 @@ unsafe fn gemm(g: &GemmF32, isa: Isa, operands: Operands) -> i32 {
         // Packing A copied each element once per k block for the few panels a row strip meets;
         // reading rows that lie contiguous along k in place costs nothing more (see
         // microkernel.rs). Measured on a transformer block: packing was 10% of its GEMMs' time.
-        // Only for deep blocks: with k = 64 (batched_matmul_16x512x64x512) the in-place reads
-        // were 4-10% slower than packing (three paired runs), with k >= 512 faster.
-        direct_a: operands == Operands::F32 && ceil_div(g.n, nr) <= DIRECT_A_MAX_PANELS && g.a_col == 1 && plan_depth(g) >= DIRECT_A_MIN_DEPTH && uk.has_direct(),
+        // With several panels only for deep blocks: with k = 64 (batched_matmul_16x512x64x512)
+        // the in-place reads were 4-10% slower than packing (three paired runs), with k >= 512
+        // faster.
+        direct_a: operands == Operands::F32 && g.a_col == 1 && uk.has_direct() && reads_a_in_place(plan_depth(g), ceil_div(g.n, nr)),
         ap_shared: std::ptr::null_mut(),
     };
     if g.k <= 0 {

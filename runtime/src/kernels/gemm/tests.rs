@@ -135,6 +135,10 @@ fn every_tile_with_edges_k_blocks_and_threads() {
                 // A column-major (a weight gradient's x^T) in several blocks of strips, the
                 // last one partial; B row-major (packed walking its rows), parallel.
                 check_a(isa, ops, 1, 2 * block_rows(mr, 128, 1 << 20) + mr + 1, 2 * nr + 1, 300, mr, nv, 128, nr, false, true);
+                // One panel (f32 A read in place at any depth), a column edge, a partial
+                // second k block, serial and parallel.
+                check(isa, ops, 2, 5 * mr + 3, nr - 3, 40, mr, nv, 32, nr, false);
+                check(isa, ops, 1, 1000, nr - 3, 40, mr, nv, 32, nr, false);
                 // Deep k blocks (f32 A read in place), edge rows and columns, a shallower last
                 // block, batched and parallel.
                 check(isa, ops, 2, 8 * mr + 3, 2 * nr + 5, 600, mr, nv, 256, nr, false);
