@@ -167,6 +167,48 @@ ENTRY main {{
         [S, B96],
         "rtol=1e-6 atol=1e-6",
     ),
+    "dot_epilogue_reads_a_loop_counter": (
+        """A while loop whose step scales a GEMM's result (128 x 128 x 64) by its counter plus
+one. A kernel reads an integer scalar operand once at its entry, as a value rather than
+through its buffer, so the GEMM's task functions, which run the epilogue, receive it through
+a stack slot (jax's qdwh_test failed to compile: "a kernel binding holds a value").
+check: %body
+check: kind=kOutput""",
+        f"""HloModule dot_epilogue_loop_counter
+{ADD}
+body {{
+  p = (s32[], f32[128,64], f32[128,128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  y = f32[128,64] get-tuple-element(p), index=1
+  w = f32[128,128] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  d = f32[128,64] dot(w, y), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+  jf = f32[] convert(j)
+  jb = f32[128,64] broadcast(jf), dimensions={{}}
+  y2 = f32[128,64] multiply(d, jb)
+  ROOT r = (s32[], f32[128,64], f32[128,128]) tuple(j, y2, w)
+}}
+cond {{
+  p = (s32[], f32[128,64], f32[128,128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}}
+ENTRY main {{
+  s = f32[] parameter(0)
+{pattern("w", (128, 128), 7, 3, 9, 4)}
+{pattern("y", (128, 64), 5, 11, 7, 3)}
+  z = s32[] constant(0)
+  t = (s32[], f32[128,64], f32[128,128]) tuple(z, y, w)
+  l = (s32[], f32[128,64], f32[128,128]) while(t), condition=cond, body=body
+  yl = f32[128,64] get-tuple-element(l), index=1
+  zf = f32[] constant(0)
+  ROOT sums = f32[64] reduce(yl, zf), dimensions={{0}}, to_apply=add
+}}""",
+        [S],
+        "rtol=1e-5 atol=1e-5",
+    ),
     "dot_epilogue_not_for_small_strips": (
         """A batch-1 step's small dot (1 x 32 x 64, 2K multiply-adds, as rnn_scan's): its strips
 are generated code that sits inlined beside the bias add already, so the two stay apart.

@@ -4,11 +4,12 @@
 //! layouts and odd strides all work).
 //!
 //! The engine runs its work in separate task functions (so that the runtime can spread them
-//! over threads); [`Captures`] carries the kernel's buffer pointers into them.
+//! over threads); [`Captures`] carries the kernel's buffer pointers into them, and the values
+//! it holds in registers (a small loop state: `codegen/while_registers.rs`) through stack slots.
 
 use crate::codegen::array::IrArray;
 use crate::codegen::context::Codegen;
-use crate::codegen::elemental::{Elemental, Input};
+use crate::codegen::elemental::{Elemental, Input, Val};
 use crate::codegen::index::{delinearize, Index};
 use crate::codegen::kernel::KernelContext;
 use crate::error::{Error, Result};
@@ -176,7 +177,7 @@ impl<'ctx> Captures<'ctx> {
         for id in ids {
             let input = kc.bindings[&id].clone();
             bound.push((id, ptrs.len(), input.clone()));
-            flatten(&input, &mut ptrs)?;
+            flatten(kc.cg, &input, &mut ptrs)?;
         }
         let out_slot = ptrs.len();
         ptrs.push(kc.outputs.first().ok_or_else(|| Error::Internal("kernel without output".into()))?.ptr);
@@ -260,35 +261,65 @@ impl<'ctx> Captures<'ctx> {
         let mut bindings = HashMap::new();
         for (id, slot, input) in &self.bound {
             let mut next = *slot;
-            bindings.insert(*id, rebind(input, &ptrs, &mut next));
+            bindings.insert(*id, rebind(cg, input, &ptrs, &mut next)?);
         }
         let e = Elemental::with_bindings(cg, kc.module, kc.comp, bindings);
         Ok(TaskEnv { ptrs, ints, e })
     }
 }
 
-fn flatten<'ctx>(input: &Input<'ctx>, out: &mut Vec<PointerValue<'ctx>>) -> Result<()> {
+/// Appends the slots of `input`: an array's buffer, or a stack slot holding each scalar of a
+/// value (stored here, in the kernel, before any task runs; tasks run while the kernel waits).
+fn flatten<'ctx>(cg: &Codegen<'ctx>, input: &Input<'ctx>, out: &mut Vec<PointerValue<'ctx>>) -> Result<()> {
     match input {
         Input::Array(a) => out.push(a.ptr),
         Input::Tuple(parts) => {
             for p in parts {
-                flatten(p, out)?;
+                flatten(cg, p, out)?;
             }
         }
-        Input::Value(_) => return Err(Error::Internal("a kernel binding holds a value".into())),
+        Input::Value(v) => spill(cg, v, out)?,
     }
     Ok(())
 }
 
-fn rebind<'ctx>(input: &Input<'ctx>, ptrs: &[PointerValue<'ctx>], next: &mut usize) -> Input<'ctx> {
-    match input {
+fn spill<'ctx>(cg: &Codegen<'ctx>, v: &Val<'ctx>, out: &mut Vec<PointerValue<'ctx>>) -> Result<()> {
+    match v {
+        Val::Scalar(x) => {
+            let slot = cg.entry_alloca(x.get_type(), "captured.value")?;
+            cg.b.build_store(slot, *x)?;
+            out.push(slot);
+        }
+        Val::Tuple(parts) => {
+            for p in parts {
+                spill(cg, p, out)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `input` over the slots loaded in a task function, from slot `next` on (see [`flatten`]).
+fn rebind<'ctx>(cg: &Codegen<'ctx>, input: &Input<'ctx>, ptrs: &[PointerValue<'ctx>], next: &mut usize) -> Result<Input<'ctx>> {
+    Ok(match input {
         Input::Array(a) => {
             let mut a = a.clone();
             a.ptr = ptrs[*next];
             *next += 1;
             Input::Array(a)
         }
-        Input::Tuple(parts) => Input::Tuple(parts.iter().map(|p| rebind(p, ptrs, next)).collect()),
-        Input::Value(v) => Input::Value(v.clone()),
-    }
+        Input::Tuple(parts) => Input::Tuple(parts.iter().map(|p| rebind(cg, p, ptrs, next)).collect::<Result<_>>()?),
+        Input::Value(v) => Input::Value(reload(cg, v, ptrs, next)?),
+    })
+}
+
+fn reload<'ctx>(cg: &Codegen<'ctx>, v: &Val<'ctx>, ptrs: &[PointerValue<'ctx>], next: &mut usize) -> Result<Val<'ctx>> {
+    Ok(match v {
+        Val::Scalar(x) => {
+            let slot = ptrs[*next];
+            *next += 1;
+            Val::Scalar(cg.b.build_load(x.get_type(), slot, "captured.value")?)
+        }
+        Val::Tuple(parts) => Val::Tuple(parts.iter().map(|p| reload(cg, p, ptrs, next)).collect::<Result<_>>()?),
+    })
 }
