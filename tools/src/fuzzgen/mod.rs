@@ -165,7 +165,16 @@ impl Comp {
                 }
             }
         }
-        head.split(|ch: char| !ch.is_ascii_alphanumeric()).filter(|w| w.starts_with('v') && w[1..].parse::<u32>().is_ok()).all(|w| self.constants.contains(w))
+        let names: Vec<&str> = head.split(|ch: char| !ch.is_ascii_alphanumeric()).filter(|w| w.starts_with('v') && w[1..].parse::<u32>().is_ok()).collect();
+        // A select on a constant predicate is the branch it picks, which XLA's simplifier
+        // then folds when that branch is a constant (program 12200227: a count-leading-zeros
+        // of `select(compare(x, x), constant(-2), x)`). Either branch may be the one.
+        if let (true, [pred, on_true, on_false]) = (head.starts_with("select("), names.as_slice()) {
+            if self.constants.contains(*pred) && (self.constants.contains(*on_true) || self.constants.contains(*on_false)) {
+                return true;
+            }
+        }
+        names.iter().all(|w| self.constants.contains(*w))
     }
 
     /// Whether `v` is computed from constants alone (XLA evaluates it while compiling).
