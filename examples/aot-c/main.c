@@ -2,7 +2,7 @@
  *
  *   hlojit compile examples/aot-c/model.hlo --emit obj -o model.o --header model.h --name model
  *   cc -I. examples/aot-c/main.c examples/aot-c/target.c model.o -I ffi/include \
- *      -Ltarget/release -lhlojit_runtime -llapack -lblas -lpthread -ldl -lm -o aot_example
+ *      -Ltarget/release -lhlojit_runtime -lpthread -ldl -lm -o aot_example
  *   ./aot_example                                  # built-in inputs, prints the results
  *   ./aot_example x.bin b.bin s.bin e.bin          # raw little-endian inputs -> outputs
  */

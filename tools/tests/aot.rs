@@ -131,14 +131,14 @@ fn c_program_links_the_object_and_matches_the_jit() {
         "#define MODEL_ARG0_BYTES 128",
         "#define MODEL_ARG1_BYTES 32",
         "/* Result 1: f32[4,8]{1,0} */",
-        "-lhlojit_runtime -llapack -lblas -lpthread -ldl -lm",
+        "-lhlojit_runtime -lpthread -ldl -lm",
     ] {
         assert!(header.contains(want), "header lacks {want:?}:\n{header}");
     }
     runtime_library(d);
     let program = d.join("aot_example");
-    // The link line the header gives: the object, the runtime library, the system LAPACK and
-    // BLAS, pthread, dl, libm.
+    // The link line the header gives: the object, the runtime library, pthread, dl, libm (no
+    // LAPACK: the runtime opens it when a LAPACK target first runs).
     run(Command::new("cc")
         .args(["-O2", "-Wall", "-Werror", "-I"])
         .arg(d)
@@ -149,7 +149,7 @@ fn c_program_links_the_object_and_matches_the_jit() {
         .arg(d.join("model.o"))
         .arg("-L")
         .arg(d)
-        .args(["-lhlojit_runtime", "-llapack", "-lblas", "-lpthread", "-ldl", "-lm", "-o"])
+        .args(["-lhlojit_runtime", "-lpthread", "-ldl", "-lm", "-o"])
         .arg(&program));
     let plugin = target_plugin(d);
     let (x, b) = inputs(1.0);
@@ -265,7 +265,7 @@ fn bf16_dot_for_avx512_bf16_links_the_runtime_pair_gemm() {
         .arg(d.join("bf16_dot.o"))
         .arg("-L")
         .arg(d)
-        .args(["-lhlojit_runtime", "-llapack", "-lblas", "-lpthread", "-ldl", "-lm", "-o"])
+        .args(["-lhlojit_runtime", "-lpthread", "-ldl", "-lm", "-o"])
         .arg(&program));
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512bf16") && std::arch::is_x86_feature_detected!("avx512bw") {

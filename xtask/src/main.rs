@@ -12,8 +12,8 @@ const DEBIAN_PACKAGES: &[&str] = &["llvm-19-dev", "libpolly-19-dev", "libzstd-de
 /// `hlojit run --distributed mpi` (the tools' default `mpi` feature): OpenMPI, and libclang for
 /// the bindings the `mpi` crate generates at build time.
 const MPI_PACKAGES: &[&str] = &["libopenmpi-dev", "openmpi-bin", "libclang-19-dev"];
-/// The system LAPACK and BLAS the runtime's `system-lapack` feature (on by default) links:
-/// Debian's alternatives then point liblapack.so / libblas.so at OpenBLAS.
+/// The system LAPACK and BLAS the runtime opens when a LAPACK target first runs: Debian's
+/// alternatives then point liblapack.so.3 / libblas.so.3 at OpenBLAS.
 const LAPACK_PACKAGES: &[&str] = &["liblapack-dev", "libblas-dev", "libopenblas-dev"];
 
 fn main() -> ExitCode {

@@ -25,12 +25,10 @@ pub struct AotOutput {
 }
 
 /// The link line the header suggests (from the repository root, after `cargo build --release`):
-/// the runtime, the system LAPACK and BLAS its LAPACK targets call (when it is built with them),
-/// and the C libraries it uses.
+/// the runtime and the C libraries it uses (it opens the system LAPACK itself when a LAPACK
+/// target first runs).
 pub fn link_libs() -> String {
-    let lapack = hlojit_runtime::linalg::LINK_LIBS;
-    let lapack = if lapack.is_empty() { String::new() } else { format!(" {lapack}") };
-    format!("-Ltarget/release -lhlojit_runtime{lapack} -lpthread -ldl -lm")
+    "-Ltarget/release -lhlojit_runtime -lpthread -ldl -lm".to_string()
 }
 
 /// Whether `name` can be the C function's name.

@@ -198,7 +198,7 @@ impl CustomCallRegistry {
 
 /// An error's message followed by its sources' (`dlopen failed: libfoo.so: undefined symbol:
 /// bar`): the dynamic loader's own text is what tells the user what is wrong.
-fn with_sources(e: &dyn std::error::Error) -> String {
+pub(crate) fn with_sources(e: &dyn std::error::Error) -> String {
     let mut message = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {

@@ -7,16 +7,15 @@
 //! (see [`crate::custom_call::resolve_target`]): a registered function or plugin of the same
 //! name, such as jaxlib's own handlers, takes precedence.
 //!
-//! With the `system-lapack` feature (the default) every target jaxlib registers runs the
-//! system LAPACK ([`lapack`]), in all four element types. Without it, the pure-Rust routines
-//! here serve the real types (`s`, `d`) of getrf, potrf, geqrf, orgqr, syevd and trsm; the
-//! complex variants then resolve but fail with an error saying so.
+//! Every target jaxlib registers runs the system LAPACK ([`lapack`]), in all four element
+//! types, loaded on first use. Where it cannot be loaded or lacks a routine, the pure-Rust
+//! routines here serve the real types (`s`, `d`) of getrf, potrf, geqrf, orgqr, syevd and
+//! trsm; the other targets then fail with an error naming the missing routine.
 
 pub mod args;
 pub mod cholesky;
 pub mod eigh;
 pub mod field;
-#[cfg(feature = "system-lapack")]
 pub mod lapack;
 pub mod lu;
 pub mod qr;
@@ -24,10 +23,6 @@ pub mod scalar;
 mod targets;
 pub mod tridiagonal;
 pub mod trsm;
-
-/// What a program linking the runtime's static library must add to its link line for the
-/// LAPACK targets: the system LAPACK and BLAS (empty in builds without `system-lapack`).
-pub const LINK_LIBS: &str = if cfg!(feature = "system-lapack") { "-llapack -lblas" } else { "" };
 
 pub use targets::{builtin_handler, builtin_targets, fallback_handler};
 

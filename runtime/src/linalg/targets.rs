@@ -1,10 +1,10 @@
-//! The built-in LAPACK targets by name, as C-ABI typed-FFI handlers: the system LAPACK's
-//! (feature `system-lapack`, every target jaxlib registers) first, then the pure-Rust
-//! fallbacks, and jaxlib's own `tridiagonal_solve_perturbed_ffi` in any build.
+//! The built-in LAPACK targets by name, as C-ABI typed-FFI handlers: every target jaxlib
+//! registers runs the system LAPACK ([`super::lapack`]), which falls back to the pure-Rust
+//! handlers here where it cannot; jaxlib's own `tridiagonal_solve_perturbed_ffi` is pure Rust.
 
 use super::{cholesky, eigh, lu, qr, trsm, tridiagonal};
-use hlojit_ffi::handler::{dispatch, Call, Error, HandlerResult};
-use hlojit_ffi::xla::{XLA_FFI_CallFrame, XLA_FFI_Error, XLA_FFI_Error_Code_UNIMPLEMENTED, XLA_FFI_Handler};
+use hlojit_ffi::handler::dispatch;
+use hlojit_ffi::xla::{XLA_FFI_CallFrame, XLA_FFI_Error, XLA_FFI_Handler};
 
 macro_rules! handlers {
     ($($fn_name:ident => $body:expr;)*) => {
@@ -32,46 +32,23 @@ handlers! {
     dsyevd => eigh::handler::<f64>;
     strsm => trsm::handler::<f32>;
     dtrsm => trsm::handler::<f64>;
-    complex => complex_unsupported;
     tridiagonal_perturbed => tridiagonal::handler;
 }
 
-/// The complex variants' stand-in: a clear error instead of "target not found", since the
-/// name is right and only the implementation is missing.
-fn complex_unsupported(_: Call<'_>) -> HandlerResult {
-    Err(Error::new(
-        XLA_FFI_Error_Code_UNIMPLEMENTED,
-        "the complex (c64/c128) LAPACK variants are not built into hlojit; load a plugin that \
-         provides them (e.g. jaxlib's handlers through a bridge)",
-    ))
-}
-
-/// The pure-Rust targets (the fallback without the system LAPACK) and their handlers.
+/// The pure-Rust targets (the fallback where the system LAPACK cannot serve) and their handlers.
 const TABLE: &[(&str, XLA_FFI_Handler)] = &[
     ("lapack_sgetrf_ffi", sgetrf),
     ("lapack_dgetrf_ffi", dgetrf),
-    ("lapack_cgetrf_ffi", complex),
-    ("lapack_zgetrf_ffi", complex),
     ("lapack_spotrf_ffi", spotrf),
     ("lapack_dpotrf_ffi", dpotrf),
-    ("lapack_cpotrf_ffi", complex),
-    ("lapack_zpotrf_ffi", complex),
     ("lapack_sgeqrf_ffi", sgeqrf),
     ("lapack_dgeqrf_ffi", dgeqrf),
-    ("lapack_cgeqrf_ffi", complex),
-    ("lapack_zgeqrf_ffi", complex),
     ("lapack_sorgqr_ffi", sorgqr),
     ("lapack_dorgqr_ffi", dorgqr),
-    ("lapack_cungqr_ffi", complex),
-    ("lapack_zungqr_ffi", complex),
     ("lapack_ssyevd_ffi", ssyevd),
     ("lapack_dsyevd_ffi", dsyevd),
-    ("lapack_cheevd_ffi", complex),
-    ("lapack_zheevd_ffi", complex),
     ("lapack_strsm_ffi", strsm),
     ("lapack_dtrsm_ffi", dtrsm),
-    ("lapack_ctrsm_ffi", complex),
-    ("lapack_ztrsm_ffi", complex),
 ];
 
 /// jaxlib's solver, which is not a LAPACK routine and is built in either way.
@@ -79,31 +56,17 @@ const TRIDIAGONAL_PERTURBED: (&str, XLA_FFI_Handler) = ("tridiagonal_solve_pertu
 
 /// The names of all built-in targets.
 pub fn builtin_targets() -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = TABLE.iter().map(|(n, _)| *n).collect();
-    #[cfg(feature = "system-lapack")]
-    for (n, _) in super::lapack::TABLE.iter().flatten() {
-        if !names.contains(n) {
-            names.push(n);
-        }
-    }
+    let mut names: Vec<&'static str> = super::lapack::TABLE.iter().flatten().map(|(n, _)| *n).collect();
     names.push(TRIDIAGONAL_PERTURBED.0);
     names
 }
 
-/// The built-in handler for target `name`, if there is one: the system LAPACK's when the
-/// build has it, else the pure-Rust one.
+/// The built-in handler for target `name`, if there is one.
 pub fn builtin_handler(name: &str) -> Option<XLA_FFI_Handler> {
-    #[cfg(feature = "system-lapack")]
-    if let Some(h) = super::lapack::handler(name) {
-        return Some(h);
-    }
-    fallback_handler(name)
+    super::lapack::handler(name).or_else(|| (name == TRIDIAGONAL_PERTURBED.0).then_some(TRIDIAGONAL_PERTURBED.1))
 }
 
-/// The pure-Rust handler for target `name` (what a build without the system LAPACK runs).
+/// The pure-Rust handler for target `name` (what runs where the system LAPACK cannot).
 pub fn fallback_handler(name: &str) -> Option<XLA_FFI_Handler> {
-    if name == TRIDIAGONAL_PERTURBED.0 {
-        return Some(TRIDIAGONAL_PERTURBED.1);
-    }
     TABLE.iter().find(|(n, _)| *n == name).map(|(_, h)| *h)
 }

@@ -50,7 +50,7 @@ pub fn heevd<T: Scalar>(mut call: Call<'_>) -> HandlerResult {
         copy_in(x, out, b.count * b.matrix_len());
         for i in 0..b.count {
             let mut inf = 0;
-            T::heevd(mode, uplo, nn, out.add(i * n * n), ld(nn), w.add(i * n), work.as_mut_ptr(), lw, rwork.as_mut_ptr(), lrw, iwork.as_mut_ptr(), liw, &mut inf);
+            T::heevd(mode, uplo, nn, out.add(i * n * n), ld(nn), w.add(i * n), work.as_mut_ptr(), lw, rwork.as_mut_ptr(), lrw, iwork.as_mut_ptr(), liw, &mut inf)?;
             *info.add(i) = inf;
         }
     }
@@ -90,7 +90,7 @@ pub fn geev_real<T: RealEig<Real = T> + Float>(mut call: Call<'_>) -> HandlerRes
     unsafe {
         let mut q = T::zero();
         let mut inf = 0;
-        T::geev(jobvl, jobvr, nn, null_mut(), ld(nn), null_mut(), null_mut(), null_mut(), ld(nn), null_mut(), ld(nn), &mut q, -1, &mut inf);
+        T::geev(jobvl, jobvr, nn, null_mut(), ld(nn), null_mut(), null_mut(), null_mut(), ld(nn), null_mut(), ld(nn), &mut q, -1, &mut inf)?;
         let mut work = scratch::<T>(queried(q.real_part()))?;
         let lwork = int(work.len(), "workspace")?;
         for i in 0..b.count {
@@ -100,7 +100,7 @@ pub fn geev_real<T: RealEig<Real = T> + Float>(mut call: Call<'_>) -> HandlerRes
                 continue;
             }
             let (wri, wii) = (wr.add(i * n), wi.add(i * n));
-            T::geev(jobvl, jobvr, nn, a.as_mut_ptr(), ld(nn), wri, wii, pl.as_mut_ptr(), ld(nn), pr.as_mut_ptr(), ld(nn), work.as_mut_ptr(), lwork, &mut inf);
+            T::geev(jobvl, jobvr, nn, a.as_mut_ptr(), ld(nn), wri, wii, pl.as_mut_ptr(), ld(nn), pr.as_mut_ptr(), ld(nn), work.as_mut_ptr(), lwork, &mut inf)?;
             *info.add(i) = inf;
             if inf == 0 {
                 let imag = std::slice::from_raw_parts(wii, n);
@@ -180,7 +180,7 @@ pub fn geev_complex<T: ComplexEig>(mut call: Call<'_>) -> HandlerResult {
     unsafe {
         let mut q = T::zero();
         let mut inf = 0;
-        T::geev(jobvl, jobvr, nn, null_mut(), ld(nn), null_mut(), null_mut(), ld(nn), null_mut(), ld(nn), &mut q, -1, rwork.as_mut_ptr(), &mut inf);
+        T::geev(jobvl, jobvr, nn, null_mut(), ld(nn), null_mut(), null_mut(), ld(nn), null_mut(), ld(nn), &mut q, -1, rwork.as_mut_ptr(), &mut inf)?;
         let mut work = scratch::<T>(queried(q.real_part()))?;
         let lwork = int(work.len(), "workspace")?;
         for i in 0..b.count {
@@ -189,7 +189,7 @@ pub fn geev_complex<T: ComplexEig>(mut call: Call<'_>) -> HandlerResult {
                 *info.add(i) = -4;
                 continue;
             }
-            T::geev(jobvl, jobvr, nn, a.as_mut_ptr(), ld(nn), w.add(i * n), vl.add(i * n * n), ld(nn), vr.add(i * n * n), ld(nn), work.as_mut_ptr(), lwork, rwork.as_mut_ptr(), &mut inf);
+            T::geev(jobvl, jobvr, nn, a.as_mut_ptr(), ld(nn), w.add(i * n), vl.add(i * n * n), ld(nn), vr.add(i * n * n), ld(nn), work.as_mut_ptr(), lwork, rwork.as_mut_ptr(), &mut inf)?;
             *info.add(i) = inf;
         }
     }
@@ -233,11 +233,11 @@ pub fn gees_real<T: RealEig>(mut call: Call<'_>) -> HandlerResult {
         copy_in(x, t, b.count * n * n);
         let mut q = T::zero();
         let (mut inf, mut sd) = (0, 0);
-        T::gees(mode, sort, nn, null_mut(), ld(nn), &mut sd, null_mut(), null_mut(), null_mut(), ld(nn), &mut q, -1, null_mut(), &mut inf);
+        T::gees(mode, sort, nn, null_mut(), ld(nn), &mut sd, null_mut(), null_mut(), null_mut(), ld(nn), &mut q, -1, null_mut(), &mut inf)?;
         let mut work = scratch::<T>(queried(q.real_part()))?;
         let lwork = int(work.len(), "workspace")?;
         for i in 0..b.count {
-            T::gees(mode, sort, nn, t.add(i * n * n), ld(nn), &mut sd, wr.add(i * n), wi.add(i * n), vs.add(i * n * n), ld(nn), work.as_mut_ptr(), lwork, null_mut(), &mut inf);
+            T::gees(mode, sort, nn, t.add(i * n * n), ld(nn), &mut sd, wr.add(i * n), wi.add(i * n), vs.add(i * n * n), ld(nn), work.as_mut_ptr(), lwork, null_mut(), &mut inf)?;
             *sdim.add(i) = sd;
             *info.add(i) = inf;
         }
@@ -269,11 +269,11 @@ pub fn gees_complex<T: ComplexEig>(mut call: Call<'_>) -> HandlerResult {
         copy_in(x, t, b.count * n * n);
         let mut q = T::zero();
         let (mut inf, mut sd) = (0, 0);
-        T::gees(mode, sort, nn, null_mut(), ld(nn), &mut sd, null_mut(), null_mut(), ld(nn), &mut q, -1, rwork.as_mut_ptr(), null_mut(), &mut inf);
+        T::gees(mode, sort, nn, null_mut(), ld(nn), &mut sd, null_mut(), null_mut(), ld(nn), &mut q, -1, rwork.as_mut_ptr(), null_mut(), &mut inf)?;
         let mut work = scratch::<T>(queried(q.real_part()))?;
         let lwork = int(work.len(), "workspace")?;
         for i in 0..b.count {
-            T::gees(mode, sort, nn, t.add(i * n * n), ld(nn), &mut sd, w.add(i * n), vs.add(i * n * n), ld(nn), work.as_mut_ptr(), lwork, rwork.as_mut_ptr(), null_mut(), &mut inf);
+            T::gees(mode, sort, nn, t.add(i * n * n), ld(nn), &mut sd, w.add(i * n), vs.add(i * n * n), ld(nn), work.as_mut_ptr(), lwork, rwork.as_mut_ptr(), null_mut(), &mut inf)?;
             *sdim.add(i) = sd;
             *info.add(i) = inf;
         }
@@ -308,12 +308,12 @@ pub fn gehrd<T: Scalar>(mut call: Call<'_>) -> HandlerResult {
         copy_in(x, out, b.count * n * n);
         let mut q = T::zero();
         let mut inf = 0;
-        T::gehrd(nn, lo, hi, null_mut(), ld(nn), null_mut(), &mut q, -1, &mut inf);
+        T::gehrd(nn, lo, hi, null_mut(), ld(nn), null_mut(), &mut q, -1, &mut inf)?;
         let mut work = scratch::<T>(queried(q.real_part()))?;
         let lwork = int(work.len(), "workspace")?;
         for i in 0..b.count {
             let t = if n1 == 0 { tau_pad.as_mut_ptr() } else { tau.add(i * n1) };
-            T::gehrd(nn, lo, hi, out.add(i * n * n), ld(nn), t, work.as_mut_ptr(), lwork, &mut inf);
+            T::gehrd(nn, lo, hi, out.add(i * n * n), ld(nn), t, work.as_mut_ptr(), lwork, &mut inf)?;
             *info.add(i) = inf;
         }
     }
@@ -346,12 +346,12 @@ pub fn hetrd<T: Scalar>(mut call: Call<'_>) -> HandlerResult {
         copy_in(x, out, b.count * n * n);
         let mut q = T::zero();
         let mut inf = 0;
-        T::hetrd(b'L', nn, null_mut(), ld(nn), null_mut(), null_mut(), null_mut(), &mut q, -1, &mut inf);
+        T::hetrd(b'L', nn, null_mut(), ld(nn), null_mut(), null_mut(), null_mut(), &mut q, -1, &mut inf)?;
         let mut work = scratch::<T>(queried(q.real_part()))?;
         let lwork = int(work.len(), "workspace")?;
         for i in 0..b.count {
             let (ei, ti) = if n1 == 0 { (e_pad.as_mut_ptr(), tau_pad.as_mut_ptr()) } else { (e.add(i * n1), tau.add(i * n1)) };
-            T::hetrd(uplo, nn, out.add(i * n * n), ld(nn), d.add(i * n), ei, ti, work.as_mut_ptr(), lwork, &mut inf);
+            T::hetrd(uplo, nn, out.add(i * n * n), ld(nn), d.add(i * n), ei, ti, work.as_mut_ptr(), lwork, &mut inf)?;
             *info.add(i) = inf;
         }
     }

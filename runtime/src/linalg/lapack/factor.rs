@@ -40,7 +40,7 @@ pub fn trsm<T: Scalar>(mut call: Call<'_>) -> HandlerResult {
             return Ok(());
         }
         for i in 0..bb.count {
-            T::trsm(side, uplo, trans, diag, m, n, alpha, a.add(i * k * k), ld(kk), out.add(i * bb.matrix_len()), ld(m));
+            T::trsm(side, uplo, trans, diag, m, n, alpha, a.add(i * k * k), ld(kk), out.add(i * bb.matrix_len()), ld(m))?;
         }
     }
     Ok(())
@@ -63,7 +63,7 @@ pub fn getrf<T: Scalar>(mut call: Call<'_>) -> HandlerResult {
         copy_in(x, out, b.count * b.matrix_len());
         for i in 0..b.count {
             let mut inf = 0;
-            T::getrf(m, n, out.add(i * b.matrix_len()), ld(m), ipiv.add(i * k), &mut inf);
+            T::getrf(m, n, out.add(i * b.matrix_len()), ld(m), ipiv.add(i * k), &mut inf)?;
             *info.add(i) = inf;
         }
     }
@@ -88,7 +88,7 @@ pub fn potrf<T: Scalar>(mut call: Call<'_>) -> HandlerResult {
         copy_in(x, out, b.count * b.matrix_len());
         for i in 0..b.count {
             let mut inf = 0;
-            T::potrf(uplo, n, out.add(i * b.matrix_len()), ld(n), &mut inf);
+            T::potrf(uplo, n, out.add(i * b.matrix_len()), ld(n), &mut inf)?;
             *info.add(i) = inf;
         }
     }
@@ -110,11 +110,11 @@ pub fn geqrf<T: Scalar>(mut call: Call<'_>) -> HandlerResult {
         copy_in(x, out, b.count * b.matrix_len());
         let mut q = T::zero();
         let mut inf = 0;
-        T::geqrf(m, n, null_mut(), ld(m), null_mut(), &mut q, -1, &mut inf);
+        T::geqrf(m, n, null_mut(), ld(m), null_mut(), &mut q, -1, &mut inf)?;
         let mut work = scratch::<T>(queried(q.real_part()))?;
         let lwork = int(work.len(), "workspace")?;
         for i in 0..b.count {
-            T::geqrf(m, n, out.add(i * b.matrix_len()), ld(m), tau.add(i * k), work.as_mut_ptr(), lwork, &mut inf);
+            T::geqrf(m, n, out.add(i * b.matrix_len()), ld(m), tau.add(i * k), work.as_mut_ptr(), lwork, &mut inf)?;
         }
     }
     Ok(())
@@ -143,11 +143,11 @@ pub fn geqp3<T: Scalar>(mut call: Call<'_>) -> HandlerResult {
         let mut q = T::zero();
         let mut inf = 0;
         let mut rwork = scratch::<T::Real>(2 * b.cols)?;
-        T::geqp3(m, n, null_mut(), ld(m), null_mut(), null_mut(), &mut q, -1, rwork.as_mut_ptr(), &mut inf);
+        T::geqp3(m, n, null_mut(), ld(m), null_mut(), null_mut(), &mut q, -1, rwork.as_mut_ptr(), &mut inf)?;
         let mut work = scratch::<T>(queried(q.real_part()))?;
         let lwork = int(work.len(), "workspace")?;
         for i in 0..b.count {
-            T::geqp3(m, n, out.add(i * b.matrix_len()), ld(m), jout.add(i * b.cols), tau.add(i * k), work.as_mut_ptr(), lwork, rwork.as_mut_ptr(), &mut inf);
+            T::geqp3(m, n, out.add(i * b.matrix_len()), ld(m), jout.add(i * b.cols), tau.add(i * k), work.as_mut_ptr(), lwork, rwork.as_mut_ptr(), &mut inf)?;
         }
     }
     Ok(())
@@ -172,11 +172,11 @@ pub fn orgqr<T: Scalar>(mut call: Call<'_>) -> HandlerResult {
         copy_in(x, out, b.count * b.matrix_len());
         let mut q = T::zero();
         let mut inf = 0;
-        T::orgqr(m, n, kk, null_mut(), ld(m), std::ptr::null(), &mut q, -1, &mut inf);
+        T::orgqr(m, n, kk, null_mut(), ld(m), std::ptr::null(), &mut q, -1, &mut inf)?;
         let mut work = scratch::<T>(queried(q.real_part()))?;
         let lwork = int(work.len(), "workspace")?;
         for i in 0..b.count {
-            T::orgqr(m, n, kk, out.add(i * b.matrix_len()), ld(m), tau.add(i * k), work.as_mut_ptr(), lwork, &mut inf);
+            T::orgqr(m, n, kk, out.add(i * b.matrix_len()), ld(m), tau.add(i * k), work.as_mut_ptr(), lwork, &mut inf)?;
         }
     }
     Ok(())
@@ -215,11 +215,11 @@ pub fn ormqr<T: Scalar>(mut call: Call<'_>) -> HandlerResult {
         copy_in(c, out, cb.count * cb.matrix_len());
         let mut q = T::zero();
         let mut inf = 0;
-        T::ormqr(side, trans, m, n, kk, std::ptr::null(), ld(lda), std::ptr::null(), null_mut(), ld(m), &mut q, -1, &mut inf);
+        T::ormqr(side, trans, m, n, kk, std::ptr::null(), ld(lda), std::ptr::null(), null_mut(), ld(m), &mut q, -1, &mut inf)?;
         let mut work = scratch::<T>(queried(q.real_part()))?;
         let lwork = int(work.len(), "workspace")?;
         for i in 0..cb.count {
-            T::ormqr(side, trans, m, n, kk, a.add(i * ab.matrix_len()), ld(lda), tau.add(i * k), out.add(i * cb.matrix_len()), ld(m), work.as_mut_ptr(), lwork, &mut inf);
+            T::ormqr(side, trans, m, n, kk, a.add(i * ab.matrix_len()), ld(lda), tau.add(i * k), out.add(i * cb.matrix_len()), ld(m), work.as_mut_ptr(), lwork, &mut inf)?;
         }
     }
     Ok(())
@@ -254,7 +254,7 @@ pub fn gtsv<T: Scalar>(mut call: Call<'_>) -> HandlerResult {
             let mut inf = 0;
             if n > 0 {
                 let [dl, d, du] = diags.map(|(_, o)| o.add(i * b.rows));
-                T::gtsv(n, nrhs, dl.add(1), d, du, bout.add(i * b.matrix_len()), ld(n), &mut inf);
+                T::gtsv(n, nrhs, dl.add(1), d, du, bout.add(i * b.matrix_len()), ld(n), &mut inf)?;
             }
             *info.add(i) = inf;
         }

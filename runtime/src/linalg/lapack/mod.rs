@@ -4,12 +4,14 @@
 //! LAPACK's choices — eigenvector and singular vector signs, pivot order, the Householder
 //! vectors left in place — and agree with XLA:CPU's up to the BLAS underneath.
 //!
-//! Built with the `system-lapack` feature (the default); without it the pure-Rust routines
-//! of the parent module serve the targets they cover.
+//! The library is opened the first time a target runs ([`library`]). Where it is absent or
+//! lacks the routine, the pure-Rust routines of the parent module serve the targets they
+//! cover, and the others fail with an error naming the routine and the libraries searched.
 
 mod eigen;
 mod factor;
 mod io;
+pub mod library;
 mod svd;
 pub mod sys;
 
@@ -17,14 +19,23 @@ use hlojit_ffi::handler::dispatch;
 use hlojit_ffi::xla::{XLA_FFI_CallFrame, XLA_FFI_Error, XLA_FFI_Handler};
 use num_complex::Complex;
 
-/// A C-ABI handler for a Rust handler function.
-macro_rules! h {
-    ($f:expr) => {{
+/// Target `lapack_{$p}{$routine}_ffi` and its C-ABI handler, which calls the Fortran routine
+/// `{$p}{$routine}_` through the Rust handler `$f`, or the pure-Rust fallback when the library
+/// lacks the routine and there is one.
+macro_rules! target {
+    ($p:literal, $routine:literal, $f:expr) => {{
         unsafe extern "C" fn entry(frame: *mut XLA_FFI_CallFrame) -> *mut XLA_FFI_Error {
+            static ROUTINE: library::Routine = library::Routine::new(concat!($p, $routine, "_"));
+            if ROUTINE.address().is_err() {
+                if let Some(fallback) = crate::linalg::fallback_handler(concat!("lapack_", $p, $routine, "_ffi")) {
+                    // SAFETY: the host passes a valid call frame.
+                    return unsafe { fallback(frame) };
+                }
+            }
             // SAFETY: the host passes a valid call frame.
             unsafe { dispatch(frame, $f) }
         }
-        entry as XLA_FFI_Handler
+        (concat!("lapack_", $p, $routine, "_ffi"), entry as XLA_FFI_Handler)
     }};
 }
 
@@ -32,21 +43,21 @@ macro_rules! h {
 macro_rules! family {
     ($t:ty, $p:literal, $orgqr:literal, $ormqr:literal, $syevd:literal, $sytrd:literal, $geev:expr, $gees:expr) => {
         [
-            (concat!("lapack_", $p, "trsm_ffi"), h!(factor::trsm::<$t>)),
-            (concat!("lapack_", $p, "getrf_ffi"), h!(factor::getrf::<$t>)),
-            (concat!("lapack_", $p, "potrf_ffi"), h!(factor::potrf::<$t>)),
-            (concat!("lapack_", $p, "geqrf_ffi"), h!(factor::geqrf::<$t>)),
-            (concat!("lapack_", $p, "geqp3_ffi"), h!(factor::geqp3::<$t>)),
-            (concat!("lapack_", $p, $orgqr, "_ffi"), h!(factor::orgqr::<$t>)),
-            (concat!("lapack_", $p, $ormqr, "_ffi"), h!(factor::ormqr::<$t>)),
-            (concat!("lapack_", $p, "gtsv_ffi"), h!(factor::gtsv::<$t>)),
-            (concat!("lapack_", $p, "gesdd_ffi"), h!(svd::gesdd::<$t>)),
-            (concat!("lapack_", $p, "gesvd_ffi"), h!(svd::gesvd::<$t>)),
-            (concat!("lapack_", $p, $syevd, "_ffi"), h!(eigen::heevd::<$t>)),
-            (concat!("lapack_", $p, $sytrd, "_ffi"), h!(eigen::hetrd::<$t>)),
-            (concat!("lapack_", $p, "gehrd_ffi"), h!(eigen::gehrd::<$t>)),
-            (concat!("lapack_", $p, "geev_ffi"), h!($geev)),
-            (concat!("lapack_", $p, "gees_ffi"), h!($gees)),
+            target!($p, "trsm", factor::trsm::<$t>),
+            target!($p, "getrf", factor::getrf::<$t>),
+            target!($p, "potrf", factor::potrf::<$t>),
+            target!($p, "geqrf", factor::geqrf::<$t>),
+            target!($p, "geqp3", factor::geqp3::<$t>),
+            target!($p, $orgqr, factor::orgqr::<$t>),
+            target!($p, $ormqr, factor::ormqr::<$t>),
+            target!($p, "gtsv", factor::gtsv::<$t>),
+            target!($p, "gesdd", svd::gesdd::<$t>),
+            target!($p, "gesvd", svd::gesvd::<$t>),
+            target!($p, $syevd, eigen::heevd::<$t>),
+            target!($p, $sytrd, eigen::hetrd::<$t>),
+            target!($p, "gehrd", eigen::gehrd::<$t>),
+            target!($p, "geev", $geev),
+            target!($p, "gees", $gees),
         ]
     };
 }

@@ -83,8 +83,8 @@ fn svd<T: Scalar>(mut call: Call<'_>, driver: Driver) -> HandlerResult {
         // The query with the leading dimensions jaxlib's query uses.
         let qldvt = ld(int(if mode == b'A' { b.cols } else { k }, "Vt rows")?);
         match driver {
-            Driver::DivideAndConquer => T::gesdd(mode, m, n, null_mut(), ld(m), null_mut(), null_mut(), ld(m), null_mut(), qldvt, &mut q, -1, rwork.as_mut_ptr(), iwork.as_mut_ptr(), &mut inf),
-            Driver::Qr => T::gesvd(mode, mode, m, n, null_mut(), ld(m), null_mut(), null_mut(), ld(m), null_mut(), qldvt, &mut q, -1, rwork.as_mut_ptr(), &mut inf),
+            Driver::DivideAndConquer => T::gesdd(mode, m, n, null_mut(), ld(m), null_mut(), null_mut(), ld(m), null_mut(), qldvt, &mut q, -1, rwork.as_mut_ptr(), iwork.as_mut_ptr(), &mut inf)?,
+            Driver::Qr => T::gesvd(mode, mode, m, n, null_mut(), ld(m), null_mut(), null_mut(), ld(m), null_mut(), qldvt, &mut q, -1, rwork.as_mut_ptr(), &mut inf)?,
         }
         let mut work = scratch::<T>(queried(q.real_part()))?;
         let lwork = int(work.len(), "workspace")?;
@@ -92,8 +92,8 @@ fn svd<T: Scalar>(mut call: Call<'_>, driver: Driver) -> HandlerResult {
             let a = out.add(i * b.matrix_len());
             let (si, ui, vi) = (s.add(i * k), u.add(i * ub.matrix_len()), vt.add(i * vb.matrix_len()));
             match driver {
-                Driver::DivideAndConquer => T::gesdd(mode, m, n, a, ld(m), si, ui, ldu, vi, ldvt, work.as_mut_ptr(), lwork, rwork.as_mut_ptr(), iwork.as_mut_ptr(), &mut inf),
-                Driver::Qr => T::gesvd(mode, mode, m, n, a, ld(m), si, ui, ldu, vi, ldvt, work.as_mut_ptr(), lwork, rwork.as_mut_ptr(), &mut inf),
+                Driver::DivideAndConquer => T::gesdd(mode, m, n, a, ld(m), si, ui, ldu, vi, ldvt, work.as_mut_ptr(), lwork, rwork.as_mut_ptr(), iwork.as_mut_ptr(), &mut inf)?,
+                Driver::Qr => T::gesvd(mode, mode, m, n, a, ld(m), si, ui, ldu, vi, ldvt, work.as_mut_ptr(), lwork, rwork.as_mut_ptr(), &mut inf)?,
             }
             *info.add(i) = inf;
         }
