@@ -284,6 +284,7 @@ fn codegen_for<'ctx>(context: &'ctx Context, name: &str, options: &CompileOption
     let mut cg = Codegen::new(context, name, options.target.is_x86_64());
     cg.simd_bytes = crate::backend::target::simd_bytes(machine);
     cg.avx512_bf16 = crate::backend::target::has_feature(machine, "avx512bf16");
+    cg.avx512_vnni = ["avx512vnni", "avx512bw"].iter().all(|f| crate::backend::target::has_feature(machine, f));
     cg.profile = options.profile;
     cg.fma = crate::backend::target::has_feature(machine, "fma");
     cg.avx2 = crate::backend::target::has_feature(machine, "avx2");

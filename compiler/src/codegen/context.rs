@@ -30,6 +30,8 @@ pub struct Codegen<'ctx> {
     pub simd_bytes: u32,
     /// Whether the target has AVX512_BF16 (dot products of bf16 pairs into f32).
     pub avx512_bf16: bool,
+    /// Whether the target has AVX512-VNNI and AVX-512BW (s8 dot products of byte quads).
+    pub avx512_vnni: bool,
     /// Time every kernel call (a profiling build, see `hlojit_runtime::profile`).
     pub profile: bool,
     /// Whether the target has FMA (with AVX2: the runtime's precompiled AVX2 GEMM applies).
@@ -55,6 +57,7 @@ impl<'ctx> Codegen<'ctx> {
             x86,
             simd_bytes: 16,
             avx512_bf16: false,
+            avx512_vnni: false,
             profile: false,
             fma: false,
             avx2: false,

@@ -21,12 +21,16 @@ pub struct Microkernel(Kernel, Option<DirectKernel>);
 
 impl Microkernel {
     /// The kernel for `mr` rows of `nv` vectors, if one is built: the tiles the compiler's
-    /// blocking picks (AVX-512: 12x1, 12x2, 9x3, 6x4; AVX2: 12x1, 6x2; s8: AVX2 only).
+    /// blocking picks (AVX-512: 12x1, 12x2, 9x3, 6x4; AVX2: 12x1, 6x2; s8 pairs: AVX2 only,
+    /// s8 quads: AVX-512 only).
     pub fn select(isa: Isa, operands: Operands, mr: i64, nv: i64) -> Option<Microkernel> {
         #[cfg(target_arch = "x86_64")]
         {
             if operands == Operands::Bf16Pairs {
                 return super::bf16::select(mr, nv).filter(|_| isa == Isa::Avx512).map(|k| Microkernel(k, None));
+            }
+            if operands == Operands::S8Quads {
+                return super::int8_vnni::select(mr, nv).filter(|_| isa == Isa::Avx512).map(|k| Microkernel(k, None));
             }
             let floats = matches!(operands, Operands::F32 | Operands::Bf16);
             let direct: Option<DirectKernel> = match (isa, operands, mr, nv) {

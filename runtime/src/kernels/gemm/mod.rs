@@ -25,10 +25,16 @@
 //!
 //! bf16 x bf16 -> f32 on AVX512-BF16 (`bf16.rs`): packed the same way, pairs of k-adjacent bf16
 //! elements in one word (`bf16_pack.rs`), multiplied with `vdpbf16ps`; k again counts pairs.
+//!
+//! s8 x s8 -> s32 on AVX512-VNNI (`int8_vnni.rs`): four k-adjacent bytes per word
+//! (`int8_quads.rs`), A offset to unsigned and multiplied with `vpdpbusd`, each B panel
+//! carrying the column sums that take the offset out again; k counts quads.
 
 mod bf16;
 mod bf16_pack;
 mod int8;
+mod int8_quads;
+mod int8_vnni;
 mod microkernel;
 mod row_pack;
 mod shared_a;
@@ -141,8 +147,9 @@ impl Isa {
             (Isa::Avx2Fma, Operands::Bf16) => Some("hlojit_rt_gemm_bf16_avx2"),
             (Isa::Avx2Fma, Operands::S8) => Some("hlojit_rt_gemm_s8_avx2"),
             (Isa::Avx512, Operands::Bf16Pairs) => Some("hlojit_rt_gemm_bf16_pairs_avx512"),
-            (Isa::Avx2Fma, Operands::Bf16Pairs) => None,
-            // Not built: no machine here to test an AVX-512 integer kernel on.
+            (Isa::Avx512, Operands::S8Quads) => Some("hlojit_rt_gemm_s8_vnni_avx512"),
+            (Isa::Avx2Fma, Operands::Bf16Pairs | Operands::S8Quads) => None,
+            // AVX-512 targets run s8 as quads where they have VNNI, generated code otherwise.
             (Isa::Avx512, Operands::S8) => None,
         }
     }
@@ -160,12 +167,19 @@ pub enum Operands {
     /// bf16, packed as pairs and multiplied with AVX512-BF16's `vdpbf16ps` (AVX-512 only); f32
     /// result.
     Bf16Pairs,
+    /// s8, packed as quads of bytes and multiplied with AVX512-VNNI's `vpdpbusd` (AVX-512
+    /// only); s32 result.
+    S8Quads,
 }
 
 impl Operands {
-    /// Whether packed words hold pairs of k-adjacent elements (the driver counts k in pairs).
-    fn pairs(self) -> bool {
-        matches!(self, Operands::S8 | Operands::Bf16Pairs)
+    /// Operand elements per packed word, k-adjacent (the driver counts k in words).
+    fn per_word(self) -> i64 {
+        match self {
+            Operands::F32 | Operands::Bf16 => 1,
+            Operands::S8 | Operands::Bf16Pairs => 2,
+            Operands::S8Quads => 4,
+        }
     }
 }
 
@@ -197,6 +211,18 @@ pub fn host_multiplies_bf16_pairs() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         host_supports(Isa::Avx512) && std::arch::is_x86_feature_detected!("avx512bw") && std::arch::is_x86_feature_detected!("avx512bf16")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Whether this machine can run the AVX-512 variant for [`Operands::S8Quads`].
+pub fn host_multiplies_s8_quads() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        host_supports(Isa::Avx512) && std::arch::is_x86_feature_detected!("avx512bw") && std::arch::is_x86_feature_detected!("avx512vnni")
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -278,6 +304,15 @@ pub unsafe extern "C" fn hlojit_rt_gemm_s8_avx2(desc: *const GemmF32) -> i32 {
     unsafe { gemm(&*desc, Isa::Avx2Fma, Operands::S8) }
 }
 
+/// The AVX512-VNNI GEMM of s8 operands into an s32 result (as [`hlojit_rt_gemm_s8_avx2`]).
+///
+/// # Safety
+/// As [`hlojit_rt_gemm_f32_avx512`], with a CPU that also has AVX-512BW and AVX512-VNNI.
+#[no_mangle]
+pub unsafe extern "C" fn hlojit_rt_gemm_s8_vnni_avx512(desc: *const GemmF32) -> i32 {
+    unsafe { gemm(&*desc, Isa::Avx512, Operands::S8Quads) }
+}
+
 /// Sizes shared by the phases.
 struct Plan {
     g: GemmF32,
@@ -294,9 +329,10 @@ struct Plan {
     m_blocks: i64,
     /// Parts each row block's B panels are split into.
     n_parts: i64,
-    /// The operands' k extent (`g.k` counts pairs for s8 and bf16 pairs).
+    /// The operands' k extent (`g.k` counts packed words: pairs or quads).
     real_k: i64,
-    /// Packed B: `[batch][k block][panel][depth][nr]` words (f32, or an i16 pair for s8).
+    /// Packed B: `[batch][k block][panel][depth][nr]` words (f32, or an i16 pair for s8),
+    /// quads followed by one row of column corrections (`int8_quads.rs`).
     bp: *mut u32,
     /// Set by a task that could not allocate its scratch memory.
     failed: AtomicBool,
@@ -309,7 +345,14 @@ struct Plan {
 
 impl Plan {
     fn panel(&self) -> i64 {
-        self.depth * self.nr
+        let corrections = i64::from(self.operands == Operands::S8Quads);
+        (self.depth + corrections) * self.nr
+    }
+
+    /// Operand elements of k block `k0` (in words) `depth` words deep.
+    fn elements(&self, k0: i64, depth: i64) -> i64 {
+        let per = self.operands.per_word();
+        (self.real_k - per * k0).min(per * depth)
     }
 }
 
@@ -318,13 +361,12 @@ unsafe fn gemm(g: &GemmF32, isa: Isa, operands: Operands) -> i32 {
         set_last_error(format!("no precompiled GEMM tile {}x{} for {isa:?} {operands:?}", g.mr, g.nv));
         return 1;
     };
-    // The driver counts k in packed words: pairs of elements for s8 and bf16 pairs.
+    // The driver counts k in packed words: pairs or quads of elements.
     let real_k = g.k;
     let mut g = *g;
-    if operands.pairs() {
-        g.k = ceil_div(g.k, 2);
-        g.kc = (g.kc / 2).max(1);
-    }
+    let per = operands.per_word();
+    g.k = ceil_div(g.k, per);
+    g.kc = (g.kc / per).max(1);
     let g = &g;
     if g.batch <= 0 || g.m <= 0 || g.n <= 0 {
         return 0;
@@ -406,6 +448,10 @@ unsafe extern "C" fn pack_b_task(ctx: *const *mut u8, u0: i64, u1: i64) {
     let p = unsafe { &*(ctx as *const Plan) };
     let g = &p.g;
     let per_batch = p.k_blocks * p.panels;
+    if p.operands == Operands::S8Quads {
+        unsafe { pack_quad_panels(p, u0, u1) };
+        return;
+    }
     if g.b_col == 1 && p.operands != Operands::S8 {
         #[cfg(target_arch = "x86_64")]
         if p.operands == Operands::Bf16Pairs {
@@ -458,12 +504,30 @@ unsafe fn pack_pair_panels_by_rows(p: &Plan, u0: i64, u1: i64) {
         let (pcb, js) = (rest / p.panels, rest % p.panels);
         let run = (p.panels - js).min(u1 - u);
         let (k0, first) = (pcb * g.kc, js * p.nr);
-        let elements = (p.real_k - 2 * k0).min(2 * g.kc);
+        let elements = p.elements(k0, g.kc);
         let cols = (g.n - first).min(run * p.nr);
         let dst = unsafe { p.bp.add((u * p.panel()) as usize) };
         let src = unsafe { (g.b as *const u16).offset((b * g.b_batch + 2 * k0 * g.b_row + first) as isize) };
         unsafe { bf16_pack::pair_panels_by_rows(src, g.b_row, dst, p.panel(), cols, run, elements, p.nr) };
         u += run;
+    }
+}
+
+/// Packs the s8 quads of B's panels `[u0, u1)`, each followed by its column corrections.
+unsafe fn pack_quad_panels(p: &Plan, u0: i64, u1: i64) {
+    let g = &p.g;
+    let per_batch = p.k_blocks * p.panels;
+    for u in u0..u1 {
+        let (b, rest) = (u / per_batch, u % per_batch);
+        let (pcb, js) = (rest / p.panels, rest % p.panels);
+        let (k0, first) = (pcb * g.kc, js * p.nr);
+        let words = g.kc.min(g.k - k0);
+        let dst = unsafe { p.bp.add((u * p.panel()) as usize) };
+        // Strip rows are B's columns.
+        let src = unsafe { (g.b as *const i8).offset((b * g.b_batch + first * g.b_col + 4 * k0 * g.b_row) as isize) };
+        let valid = (g.n - first).min(p.nr);
+        unsafe { int8_quads::pack(src, g.b_col, g.b_row, dst, valid, p.elements(k0, words), p.nr, 0) };
+        unsafe { int8_quads::column_correction(dst, words, p.nr, dst.add((words * p.nr) as usize)) };
     }
 }
 
@@ -477,19 +541,12 @@ unsafe fn pack_operand(p: &Plan, base: *const std::ffi::c_void, offset: i64, k0:
         Operands::F32 if col == 1 && row != 1 => unsafe { transpose_pack::pack_rows_f32((base as *const f32).offset(at(k0)), row, dst, valid, depth, w) },
         Operands::F32 => unsafe { pack((base as *const f32).offset(at(k0)), row, col, dst, valid, depth, w) },
         Operands::Bf16 => unsafe { pack((base as *const u16).offset(at(k0)), row, col, dst, valid, depth, w) },
-        Operands::S8 => {
-            let elements = (p.real_k - 2 * k0).min(2 * depth);
-            unsafe { pack_pairs((base as *const i8).offset(at(2 * k0)), row, col, dst, valid, elements, w) }
-        }
+        Operands::S8 => unsafe { pack_pairs((base as *const i8).offset(at(2 * k0)), row, col, dst, valid, p.elements(k0, depth), w) },
         #[cfg(target_arch = "x86_64")]
-        Operands::Bf16Pairs if col == 1 => {
-            let elements = (p.real_k - 2 * k0).min(2 * depth);
-            unsafe { bf16_pack::pair_rows((base as *const u16).offset(at(2 * k0)), row, dst, valid, elements, w) }
-        }
-        Operands::Bf16Pairs => {
-            let elements = (p.real_k - 2 * k0).min(2 * depth);
-            unsafe { pack_pairs((base as *const u16).offset(at(2 * k0)), row, col, dst, valid, elements, w) }
-        }
+        Operands::Bf16Pairs if col == 1 => unsafe { bf16_pack::pair_rows((base as *const u16).offset(at(2 * k0)), row, dst, valid, p.elements(k0, depth), w) },
+        Operands::Bf16Pairs => unsafe { pack_pairs((base as *const u16).offset(at(2 * k0)), row, col, dst, valid, p.elements(k0, depth), w) },
+        // Only A's strips come here (B's panels get their corrections in `pack_quad_panels`).
+        Operands::S8Quads => unsafe { int8_quads::pack((base as *const i8).offset(at(4 * k0)), row, col, dst, valid, p.elements(k0, depth), w, int8_quads::OFFSET_A) },
     }
 }
 

@@ -58,7 +58,7 @@ fn check_full(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, 
     let (a_ptr, b_ptr) = match operands {
         Operands::F32 => (a.as_ptr() as *const std::ffi::c_void, b.as_ptr() as *const std::ffi::c_void),
         Operands::Bf16 | Operands::Bf16Pairs => (a16.as_ptr() as *const std::ffi::c_void, b16.as_ptr() as *const std::ffi::c_void),
-        Operands::S8 => panic!("s8 operands are checked by check_s8"),
+        Operands::S8 | Operands::S8Quads => panic!("s8 operands are checked by check_s8"),
     };
     let mut c = vec![f32::NAN; (batch * m * n) as usize];
     let (b_row, b_col) = if bt { (1, k) } else { (n, 1) };
@@ -172,39 +172,81 @@ fn epilogue_finishes_every_element_once_after_its_last_k_block() {
     }
 }
 
-/// As [`check`] for s8 operands over their whole range (-128 included) and an s32 result.
-#[allow(clippy::too_many_arguments)]
-fn check_s8(batch: i64, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64, nc: i64, bt: bool) {
+/// An s8 GEMM's operands and layout: A `[batch][m][k]` (column-major `[batch][k][m]` when
+/// `at`), B `[batch][k][n]` (transposed when `bt`).
+#[derive(Clone, Copy)]
+struct S8Case {
+    batch: i64,
+    m: i64,
+    n: i64,
+    k: i64,
+    kc: i64,
+    bt: bool,
+    at: bool,
+}
+
+/// What an s8 case's elements are drawn from.
+#[derive(Clone, Copy)]
+enum S8Values {
+    /// Every byte, uniformly.
+    Any,
+    /// The ends of the range: -128 and 127 most often, and -127, -1, 0, 1.
+    Extremes,
+    /// Only -128: every product 2^14, so that deep sums wrap modulo 2^32.
+    AllMin,
+}
+
+/// As [`check`] for s8 operands and an s32 result through `operands`' variant on `threads`
+/// threads, against a scalar reference that wraps as XLA's s32 dot does.
+fn check_s8(operands: Operands, case: S8Case, values: S8Values, mr: i64, nv: i64, threads: usize) {
+    let S8Case { batch, m, n, k, kc, bt, at } = case;
     let mut seed = (m * 17 + n * 5 + k) as u64;
     let mut next = || {
         seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (seed >> 56) as u8 as i8
+        let r = (seed >> 56) as u8;
+        match values {
+            S8Values::Any => r as i8,
+            S8Values::Extremes => [-128, 127, -128, 127, -127, -1, 0, 1][(r % 8) as usize],
+            S8Values::AllMin => -128,
+        }
     };
     let a: Vec<i8> = (0..batch * m * k).map(|_| next()).collect();
     let b: Vec<i8> = (0..batch * k * n).map(|_| next()).collect();
     let mut c = vec![i32::MIN; (batch * m * n) as usize];
     let (b_row, b_col) = if bt { (1, k) } else { (n, 1) };
+    let (a_row, a_col) = if at { (1, m) } else { (k, 1) };
     let desc = GemmF32 {
         batch, m, n, k,
-        a: a.as_ptr() as *const std::ffi::c_void, a_batch: m * k, a_row: k, a_col: 1,
+        a: a.as_ptr() as *const std::ffi::c_void, a_batch: m * k, a_row, a_col,
         b: b.as_ptr() as *const std::ffi::c_void, b_batch: k * n, b_row, b_col,
         c: c.as_mut_ptr() as *mut std::ffi::c_void, c_batch: m * n, c_row: n,
-        mr, nv, kc, nc,
+        mr, nv, kc, nc: n,
         epilogue: None, epilogue_ctx: std::ptr::null(),
     };
-    assert_eq!(unsafe { gemm(&desc, Isa::Avx2Fma, Operands::S8) }, 0);
+    let isa = if operands == Operands::S8Quads { Isa::Avx512 } else { Isa::Avx2Fma };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    // The descriptor's pointers are not `Send`: passed as an address.
+    let desc = &desc as *const GemmF32 as usize;
+    assert_eq!(pool.install(move || unsafe { gemm(&*(desc as *const GemmF32), isa, operands) }), 0);
+    let what = format!("{operands:?} {batch}x{m}x{n}x{k} kc={kc} bt={bt} at={at} tile {mr}x{nv} threads={threads}");
     for bi in 0..batch {
         for i in 0..m {
             for j in 0..n {
                 let mut want = 0i32;
                 for p in 0..k {
+                    let av = if at { a[(bi * m * k + p * m + i) as usize] } else { a[(bi * m * k + i * k + p) as usize] };
                     let bv = if bt { b[(bi * k * n + j * k + p) as usize] } else { b[(bi * k * n + p * n + j) as usize] };
-                    want = want.wrapping_add(i32::from(a[(bi * m * k + i * k + p) as usize]) * i32::from(bv));
+                    want = want.wrapping_add(i32::from(av) * i32::from(bv));
                 }
-                assert_eq!(c[(bi * m * n + i * n + j) as usize], want, "s8 {batch}x{m}x{n}x{k} tile {mr}x{nv}: C[{bi}][{i}][{j}]");
+                assert_eq!(c[(bi * m * n + i * n + j) as usize], want, "{what}: C[{bi}][{i}][{j}]");
             }
         }
     }
+}
+
+/// A serial s8 case, B and A row-major.
+fn s8(batch: i64, m: i64, n: i64, k: i64, kc: i64) -> S8Case {
+    S8Case { batch, m, n, k, kc, bt: false, at: false }
 }
 
 #[test]
@@ -215,11 +257,54 @@ fn s8_tiles_with_odd_depths_edges_k_blocks_and_threads() {
     for (mr, nv) in [(12, 1), (6, 2)] {
         let nr = nv * 8;
         // Odd k (a last pair with a zero) in each of three k blocks' worth, edge tiles.
-        check_s8(1, 2 * mr + 3, 2 * nr + 5, 71, mr, nv, 32, 2 * nr, false);
+        check_s8(Operands::S8, s8(1, 2 * mr + 3, 2 * nr + 5, 71, 32), S8Values::Any, mr, nv, 1);
         // Batched and parallel, B transposed.
-        check_s8(3, 100, 3 * nr + 1, 301, mr, nv, 128, nr, true);
+        check_s8(Operands::S8, S8Case { bt: true, ..s8(3, 100, 3 * nr + 1, 301, 128) }, S8Values::Any, mr, nv, 2);
         // k = 1: one pair of an element and a zero.
-        check_s8(1, mr + 1, nr + 1, 1, mr, nv, 512, nr, false);
+        check_s8(Operands::S8, s8(1, mr + 1, nr + 1, 1, 512), S8Values::Extremes, mr, nv, 1);
+    }
+}
+
+#[test]
+fn s8_quad_tiles_with_every_depth_edges_strides_k_blocks_and_threads() {
+    if !host_multiplies_s8_quads() {
+        return;
+    }
+    let ops = Operands::S8Quads;
+    for (mr, nv) in [(12, 1), (12, 2), (9, 3), (6, 4)] {
+        let nr = nv * 16;
+        // k = 1..9: quads with one to four elements, one or more words; odd rows and columns.
+        for k in 1..=9 {
+            check_s8(ops, s8(1, mr + 1, nr + 3, k, 512), S8Values::Extremes, mr, nv, 1);
+        }
+        // Three k blocks of 8 quads, the last partial and ending in a partial quad; edge tiles.
+        check_s8(ops, s8(1, 2 * mr + 3, 2 * nr + 5, 71, 32), S8Values::Any, mr, nv, 1);
+        // Batched and parallel: B transposed (columns contiguous along k, unaligned), A
+        // column-major (bytes gathered one by one), both.
+        for threads in 1..=3 {
+            check_s8(ops, S8Case { bt: true, ..s8(3, 100, 3 * nr + 1, 301, 128) }, S8Values::Any, mr, nv, threads);
+            check_s8(ops, S8Case { at: true, ..s8(2, 2 * mr + 1, nr + 3, 45, 16) }, S8Values::Extremes, mr, nv, threads);
+            check_s8(ops, S8Case { at: true, bt: true, ..s8(2, 37, 2 * nr + 1, 203, 64) }, S8Values::Any, mr, nv, threads);
+        }
+        // Several A blocks, the last partial; panels split among the threads; two k blocks.
+        let rows = 2 * block_rows(mr, 128, 1 << 20) + mr + 1;
+        check_s8(ops, s8(1, rows, 9 * nr + 3, 1000, 512), S8Values::Any, mr, nv, 2);
+        // One strip, its panels split among the threads.
+        check_s8(ops, s8(1, mr, 256, 512, 2048), S8Values::Extremes, mr, nv, 3);
+    }
+}
+
+#[test]
+fn s8_quad_sums_wrap_as_xla_s32_dots_do() {
+    if !host_multiplies_s8_quads() {
+        return;
+    }
+    // 2^14 per product, 2^17 + 5 products: each sum passes 2^31 and wraps, in one k block
+    // (kc = 2048 elements is what the compiler picks) and in many.
+    for kc in [2048, 1 << 18] {
+        for threads in [1, 2] {
+            check_s8(Operands::S8Quads, s8(1, 13, 17, (1 << 17) + 5, kc), S8Values::AllMin, 12, 2, threads);
+        }
     }
 }
 
@@ -227,6 +312,7 @@ fn s8_tiles_with_odd_depths_edges_k_blocks_and_threads() {
 fn unknown_tiles_are_refused_with_an_error() {
     assert!(!has_tile(Isa::Avx512, Operands::F32, 7, 2));
     assert!(!has_tile(Isa::Avx512, Operands::S8, 12, 1));
+    assert!(!has_tile(Isa::Avx2Fma, Operands::S8Quads, 6, 2));
     let desc = GemmF32 {
         batch: 1, m: 1, n: 1, k: 1,
         a: std::ptr::null(), a_batch: 0, a_row: 0, a_col: 0,

@@ -53,6 +53,13 @@ impl Blocking {
         Blocking::sized(4, 2, simd_bytes, n)
     }
 
+    /// Block sizes for s8 operands multiplied as quads into s32 (`vpdpbusd`, the runtime's
+    /// VNNI kernel): the s32 tile, blocks counted in packed bytes, so that a packed strip row
+    /// has [`KC_BYTES`] as for other types: kc = 2048 elements, 512 quads.
+    pub fn s8_quads(simd_bytes: i64, n: i64) -> Blocking {
+        Blocking::sized(4, 1, simd_bytes, n)
+    }
+
     /// Tile for `elem_bytes`-byte results, blocks for `packed_bytes`-byte packed elements.
     fn sized(elem_bytes: i64, packed_bytes: i64, simd_bytes: i64, n: i64) -> Blocking {
         let lanes = (simd_bytes / elem_bytes).max(1);
@@ -136,6 +143,14 @@ mod tests {
         let b = Blocking::bf16_pairs(64, 1024);
         assert_eq!((b.lanes, b.nv, b.mr, b.nc), (f.lanes, f.nv, f.mr, f.nc));
         assert_eq!(b.kc, 1024);
+    }
+
+    #[test]
+    fn s8_quads_keep_the_s32_tile_and_2_kib_strip_rows() {
+        let s = Blocking::new(4, 64, 1024);
+        let q = Blocking::s8_quads(64, 1024);
+        assert_eq!((q.lanes, q.nv, q.mr, q.nc), (s.lanes, s.nv, s.mr, s.nc));
+        assert_eq!(q.kc, 2048);
     }
 
     #[test]

@@ -21,4 +21,6 @@ mod tests;
 #[cfg(test)]
 pub(crate) mod bf16_pairs_tests;
 #[cfg(test)]
+mod int8_vnni_tests;
+#[cfg(test)]
 mod conv_tests;

@@ -2,12 +2,13 @@
 //! ones (widened exactly while packing, as the generated packing does), read from buffers, an
 //! f32 result stored directly, on an x86-64 target with AVX-512 or AVX2 + FMA; bf16 operands
 //! multiplied as pairs (`vdpbf16ps`, the generated pair kernel's steps) on AVX-512 targets
-//! with AVX512-BF16; and s8 operands with an s32 result on AVX2 (`vpmaddwd`; integer sums are
-//! the same bits in any order). The
-//! kernel then only fills a descriptor and calls the runtime, instead of generating (and
+//! with AVX512-BF16; and s8 operands with an s32 result on AVX2 (`vpmaddwd` on i16 pairs) and
+//! on AVX-512 targets with AVX512-VNNI (`vpdpbusd` on byte quads; integer sums are the same
+//! bits in any order). The kernel then only fills a descriptor and calls the runtime, instead of generating (and
 //! having LLVM optimize) micro-kernel, packing and driver for every module — most of the
 //! compile time of a module with a dot. Same blocking, same arithmetic: the same bits.
 
+use super::config::Blocking;
 use super::driver::{Gemm, OutputMode};
 use super::microkernel::set_vector_attributes;
 use super::operand::{Captures, GroupMap, Source};
@@ -29,9 +30,11 @@ pub fn generated_forced() -> bool {
     std::env::var_os(GENERATED_GEMM_VARIABLE).is_some_and(|v| v != "0")
 }
 
-/// The runtime variant that computes `g` for this target, if one does. bf16 operands on a
-/// target with AVX512-BF16 (`g.pairs`) are multiplied as pairs there too.
-fn variant(cg: &Codegen, g: &Gemm) -> Option<RuntimeFunction> {
+/// The runtime variant that computes `g` for this target, if one does, and its block sizes.
+/// bf16 operands on a target with AVX512-BF16 (`g.pairs`) are multiplied as pairs there too;
+/// s8 ones on a target with AVX512-VNNI as quads, in blocks of their own (the generated GEMM
+/// multiplies s8 as s32 in `g.blocking`'s).
+fn variant(cg: &Codegen, g: &Gemm) -> Option<(RuntimeFunction, Blocking)> {
     use ElementType::{BF16, F32, S32, S8};
     let strided = |s: &Source| matches!(s, Source::Strided { .. });
     let result = (g.conv.compute, g.conv.out);
@@ -39,6 +42,7 @@ fn variant(cg: &Codegen, g: &Gemm) -> Option<RuntimeFunction> {
         (F32, F32, (F32, F32)) => Operands::F32,
         (BF16, BF16, (F32, F32)) if g.pairs => Operands::Bf16Pairs,
         (BF16, BF16, (F32, F32)) => Operands::Bf16,
+        (S8, S8, (S32, S32)) if cg.simd_bytes == 64 && cg.avx512_vnni => Operands::S8Quads,
         (S8, S8, (S32, S32)) => Operands::S8,
         _ => return None,
     };
@@ -55,17 +59,18 @@ fn variant(cg: &Codegen, g: &Gemm) -> Option<RuntimeFunction> {
         (32, Operands::F32) if avx2_fma => (Isa::Avx2Fma, RuntimeFunction::GemmF32Avx2),
         (32, Operands::Bf16) if avx2_fma => (Isa::Avx2Fma, RuntimeFunction::GemmBf16Avx2),
         (32, Operands::S8) if avx2_fma => (Isa::Avx2Fma, RuntimeFunction::GemmS8Avx2),
+        (64, Operands::S8Quads) => (Isa::Avx512, RuntimeFunction::GemmS8VnniAvx512),
         _ => return None,
     };
-    let bl = g.blocking;
-    (bl.lanes == isa.lanes() && has_tile(isa, operands, bl.mr, bl.nv) && !generated_forced()).then_some(f)
+    let bl = if operands == Operands::S8Quads { Blocking::s8_quads(64, g.n) } else { g.blocking };
+    (bl.lanes == isa.lanes() && has_tile(isa, operands, bl.mr, bl.nv) && !generated_forced()).then_some((f, bl))
 }
 
 /// Emits a call of the runtime's GEMM when there is one for `g`; false otherwise (nothing
 /// emitted).
 pub fn emit_precompiled<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, g: &Gemm) -> Result<bool> {
     let cg = kc.cg;
-    let Some(f) = variant(cg, g) else { return Ok(false) };
+    let Some((f, bl)) = variant(cg, g) else { return Ok(false) };
     let (Source::Strided { slot: sa, batch: a_batch, row: a_row, col: a_col }, Source::Strided { slot: sb, batch: b_batch, row: b_row, col: b_col }, OutputMode::Direct { batch: c_batch, row: c_row }) =
         (&g.a.source, &g.b.source, &g.out)
     else {
@@ -73,7 +78,6 @@ pub fn emit_precompiled<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx
     };
     let int = |p| cg.b.build_ptr_to_int(p, cg.i64(), "");
     let c = |v: i64| cg.const_i64(v);
-    let bl = g.blocking;
     // A fused epilogue: a generated region function and the captures it reads.
     let (epilogue, epilogue_ctx) = match &g.epilogue {
         Some((ep, map)) => {
