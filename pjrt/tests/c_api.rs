@@ -445,7 +445,8 @@ fn the_optimized_program_is_hlojits_module_as_an_hlo_module_proto() {
     assert_eq!((fusion.fusion_kind.as_str(), fusion.called_computation_ids.as_slice()), ("kLoop", &[body.id][..]));
     assert_eq!(entry.root_id, fusion.id);
     // A buffer too small is an error, not an overrun.
-    program.code_size = 3;
+    // SAFETY: `a.program` points to `program`, alive until the end of this function.
+    unsafe { (*a.program).code_size = 3 };
     let (code, message) = call(&mut a).unwrap_err();
     assert_eq!(code, 3, "{message}");
     let mut d: ExecutableDestroyArgs = args();
