@@ -10,27 +10,6 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-/// The kernel for `mr` rows of `nv` 16-lane vectors, if one is built: the tiles the compiler's
-/// blocking picks for 32 registers (12x1, 12x2, 9x3, 6x4).
-pub(super) fn select(mr: i64, nv: i64) -> Option<super::microkernel::Kernel> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let k: super::microkernel::Kernel = match (mr, nv) {
-            (12, 1) => tile::<12, 1>,
-            (12, 2) => tile::<12, 2>,
-            (9, 3) => tile::<9, 3>,
-            (6, 4) => tile::<6, 4>,
-            _ => return None,
-        };
-        Some(k)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (mr, nv);
-        None
-    }
-}
-
 /// Largest tile: 12 rows of 4 vectors of 16 lanes.
 #[cfg(target_arch = "x86_64")]
 const MAX_TILE: usize = 12 * 64;
@@ -42,7 +21,7 @@ const MAX_TILE: usize = 12 * 64;
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bf16")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn tile<const MR: usize, const NV: usize>(a: *const u32, b: *const u32, c: *mut u32, kp: usize, ldc: usize, rows: usize, cols: usize, accumulate: bool) {
+pub(super) unsafe fn tile<const MR: usize, const NV: usize>(a: *const u32, b: *const u32, c: *mut u32, kp: usize, ldc: usize, rows: usize, cols: usize, accumulate: bool) {
     const LANES: usize = 16;
     let nr = NV * LANES;
     prefetch_tile::<MR, NV>(c as *const f32, ldc, rows);

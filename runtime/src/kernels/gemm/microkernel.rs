@@ -26,11 +26,20 @@ impl Microkernel {
     pub fn select(isa: Isa, operands: Operands, mr: i64, nv: i64) -> Option<Microkernel> {
         #[cfg(target_arch = "x86_64")]
         {
-            if operands == Operands::Bf16Pairs {
-                return super::bf16::select(mr, nv).filter(|_| isa == Isa::Avx512).map(|k| Microkernel(k, None));
-            }
-            if operands == Operands::S8Quads {
-                return super::int8_vnni::select(mr, nv).filter(|_| isa == Isa::Avx512).map(|k| Microkernel(k, None));
+            // The word kernels of AVX-512 only, for the tiles of 4-byte results and 32 registers.
+            let words: Option<Kernel> = match (isa, operands, mr, nv) {
+                (Isa::Avx512, Operands::Bf16Pairs, 12, 1) => Some(super::bf16::tile::<12, 1>),
+                (Isa::Avx512, Operands::Bf16Pairs, 12, 2) => Some(super::bf16::tile::<12, 2>),
+                (Isa::Avx512, Operands::Bf16Pairs, 9, 3) => Some(super::bf16::tile::<9, 3>),
+                (Isa::Avx512, Operands::Bf16Pairs, 6, 4) => Some(super::bf16::tile::<6, 4>),
+                (Isa::Avx512, Operands::S8Quads, 12, 1) => Some(super::int8_vnni::tile::<12, 1>),
+                (Isa::Avx512, Operands::S8Quads, 12, 2) => Some(super::int8_vnni::tile::<12, 2>),
+                (Isa::Avx512, Operands::S8Quads, 9, 3) => Some(super::int8_vnni::tile::<9, 3>),
+                (Isa::Avx512, Operands::S8Quads, 6, 4) => Some(super::int8_vnni::tile::<6, 4>),
+                _ => None,
+            };
+            if matches!(operands, Operands::Bf16Pairs | Operands::S8Quads) {
+                return words.map(|k| Microkernel(k, None));
             }
             let floats = matches!(operands, Operands::F32 | Operands::Bf16);
             let direct: Option<DirectKernel> = match (isa, operands, mr, nv) {
