@@ -273,7 +273,8 @@ pub enum OutputKind {
 pub fn compile_to(module: &Module, entry_name: &str, options: &CompileOptions, output: OutputKind, for_jit: bool) -> Result<Vec<u8>> {
     let machine = options.target.machine(for_jit)?;
     let context = Context::create();
-    let cg = codegen_for(&context, &module.name, options, &machine);
+    let mut cg = codegen_for(&context, &module.name, options, &machine);
+    cg.for_linker = !for_jit;
     let plan = LoweringPlan::new(module, entry_name)?;
     lower_planned(&cg, module, &plan, options.dump.as_ref())?;
     let optimization = optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true);

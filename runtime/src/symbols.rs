@@ -110,6 +110,7 @@ pub fn runtime_symbols() -> Vec<(&'static str, usize)> {
         ("hlojit_rt_dot_strips_f32_avx512", crate::kernels::dot_strips::hlojit_rt_dot_strips_f32_avx512 as *const () as usize),
         ("hlojit_rt_rng_get_and_update_state", crate::kernels::rng::hlojit_rt_rng_get_and_update_state as *const () as usize),
         ("hlojit_rt_ffi_call", crate::custom_call::call::hlojit_rt_ffi_call as *const () as usize),
+        ("hlojit_rt_builtin_target_call", crate::custom_call::builtin_targets::hlojit_rt_builtin_target_call as *const () as usize),
         ("hlojit_rt_custom_call_status", crate::custom_call::status::hlojit_rt_custom_call_status as *const () as usize),
         ("XlaCustomCallStatusSetSuccess", crate::custom_call::status::XlaCustomCallStatusSetSuccess as *const () as usize),
         ("XlaCustomCallStatusSetFailure", crate::custom_call::status::XlaCustomCallStatusSetFailure as *const () as usize),

@@ -286,3 +286,64 @@ fn bf16_dot_for_avx512_bf16_links_the_runtime_pair_gemm() {
         assert_eq!(aot, jit, "AOT and JIT results differ");
     }
 }
+
+/// A LAPACK target (jnp.linalg.cholesky's `lapack_spotrf_ffi`) links from the runtime library
+/// alone: the object defines the target weakly, handing the call to the runtime's built-in
+/// handler, and matches XLA's numbers; a program's own definition of the name replaces it.
+#[test]
+fn lapack_target_links_from_the_runtime_library_unless_the_program_defines_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let case = repo().join("tests/linalg/cases/cholesky_f32");
+    run(Command::new(hlojit()).arg("compile").arg(case.join("module.hlo")).args(["--name", "chol", "-o"]).arg(d.join("chol.o")).arg("--header").arg(d.join("chol.h")));
+    let main = d.join("main.c");
+    // Reads the operand's raw bytes, writes the result's.
+    std::fs::write(
+        &main,
+        "#include <stdio.h>\n#include \"chol.h\"\n\
+         static float a[CHOL_ARG0_ELEMENTS], l[CHOL_ARG0_ELEMENTS];\n\
+         int main(int argc, char** argv) {\n\
+           if (argc != 3) return 2;\n\
+           FILE* f = fopen(argv[1], \"rb\"); if (!f || fread(a, 4, CHOL_ARG0_ELEMENTS, f) != CHOL_ARG0_ELEMENTS) return 3; fclose(f);\n\
+           const void* args[1] = {a}; void* results[1] = {l};\n\
+           if (chol(args, results) != 0) return 4;\n\
+           f = fopen(argv[2], \"wb\"); if (!f || fwrite(l, 4, CHOL_ARG0_ELEMENTS, f) != CHOL_ARG0_ELEMENTS) return 5; fclose(f);\n\
+           return 0;\n}\n",
+    )
+    .unwrap();
+    // A target that leaves its in-place operand as it is and succeeds.
+    let own = d.join("own_target.c");
+    std::fs::write(&own, "void* lapack_spotrf_ffi(void* frame) { (void)frame; return 0; }\n").unwrap();
+    runtime_library(d);
+    let floats = |bytes: &[u8]| -> Vec<f32> { bytes.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect() };
+    let input = npy::read(&case.join("in0.npy"), Some(ElementType::F32)).unwrap();
+    let a = floats(input.bytes());
+    std::fs::write(d.join("a.bin"), input.bytes()).unwrap();
+    let link_and_run = |extra: &[&Path], program: &str| -> Vec<f32> {
+        let program = d.join(program);
+        run(Command::new("cc")
+            .args(["-O2", "-Wall", "-Werror", "-I"])
+            .arg(d)
+            .arg(&main)
+            .args(extra)
+            .arg(d.join("chol.o"))
+            .arg("-L")
+            .arg(d)
+            .args(["-lhlojit_runtime", "-lpthread", "-ldl", "-lm", "-o"])
+            .arg(&program));
+        run(Command::new(&program).arg(d.join("a.bin")).arg(d.join("l.bin")));
+        floats(&std::fs::read(d.join("l.bin")).unwrap())
+    };
+    let xla = floats(npy::read(&case.join("out0.npy"), Some(ElementType::F32)).unwrap().bytes());
+    let builtin = link_and_run(&[], "chol_builtin");
+    for (i, (&got, &want)) in builtin.iter().zip(&xla).enumerate() {
+        assert!((got - want).abs() <= 2e-5 + 2e-4 * want.abs(), "element {i}: {got} vs XLA's {want}");
+    }
+    // With the program's target the result is the lower triangle of (a + a^T) / 2, untouched.
+    let own_result = link_and_run(&[own.as_path()], "chol_own");
+    for (i, &got) in own_result.iter().enumerate() {
+        let (b, r, c) = (i / 16, i / 4 % 4, i % 4);
+        let want = if r >= c { (a[b * 16 + r * 4 + c] + a[b * 16 + c * 4 + r]) / 2.0 } else { 0.0 };
+        assert_eq!(got, want, "element {i} with the program's own target");
+    }
+}

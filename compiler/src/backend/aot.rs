@@ -6,7 +6,8 @@
 //!
 //! and a C header declaring it with the number, element types, dimensions and byte sizes of
 //! its arguments and results. The object needs only `libhlojit_runtime.a` (no LLVM) and libm;
-//! its custom-call targets are ordinary external symbols the linker resolves.
+//! its custom-call targets are ordinary external symbols the linker resolves, the built-in
+//! ones (LAPACK, jaxlib's) weakly defined in the object itself.
 
 use crate::codegen::array::buffer_bytes;
 use crate::error::{Error, Result};
@@ -85,7 +86,8 @@ pub fn header(module: &Module, name: &str) -> Result<String> {
     let _ = writeln!(w, " * Every argument and result is one dense array buffer (tuples are flattened, depth");
     let _ = writeln!(w, " * first) in the layout its comment gives, allocated by the caller; arguments in parameter");
     let _ = writeln!(w, " * order, results in the order of the flattened output. Custom-call targets the module");
-    let _ = writeln!(w, " * names are resolved by the linker.");
+    let _ = writeln!(w, " * names are resolved by the linker; hlojit's built-in ones (LAPACK and jaxlib's targets)");
+    let _ = writeln!(w, " * are defined weakly in the object, so a definition of the program's own replaces them.");
     let _ = writeln!(w, " */");
     let _ = writeln!(w, "#ifndef HLOJIT_AOT_{upper}_H_");
     let _ = writeln!(w, "#define HLOJIT_AOT_{upper}_H_\n");

@@ -42,6 +42,9 @@ pub struct Codegen<'ctx> {
     /// The target CPU's LLVM name (`znver4`, `skylake-avx512`, ...): its tuning decides the
     /// vector width LLVM's loop vectorizer picks (see `emitters/row_isa.rs`).
     pub cpu: String,
+    /// Whether the code goes to the system linker (an AOT object) rather than the JIT: built-in
+    /// custom-call targets then get weak definitions (`custom_call/builtin_definition.rs`).
+    pub for_linker: bool,
     /// Scratch the kernels being generated hold (see `scratch.rs`).
     pub scratch: std::cell::RefCell<super::scratch::ScratchState<'ctx>>,
     /// The access group of independent kernel loops (see `independent_loops.rs`), made once.
@@ -62,6 +65,7 @@ impl<'ctx> Codegen<'ctx> {
             fma: false,
             avx2: false,
             cpu: String::new(),
+            for_linker: false,
             scratch: Default::default(),
             access_group: Default::default(),
         }

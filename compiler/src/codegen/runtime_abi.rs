@@ -37,6 +37,8 @@ pub enum RuntimeFunction {
     RngGetAndUpdateState,
     CustomCallStatus,
     FfiCall,
+    /// A built-in custom-call target by name, from an AOT object's weak definition of it.
+    BuiltinTargetCall,
     ReplicaId,
     PartitionId,
     CollectiveEnter,
@@ -82,7 +84,7 @@ pub enum RuntimeFunction {
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 40] = [
+    pub const ALL: [RuntimeFunction; 41] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
@@ -96,6 +98,7 @@ impl RuntimeFunction {
         RuntimeFunction::RngGetAndUpdateState,
         RuntimeFunction::CustomCallStatus,
         RuntimeFunction::FfiCall,
+        RuntimeFunction::BuiltinTargetCall,
         RuntimeFunction::ReplicaId,
         RuntimeFunction::PartitionId,
         RuntimeFunction::CollectiveEnter,
@@ -141,6 +144,7 @@ impl RuntimeFunction {
             RuntimeFunction::RngGetAndUpdateState => "hlojit_rt_rng_get_and_update_state",
             RuntimeFunction::CustomCallStatus => "hlojit_rt_custom_call_status",
             RuntimeFunction::FfiCall => "hlojit_rt_ffi_call",
+            RuntimeFunction::BuiltinTargetCall => "hlojit_rt_builtin_target_call",
             RuntimeFunction::ReplicaId => "hlojit_rt_replica_id",
             RuntimeFunction::PartitionId => "hlojit_rt_partition_id",
             RuntimeFunction::CollectiveEnter => "hlojit_rt_collective_enter",
@@ -194,6 +198,8 @@ impl RuntimeFunction {
             RuntimeFunction::CustomCallStatus => (Some(I32), &[Ptr, I32, Ptr, Ptr, Ptr, I64, Ptr]),
             // (handler, descriptor, descriptor_len, args, rets)
             RuntimeFunction::FfiCall => (Some(I32), &[Ptr, Ptr, I64, Ptr, Ptr]),
+            // (name, frame) -> error
+            RuntimeFunction::BuiltinTargetCall => (Some(Ptr), &[Ptr, Ptr]),
             RuntimeFunction::ReplicaId | RuntimeFunction::PartitionId => (Some(I32), &[]),
             // (op, devices, groups, stride, leaves, mine, sizes, peers, rank, size)
             RuntimeFunction::CollectiveEnter => {
@@ -288,7 +294,7 @@ impl<'ctx> Codegen<'ctx> {
 mod tests {
     use super::*;
     use hlojit_runtime::collectives::entry_points as collectives;
-    use hlojit_runtime::custom_call::{call, status};
+    use hlojit_runtime::custom_call::{builtin_targets, call, status};
     use hlojit_runtime::kernels::{conv, fft, gemm, rng, sort};
     use hlojit_runtime::{executor, symbols};
 
@@ -434,6 +440,13 @@ mod tests {
                     ) -> i32
                 )
             }
+            RuntimeFunction::BuiltinTargetCall => def!(
+                builtin_targets::hlojit_rt_builtin_target_call,
+                unsafe extern "C" fn(
+                    *const std::ffi::c_char,
+                    *mut hlojit_ffi::xla::XLA_FFI_CallFrame,
+                ) -> *mut hlojit_ffi::xla::XLA_FFI_Error
+            ),
             RuntimeFunction::FfiCall => {
                 use std::ffi::c_void;
                 def!(

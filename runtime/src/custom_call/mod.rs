@@ -3,6 +3,7 @@
 //! per-thread last error through which a failed call's message reaches the caller.
 
 pub mod api;
+pub mod builtin_targets;
 pub mod call;
 pub mod context;
 pub mod descriptor;
@@ -12,6 +13,7 @@ pub mod process_symbols;
 pub mod registry;
 pub mod status;
 
+pub use builtin_targets::builtin_target;
 pub use context::ExecutionContext;
 pub use descriptor::{ffi_dtype, ArrayValue, AttrValue, BufferSpec, CallDescriptor};
 pub use last_error::{clear_last_error, take_last_error};

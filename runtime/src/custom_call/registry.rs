@@ -211,7 +211,7 @@ pub(crate) fn with_sources(e: &dyn std::error::Error) -> String {
 
 /// Finds target `name`: registered functions of each registry in turn, then the plugins of
 /// each registry in turn, then the main executable's functions as `process` allows, then the
-/// built-in LAPACK targets and the other targets jaxlib registers (`jaxlib_targets`).
+/// built-in targets (`builtin_targets`).
 pub fn resolve_target(registries: &[&CustomCallRegistry], name: &str, process: &ProcessSymbols) -> Option<Resolved> {
     if let Some(address) = registries.iter().find_map(|r| r.registered(name)) {
         return Some(Resolved { address, plugin: None });
@@ -221,8 +221,7 @@ pub fn resolve_target(registries: &[&CustomCallRegistry], name: &str, process: &
     }
     process
         .resolve(name)
-        .or_else(|| crate::linalg::builtin_handler(name).map(|h| h as usize))
-        .or_else(|| super::jaxlib_targets::handler(name).map(|h| h as usize))
+        .or_else(|| super::builtin_target(name).map(|h| h as usize))
         .map(|address| Resolved { address, plugin: None })
 }
 

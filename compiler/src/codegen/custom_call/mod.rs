@@ -9,6 +9,8 @@
 //! FFI) return a status; a failure leaves the function through its failure exit, and the
 //! runtime keeps the target's message as the thread's last error.
 
+mod builtin_definition;
+
 use super::array::{buffer_bytes, IrArray};
 use super::context::Codegen;
 use super::function::{copy_array, pointer_array, sanitize, FunctionLowering, ModuleLowering};
@@ -311,9 +313,13 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         Ok((out, ins))
     }
 
-    /// The address of target `name`, an external symbol the JIT or the linker resolves.
+    /// The address of target `name`, an external symbol the JIT or the linker resolves (for
+    /// the linker, a built-in target has a weak definition: `builtin_definition.rs`).
     fn target_pointer(&self, name: &str) -> Result<PointerValue<'ctx>> {
         let cg = self.cg;
+        if cg.for_linker && cg.module.get_function(name).is_none() && hlojit_runtime::custom_call::builtin_target(name).is_some() {
+            return Ok(builtin_definition::weak_builtin_definition(cg, name)?.as_global_value().as_pointer_value());
+        }
         if let Some(f) = cg.module.get_function(name) {
             if f.count_basic_blocks() > 0 {
                 return Err(Error::Unsupported(format!(
