@@ -18,6 +18,7 @@ pub mod peaks;
 pub mod profile;
 pub mod progress;
 pub mod roofline;
+pub mod runtime_library;
 pub mod stream;
 pub mod summary;
 mod numpy_random;

@@ -218,6 +218,10 @@ enum Command {
         /// Print the JSON report on standard output instead of the FAIL lines and totals.
         #[arg(long)]
         json: bool,
+        /// Compile each case ahead of time, link it with the runtime's static library and a C
+        /// driver (`cc`), and run that program instead of the JIT.
+        #[arg(long)]
+        aot: bool,
         #[command(flatten)]
         targets: TargetSources,
     },
@@ -374,8 +378,9 @@ fn main() -> ExitCode {
             roofline(&workloads, &root, &options, json)
         }
         Command::FuzzDiff { programs, seed, keep_dir, print } => fuzz_diff(programs, seed, keep_dir, print),
-        Command::Conformance { dirs, module, filter, report, json, targets } => {
-            targets.load().and_then(|_| conformance_cmd(&dirs, module, filter.as_deref(), report.as_deref(), json))
+        Command::Conformance { dirs, module, filter, report, json, aot, targets } => {
+            let backend = if aot { conformance::Backend::Aot } else { conformance::Backend::Jit };
+            targets.load().and_then(|_| conformance_cmd(&dirs, module, backend, filter.as_deref(), report.as_deref(), json))
         }
     };
     match result {
@@ -753,7 +758,7 @@ fn bench(workloads: &[String], root: &Path, options: hlojit_tools::bench::BenchO
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
-fn conformance_cmd(dirs: &[PathBuf], which: Which, filter: Option<&str>, report: Option<&Path>, json: bool) -> Result<ExitCode, String> {
+fn conformance_cmd(dirs: &[PathBuf], which: Which, backend: conformance::Backend, filter: Option<&str>, report: Option<&Path>, json: bool) -> Result<ExitCode, String> {
     let files: &[ModuleFile] = match which {
         Which::Module => &[ModuleFile::Module],
         Which::Optimized => &[ModuleFile::Optimized],
@@ -775,7 +780,7 @@ fn conformance_cmd(dirs: &[PathBuf], which: Which, filter: Option<&str>, report:
         return Err(format!("no conformance cases{matching} under {} (a case is a directory cases/NAME with case.json)", dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")));
     }
     let progress = hlojit_tools::progress::Progress::new("conformance", conformance::job_count(&cases, files), json);
-    let outcomes = conformance::run_all_with(&cases, files, &|o| progress.tick(&o.case));
+    let outcomes = conformance::run_all_on(backend, &cases, files, &|o| progress.tick(&o.case));
     progress.finish();
     let (mut failed, mut not_runnable) = (0, 0);
     if json {

@@ -26,28 +26,12 @@ fn run(cmd: &mut Command) -> Output {
     out
 }
 
-/// The runtime's static library from this build: `target/<profile>/libhlojit_runtime.a`
-/// after `cargo build`, or the copy cargo built among the dependencies of `hlojit`.
+/// The runtime's static library from this build (`hlojit_tools::runtime_library`), copied to
+/// `dest` for `-L dest -lhlojit_runtime`.
 fn runtime_library(dest: &Path) -> PathBuf {
     let profile_dir = hlojit().parent().expect("the binary lives in target/<profile>").to_path_buf();
-    let top = profile_dir.join("libhlojit_runtime.a");
-    let newest_dep = std::fs::read_dir(profile_dir.join("deps"))
-        .expect("target/<profile>/deps")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name().is_some_and(|n| {
-                n.to_string_lossy().starts_with("libhlojit_runtime-") && n.to_string_lossy().ends_with(".a")
-            })
-        })
-        .max_by_key(|p| p.metadata().and_then(|m| m.modified()).ok());
-    let modified = |p: &Path| p.metadata().and_then(|m| m.modified()).ok();
-    let source = match (top.exists(), newest_dep) {
-        (true, Some(dep)) if modified(&dep) > modified(&top) => dep,
-        (true, _) => top,
-        (false, Some(dep)) => dep,
-        (false, None) => panic!("no libhlojit_runtime.a in {}: run cargo build", profile_dir.display()),
-    };
+    let source = hlojit_tools::runtime_library::runtime_static_library(&profile_dir)
+        .unwrap_or_else(|| panic!("no libhlojit_runtime.a in {}: run cargo build", profile_dir.display()));
     let lib = dest.join("libhlojit_runtime.a");
     std::fs::copy(&source, &lib).expect("copying the runtime library");
     lib

@@ -23,6 +23,10 @@ pub struct AotOutput {
     pub code: Vec<u8>,
     /// The C header declaring the entry function and describing its arguments and results.
     pub header: String,
+    /// The argument buffers, in order, each with the layout the function reads it in.
+    pub arguments: Vec<ArrayShape>,
+    /// The result buffers, in order, each with the layout the function writes it in.
+    pub results: Vec<ArrayShape>,
 }
 
 /// The link line the header suggests (from the repository root, after `cargo build --release`):
@@ -58,7 +62,9 @@ pub fn compile_aot(module: &Module, name: &str, options: &CompileOptions, emit: 
     let prepared = prepare(module, options)?;
     let code = compile_to(&prepared, name, options, emit, false)?;
     let header = header(&prepared, name)?;
-    Ok(AotOutput { code, header })
+    let arguments = leaves(&prepared.entry_parameter_shapes());
+    let results = leaves(&[prepared.entry_result_shape()]);
+    Ok(AotOutput { code, header, arguments, results })
 }
 
 fn leaves(shapes: &[Shape]) -> Vec<ArrayShape> {

@@ -494,7 +494,10 @@ pub fn copy_array<'ctx>(cg: &Codegen<'ctx>, src: &IrArray<'ctx>, dst: &IrArray<'
     if src.physical == dst.physical {
         let bytes = dst.byte_size();
         if bytes > 0 {
-            cg.b.build_memcpy(dst.ptr, 64, src.ptr, 64, cg.const_i64(bytes)).map_err(|e| Error::Llvm(e.to_string()))?;
+            // Entry parameters and results may be the caller's memory, aligned only to their
+            // element type (a borrowed slice, an AOT function's buffers).
+            let align = dst.element_type().byte_size().max(1) as u32;
+            cg.b.build_memcpy(dst.ptr, align, src.ptr, align, cg.const_i64(bytes)).map_err(|e| Error::Llvm(e.to_string()))?;
         }
         return Ok(());
     }

@@ -1,6 +1,7 @@
 //! The conformance runner: compiles each corpus case's `module.hlo` and/or `optimized.hlo`,
 //! runs it on the case's inputs and compares with XLA:CPU's outputs.
 
+mod aot;
 pub mod case;
 pub mod compare;
 pub mod multi_device;
@@ -90,6 +91,20 @@ pub fn run_all(dirs: &[PathBuf], files: &[ModuleFile]) -> Vec<Outcome> {
 
 /// [`run_all`], calling `done` after each (case, file) pair (from the worker threads).
 pub fn run_all_with(dirs: &[PathBuf], files: &[ModuleFile], done: &(dyn Fn(&Outcome) + Sync)) -> Vec<Outcome> {
+    run_all_on(Backend::Jit, dirs, files, done)
+}
+
+/// How the corpus is compiled and run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// In this process, by the JIT.
+    Jit,
+    /// As an AOT object linked into a program of its own (`aot.rs`).
+    Aot,
+}
+
+/// [`run_all_with`] on `backend`.
+pub fn run_all_on(backend: Backend, dirs: &[PathBuf], files: &[ModuleFile], done: &(dyn Fn(&Outcome) + Sync)) -> Vec<Outcome> {
     let jobs: Vec<(&PathBuf, ModuleFile)> = dirs
         .iter()
         .flat_map(|d| files.iter().map(move |&f| (d, f)))
@@ -97,7 +112,7 @@ pub fn run_all_with(dirs: &[PathBuf], files: &[ModuleFile], done: &(dyn Fn(&Outc
         .collect();
     jobs.par_iter()
         .map(|&(dir, file)| {
-            let outcome = run_case(dir, file);
+            let outcome = run_case_on(backend, dir, file);
             done(&outcome);
             outcome
         })
@@ -106,9 +121,17 @@ pub fn run_all_with(dirs: &[PathBuf], files: &[ModuleFile], done: &(dyn Fn(&Outc
 
 /// Runs one case from one of its files; never panics (a panic becomes a failure).
 pub fn run_case(dir: &Path, file: ModuleFile) -> Outcome {
+    run_case_on(Backend::Jit, dir, file)
+}
+
+/// [`run_case`] on `backend`.
+pub fn run_case_on(backend: Backend, dir: &Path, file: ModuleFile) -> Outcome {
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut outcome = Outcome { case: name, group: String::new(), file, failure: None, not_runnable: false, compile_ms: 0.0 };
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_case_inner(dir, file, &mut outcome)));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match backend {
+        Backend::Jit => run_case_inner(dir, file, &mut outcome),
+        Backend::Aot => aot::run_case(dir, file, &mut outcome),
+    }));
     outcome.failure = match result {
         Ok(Ok(())) => None,
         Ok(Err(reason)) => Some(reason),
@@ -150,6 +173,11 @@ fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result
         result = exe.run_literals(&args).map_err(|e| e.to_string())?;
         result.leaves()
     };
+    compare_outputs(&case, &got)
+}
+
+/// Compares a case's results with XLA:CPU's, within the case's tolerances.
+fn compare_outputs(case: &Case, got: &[&ArrayLiteral]) -> Result<(), String> {
     if got.len() != case.outputs.len() {
         return Err(format!("{} results, expected {}", got.len(), case.outputs.len()));
     }

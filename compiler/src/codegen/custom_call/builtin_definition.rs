@@ -17,6 +17,12 @@ pub(super) fn weak_builtin_definition<'ctx>(
     cg: &Codegen<'ctx>,
     name: &str,
 ) -> Result<FunctionValue<'ctx>> {
+    if let Some(f) = cg.module.get_function(name) {
+        return match f.get_linkage() {
+            Linkage::WeakAny => Ok(f),
+            _ => Err(Error::Unsupported(format!("custom-call target '{name}' has the name of a generated function"))),
+        };
+    }
     let call = cg.runtime(RuntimeFunction::BuiltinTargetCall)?;
     let f = cg.module.add_function(
         name,

@@ -317,7 +317,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
     /// the linker, a built-in target has a weak definition: `builtin_definition.rs`).
     fn target_pointer(&self, name: &str) -> Result<PointerValue<'ctx>> {
         let cg = self.cg;
-        if cg.for_linker && cg.module.get_function(name).is_none() && hlojit_runtime::custom_call::builtin_target(name).is_some() {
+        if cg.for_linker && hlojit_runtime::custom_call::builtin_target(name).is_some() {
             return Ok(builtin_definition::weak_builtin_definition(cg, name)?.as_global_value().as_pointer_value());
         }
         if let Some(f) = cg.module.get_function(name) {

@@ -126,7 +126,9 @@ fn stage_operand<'ctx>(kc: &KernelContext<'_, 'ctx>) -> Result<(IrArray<'ctx>, i
     let bytes = out.byte_size();
     let ptr = cg.scratch_alloc(bytes, "scratch")?;
     if bytes > 0 {
-        cg.b.build_memcpy(ptr, 16, out.ptr, 16, cg.const_i64(bytes)).map_err(|e| Error::Llvm(e.to_string()))?;
+        // The output may be the caller's memory, aligned only to its element type.
+        let align = out.element_type().byte_size().max(1) as u32;
+        cg.b.build_memcpy(ptr, align, out.ptr, align, cg.const_i64(bytes)).map_err(|e| Error::Llvm(e.to_string()))?;
     }
     Ok((IrArray::new(ptr, &out.shape)?, bytes))
 }
