@@ -810,7 +810,8 @@ fn conformance_cmd(dirs: &[PathBuf], which: Which, backend: conformance::Backend
     if not_runnable == 0 {
         println!("{passed} passed, {failed} failed");
     } else {
-        println!("{passed} passed, {failed} failed, {not_runnable} not runnable (the text lacks data)");
+        let why = if backend == conformance::Backend::Aot { "the text lacks data, or several devices" } else { "the text lacks data" };
+        println!("{passed} passed, {failed} failed, {not_runnable} not runnable ({why})");
     }
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

@@ -12,8 +12,11 @@ use std::path::Path;
 use std::process::Command;
 
 /// The program around the object: `prog IN... OUT...` reads each argument buffer's bytes from
-/// a file and writes each result buffer's bytes to one.
-const DRIVER: &str = r#"#include <stdio.h>
+/// a file and writes each result buffer's bytes to one. Every buffer starts a scalar of its
+/// element type (at most 8 bytes) past a 64-byte boundary: aligned as the header promises
+/// callers may (to the element type) and no further, so that code assuming more faults here.
+const DRIVER: &str = r#"#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "m.h"
 
@@ -25,16 +28,21 @@ static int transfer(const char* path, void* buf, size_t bytes, int write) {
   return n != bytes;
 }
 
+static void* buffer(const hlojit_aot_buffer_info* info) {
+  char* raw = calloc(1, info->size_bytes + 128);
+  if (!raw) return NULL;
+  size_t scalar = info->element_bytes < 8 ? info->element_bytes : 8;
+  return raw + (64 - (uintptr_t)raw % 64) + (scalar ? scalar : 1);
+}
+
 int main(int argc, char** argv) {
   if (argc != 1 + M_NUM_ARGS + M_NUM_RESULTS) return 2;
   void* args[M_NUM_ARGS > 0 ? M_NUM_ARGS : 1];
   void* results[M_NUM_RESULTS > 0 ? M_NUM_RESULTS : 1];
-  for (int i = 0; i < M_NUM_ARGS; ++i) {
-    args[i] = calloc(1, m_args[i].size_bytes + 1);
-    if (!args[i] || transfer(argv[1 + i], args[i], m_args[i].size_bytes, 0)) return 3;
-  }
+  for (int i = 0; i < M_NUM_ARGS; ++i)
+    if (!(args[i] = buffer(&m_args[i])) || transfer(argv[1 + i], args[i], m_args[i].size_bytes, 0)) return 3;
   for (int i = 0; i < M_NUM_RESULTS; ++i)
-    if (!(results[i] = calloc(1, m_results[i].size_bytes + 1))) return 3;
+    if (!(results[i] = buffer(&m_results[i]))) return 3;
   if (m((const void* const*)args, results) != 0) {
     const char* why = hlojit_last_error();
     fprintf(stderr, "%s\n", why ? why : "failed without a message");
