@@ -144,7 +144,7 @@ fn linalg_written_by_jax() {
 fn conformance_as_aot_programs() {
     let mut dirs = conformance::case_dirs(&repo().join("tests/conformance")).expect("the corpus is in tests/conformance");
     dirs.extend(conformance::case_dirs(&repo().join("tests/linalg")).expect("tests/linalg/cases"));
-    let outcomes = conformance::run_all_on(conformance::Backend::Aot, &dirs, &[ModuleFile::Module], &|_| {});
+    let outcomes = conformance::run_all_on(&conformance::Runner { aot: true, ..Default::default() }, &dirs, &[ModuleFile::Module], &|_| {});
     assert_eq!(outcomes.len(), dirs.len());
     let mut failures = Vec::new();
     for o in &outcomes {

@@ -222,6 +222,13 @@ enum Command {
         /// driver (`cc`), and run that program instead of the JIT.
         #[arg(long)]
         aot: bool,
+        /// Compile for this CPU instead of this machine's (one it can run: `x86-64` tests the
+        /// SSE2-only code paths).
+        #[arg(long)]
+        cpu: Option<String>,
+        /// Target features, e.g. "-avx512f".
+        #[arg(long)]
+        features: Option<String>,
         #[command(flatten)]
         targets: TargetSources,
     },
@@ -378,9 +385,9 @@ fn main() -> ExitCode {
             roofline(&workloads, &root, &options, json)
         }
         Command::FuzzDiff { programs, seed, keep_dir, print } => fuzz_diff(programs, seed, keep_dir, print),
-        Command::Conformance { dirs, module, filter, report, json, aot, targets } => {
-            let backend = if aot { conformance::Backend::Aot } else { conformance::Backend::Jit };
-            targets.load().and_then(|_| conformance_cmd(&dirs, module, backend, filter.as_deref(), report.as_deref(), json))
+        Command::Conformance { dirs, module, filter, report, json, aot, cpu, features, targets } => {
+            let runner = conformance::Runner { aot, target: TargetOptions { triple: None, cpu, features } };
+            targets.load().and_then(|_| conformance_cmd(&dirs, module, &runner, filter.as_deref(), report.as_deref(), json))
         }
     };
     match result {
@@ -758,7 +765,7 @@ fn bench(workloads: &[String], root: &Path, options: hlojit_tools::bench::BenchO
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
-fn conformance_cmd(dirs: &[PathBuf], which: Which, backend: conformance::Backend, filter: Option<&str>, report: Option<&Path>, json: bool) -> Result<ExitCode, String> {
+fn conformance_cmd(dirs: &[PathBuf], which: Which, runner: &conformance::Runner, filter: Option<&str>, report: Option<&Path>, json: bool) -> Result<ExitCode, String> {
     let files: &[ModuleFile] = match which {
         Which::Module => &[ModuleFile::Module],
         Which::Optimized => &[ModuleFile::Optimized],
@@ -780,7 +787,7 @@ fn conformance_cmd(dirs: &[PathBuf], which: Which, backend: conformance::Backend
         return Err(format!("no conformance cases{matching} under {} (a case is a directory cases/NAME with case.json)", dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")));
     }
     let progress = hlojit_tools::progress::Progress::new("conformance", conformance::job_count(&cases, files), json);
-    let outcomes = conformance::run_all_on(backend, &cases, files, &|o| progress.tick(&o.case));
+    let outcomes = conformance::run_all_on(runner, &cases, files, &|o| progress.tick(&o.case));
     progress.finish();
     let (mut failed, mut not_runnable) = (0, 0);
     if json {
@@ -810,7 +817,7 @@ fn conformance_cmd(dirs: &[PathBuf], which: Which, backend: conformance::Backend
     if not_runnable == 0 {
         println!("{passed} passed, {failed} failed");
     } else {
-        let why = if backend == conformance::Backend::Aot { "the text lacks data, or several devices" } else { "the text lacks data" };
+        let why = if runner.aot { "the text lacks data, or several devices" } else { "the text lacks data" };
         println!("{passed} passed, {failed} failed, {not_runnable} not runnable ({why})");
     }
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })

@@ -55,14 +55,14 @@ int main(int argc, char** argv) {
 "#;
 
 /// Compiles, links and runs one case as an AOT program and compares its results.
-pub(super) fn run_case(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result<(), String> {
+pub(super) fn run_case(dir: &Path, file: ModuleFile, options: &CompileOptions, outcome: &mut Outcome) -> Result<(), String> {
     let case = Case::load(dir)?;
     outcome.case = case.name.clone();
     outcome.group = case.group.clone();
     let bytes = crate::module_file::read_module_bytes(&dir.join(file.file_name()))?;
     let module = parse_module_bytes(&bytes).map_err(|e| format!("parse: {e}"))?;
     let start = std::time::Instant::now();
-    let aot = compile_aot(&module, "m", &CompileOptions::default(), OutputKind::Object).map_err(|e| {
+    let aot = compile_aot(&module, "m", options, OutputKind::Object).map_err(|e| {
         outcome.not_runnable =
             matches!(e, hlojit::Error::ElidedConstant(_)) || (case.replicas > 1 && matches!(e, hlojit::Error::Unsupported(_)));
         e.to_string()

@@ -6,7 +6,7 @@ pub mod case;
 pub mod compare;
 pub mod multi_device;
 
-use hlojit::{parse_module_bytes, CompileOptions, Executable, RunOptions};
+use hlojit::{parse_module_bytes, CompileOptions, Executable, RunOptions, TargetOptions};
 use case::Case;
 use hlojit_runtime::{ArrayLiteral, Literal};
 use rayon::prelude::*;
@@ -91,20 +91,29 @@ pub fn run_all(dirs: &[PathBuf], files: &[ModuleFile]) -> Vec<Outcome> {
 
 /// [`run_all`], calling `done` after each (case, file) pair (from the worker threads).
 pub fn run_all_with(dirs: &[PathBuf], files: &[ModuleFile], done: &(dyn Fn(&Outcome) + Sync)) -> Vec<Outcome> {
-    run_all_on(Backend::Jit, dirs, files, done)
+    run_all_on(&Runner::default(), dirs, files, done)
 }
 
 /// How the corpus is compiled and run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// In this process, by the JIT.
-    Jit,
-    /// As an AOT object linked into a program of its own (`aot.rs`).
-    Aot,
+#[derive(Clone, Debug, Default)]
+pub struct Runner {
+    /// As AOT objects linked into programs of their own (`aot.rs`) instead of by the JIT in
+    /// this process.
+    pub aot: bool,
+    /// The machine code's target: the host's by default; a lesser CPU runs the code paths
+    /// for what this host has beyond it (`--cpu x86-64`: SSE2 only).
+    pub target: TargetOptions,
 }
 
-/// [`run_all_with`] on `backend`.
-pub fn run_all_on(backend: Backend, dirs: &[PathBuf], files: &[ModuleFile], done: &(dyn Fn(&Outcome) + Sync)) -> Vec<Outcome> {
+impl Runner {
+    fn options(&self) -> CompileOptions {
+        // The corpus is a test of the passes too: each pass's result is verified.
+        CompileOptions { verify_passes: true, target: self.target.clone(), ..CompileOptions::default() }
+    }
+}
+
+/// [`run_all_with`] as `runner` says.
+pub fn run_all_on(runner: &Runner, dirs: &[PathBuf], files: &[ModuleFile], done: &(dyn Fn(&Outcome) + Sync)) -> Vec<Outcome> {
     let jobs: Vec<(&PathBuf, ModuleFile)> = dirs
         .iter()
         .flat_map(|d| files.iter().map(move |&f| (d, f)))
@@ -112,7 +121,7 @@ pub fn run_all_on(backend: Backend, dirs: &[PathBuf], files: &[ModuleFile], done
         .collect();
     jobs.par_iter()
         .map(|&(dir, file)| {
-            let outcome = run_case_on(backend, dir, file);
+            let outcome = run_case_on(runner, dir, file);
             done(&outcome);
             outcome
         })
@@ -121,16 +130,16 @@ pub fn run_all_on(backend: Backend, dirs: &[PathBuf], files: &[ModuleFile], done
 
 /// Runs one case from one of its files; never panics (a panic becomes a failure).
 pub fn run_case(dir: &Path, file: ModuleFile) -> Outcome {
-    run_case_on(Backend::Jit, dir, file)
+    run_case_on(&Runner::default(), dir, file)
 }
 
-/// [`run_case`] on `backend`.
-pub fn run_case_on(backend: Backend, dir: &Path, file: ModuleFile) -> Outcome {
+/// [`run_case`] as `runner` says.
+pub fn run_case_on(runner: &Runner, dir: &Path, file: ModuleFile) -> Outcome {
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut outcome = Outcome { case: name, group: String::new(), file, failure: None, not_runnable: false, compile_ms: 0.0 };
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match backend {
-        Backend::Jit => run_case_inner(dir, file, &mut outcome),
-        Backend::Aot => aot::run_case(dir, file, &mut outcome),
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match runner.aot {
+        false => run_case_inner(dir, file, &runner.options(), &mut outcome),
+        true => aot::run_case(dir, file, &runner.options(), &mut outcome),
     }));
     outcome.failure = match result {
         Ok(Ok(())) => None,
@@ -147,7 +156,7 @@ pub fn run_case_on(backend: Backend, dir: &Path, file: ModuleFile) -> Outcome {
     outcome
 }
 
-fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result<(), String> {
+fn run_case_inner(dir: &Path, file: ModuleFile, options: &CompileOptions, outcome: &mut Outcome) -> Result<(), String> {
     let case = Case::load(dir)?;
     outcome.case = case.name.clone();
     outcome.group = case.group.clone();
@@ -155,9 +164,7 @@ fn run_case_inner(dir: &Path, file: ModuleFile, outcome: &mut Outcome) -> Result
     let bytes = crate::module_file::read_module_bytes(&path)?;
     let module = parse_module_bytes(&bytes).map_err(|e| format!("parse: {e}"))?;
     let start = std::time::Instant::now();
-    // The corpus is a test of the passes too: each pass's result is verified.
-    let options = CompileOptions { verify_passes: true, ..CompileOptions::default() };
-    let exe = Executable::compile(&module, &options).map_err(|e| {
+    let exe = Executable::compile(&module, options).map_err(|e| {
         outcome.not_runnable = matches!(e, hlojit::Error::ElidedConstant(_));
         e.to_string()
     })?;
