@@ -158,3 +158,25 @@ fn conformance_as_aot_programs() {
     println!("{passed} passed as AOT programs, {} multi-device modules refused", outcomes.len() - passed - failures.len());
     assert!(failures.is_empty(), "{} cases failed:\n{}", failures.len(), failures.join("\n"));
 }
+
+/// The corpus compiled for lesser CPUs than this host runs the code paths of machines without
+/// its instructions: SSE2 only (`x86-64`) and AVX2 (`haswell`, where this host has AVX2).
+#[test]
+fn conformance_compiled_for_lesser_cpus() {
+    let dirs = conformance::case_dirs(&repo().join("tests/conformance")).expect("the corpus is in tests/conformance");
+    let mut cpus = vec!["x86-64"];
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        cpus.push("haswell");
+    }
+    for cpu in cpus {
+        let runner = conformance::Runner {
+            target: hlojit::TargetOptions { cpu: Some(cpu.to_string()), ..Default::default() },
+            ..Default::default()
+        };
+        let outcomes = conformance::run_all_on(&runner, &dirs, &[ModuleFile::Module], &|_| {});
+        assert_eq!(outcomes.len(), dirs.len());
+        let failures: Vec<String> = outcomes.iter().filter_map(|o| o.failure.as_ref().map(|f| format!("{}: {f}", o.case))).collect();
+        assert!(failures.is_empty(), "{} cases failed compiled for {cpu}:\n{}", failures.len(), failures.join("\n"));
+    }
+}

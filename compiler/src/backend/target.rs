@@ -106,11 +106,7 @@ impl TargetOptions {
     /// 32-bit-only CPU (`pentium`) or a feature string that turns off 64-bit mode makes LLVM
     /// abort the process ("64-bit code requested on a subtarget that doesn't support it").
     pub fn validate(&self) -> Result<()> {
-        let features = match (&self.triple, &self.features) {
-            (_, Some(features)) => features.clone(),
-            (None, None) => host_cpu().1.clone(),
-            (Some(_), None) => String::new(),
-        };
+        let features = self.feature_string();
         let mut long_mode: Option<bool> = None;
         for feature in features.split(',').map(str::trim).filter(|f| !f.is_empty()) {
             let (on, name) = match feature.split_at(1) {
@@ -135,6 +131,17 @@ impl TargetOptions {
         Ok(())
     }
 
+    /// The feature string LLVM gets: the one given; the host's for the host's own CPU; none for
+    /// a named CPU, whose name says its features (`--cpu haswell` is Haswell's instructions,
+    /// not Haswell tuning with this machine's).
+    fn feature_string(&self) -> String {
+        match (&self.triple, &self.cpu, &self.features) {
+            (_, _, Some(features)) => features.clone(),
+            (None, None, None) => host_cpu().1.clone(),
+            _ => String::new(),
+        }
+    }
+
     /// A target machine for code that is relocatable (AOT) or loaded in this process (JIT):
     /// an idle one made earlier for the same target if there is one (see [`Machine`]).
     pub fn machine(&self, for_jit: bool) -> Result<Machine> {
@@ -144,14 +151,12 @@ impl TargetOptions {
         }
         self.validate()?;
         let triple = self.triple();
-        let (cpu, features) = match (&self.triple, &self.cpu, &self.features) {
-            (None, cpu, features) => (
-                cpu.clone().unwrap_or_else(|| host_cpu().0.clone()),
-                features.clone().unwrap_or_else(|| host_cpu().1.clone()),
-            ),
-            (Some(_), cpu, features) => (cpu.clone().unwrap_or_else(|| "generic".into()), features.clone().unwrap_or_default()),
+        let cpu = match (&self.triple, &self.cpu) {
+            (_, Some(cpu)) => cpu.clone(),
+            (None, None) => host_cpu().0.clone(),
+            (Some(_), None) => "generic".into(),
         };
-        let key = (triple.as_str().to_string_lossy().into_owned(), cpu, features);
+        let key = (triple.as_str().to_string_lossy().into_owned(), cpu, self.feature_string());
         if let Some(machine) = Machine::reuse(&key) {
             return Ok(machine);
         }
@@ -227,10 +232,16 @@ pub fn simd_bytes(machine: &TargetMachine) -> u32 {
     }
 }
 
-/// Whether the machine's feature string enables `feature` (`avx512bf16`, say).
+/// Whether the machine has `feature` (`avx512bf16`, say): as its feature string says, or else
+/// as its CPU's name implies (`cpu_features.rs`).
 pub fn has_feature(machine: &TargetMachine, feature: &str) -> bool {
     let features = feature_string(machine);
-    features.split(',').any(|x| x.strip_prefix('+') == Some(feature))
+    let said = features.split(',').rev().find_map(|x| match x.split_at_checked(1) {
+        Some(("+", name)) if name == feature => Some(true),
+        Some(("-", name)) if name == feature => Some(false),
+        _ => None,
+    });
+    said.or_else(|| super::cpu_features::implies(&machine.get_cpu().to_string(), feature)).unwrap_or(false)
 }
 
 /// The machine's feature string. (inkwell's `get_feature_string` never frees the copy LLVM
@@ -304,7 +315,23 @@ pub fn emit_object(module: &inkwell::module::Module, machine: &TargetMachine, fi
 
 #[cfg(test)]
 mod tests {
-    use super::TargetOptions;
+    use super::{feature_string, has_feature, simd_bytes, TargetOptions};
+
+    #[test]
+    fn a_named_cpu_has_its_own_features_not_the_host_s() {
+        let machine = |cpu: &str, features: Option<&str>| {
+            TargetOptions { cpu: Some(cpu.into()), features: features.map(String::from), ..TargetOptions::default() }.machine(false).expect("a machine")
+        };
+        let haswell = machine("haswell", None);
+        assert_eq!(feature_string(&haswell), "", "no host features with a named CPU");
+        assert_eq!((simd_bytes(&haswell), has_feature(&haswell, "fma"), has_feature(&haswell, "avx512f")), (32, true, false));
+        assert_eq!(simd_bytes(&machine("x86-64", None)), 16);
+        let zen4 = machine("znver4", None);
+        assert!(has_feature(&zen4, "avx512bf16") && has_feature(&zen4, "avx512vnni") && !has_feature(&zen4, "amx-tile"));
+        // A feature string overrides what the name implies, later entries over earlier ones.
+        let zen4_less = machine("znver4", Some("+avx512bf16,-avx512bf16,+amx-tile"));
+        assert!(!has_feature(&zen4_less, "avx512bf16") && has_feature(&zen4_less, "amx-tile") && has_feature(&zen4_less, "avx512f"));
+    }
 
     #[test]
     fn an_idle_machine_is_reused_for_the_same_target_only() {
