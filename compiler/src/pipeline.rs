@@ -286,6 +286,8 @@ fn codegen_for<'ctx>(context: &'ctx Context, name: &str, options: &CompileOption
     cg.simd_bytes = crate::backend::target::simd_bytes(machine);
     cg.avx512_bf16 = crate::backend::target::has_feature(machine, "avx512bf16");
     cg.avx512_vnni = ["avx512vnni", "avx512bw"].iter().all(|f| crate::backend::target::has_feature(machine, f));
+    let amx = |product: &str| ["amx-tile", product].iter().all(|f| crate::backend::target::has_feature(machine, f));
+    (cg.amx_bf16, cg.amx_int8) = (amx("amx-bf16"), amx("amx-int8"));
     cg.profile = options.profile;
     cg.fma = crate::backend::target::has_feature(machine, "fma");
     cg.avx2 = crate::backend::target::has_feature(machine, "avx2");

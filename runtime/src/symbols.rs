@@ -97,6 +97,8 @@ pub fn runtime_symbols() -> Vec<(&'static str, usize)> {
         ("hlojit_rt_gemm_bf16_pairs_avx512", crate::kernels::gemm::hlojit_rt_gemm_bf16_pairs_avx512 as *const () as usize),
         ("hlojit_rt_gemm_s8_avx2", crate::kernels::gemm::hlojit_rt_gemm_s8_avx2 as *const () as usize),
         ("hlojit_rt_gemm_s8_vnni_avx512", crate::kernels::gemm::hlojit_rt_gemm_s8_vnni_avx512 as *const () as usize),
+        ("hlojit_rt_gemm_bf16_amx", crate::kernels::gemm::hlojit_rt_gemm_bf16_amx as *const () as usize),
+        ("hlojit_rt_gemm_s8_amx", crate::kernels::gemm::hlojit_rt_gemm_s8_amx as *const () as usize),
         ("hlojit_rt_conv_f32_avx512", crate::kernels::conv::hlojit_rt_conv_f32_avx512 as *const () as usize),
         ("hlojit_rt_conv_f32_avx2", crate::kernels::conv::hlojit_rt_conv_f32_avx2 as *const () as usize),
         ("hlojit_rt_softmax_rows_f32_avx2", crate::kernels::rows::hlojit_rt_softmax_rows_f32_avx2 as *const () as usize),

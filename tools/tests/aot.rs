@@ -207,8 +207,11 @@ fn rust_program_links_the_object_through_its_build_script() {
     assert!(err.contains("custom call 'checked_scale' failed: checked_scale: value"), "{err}");
 }
 
-/// A bf16 dot compiled for Zen 4 (AVX512-BF16) calls the runtime's pair GEMM; the object links
-/// with the runtime library alone and, where this CPU runs AVX512-BF16, gives the JIT's bits.
+/// A bf16 dot compiled for Zen 4 (AVX512-BF16) calls the runtime's pair GEMM, and compiled for
+/// the same CPU with AMX features added the runtime's AMX GEMM (as for Sapphire Rapids, without
+/// the instructions this CPU lacks); both objects link with the runtime library alone and,
+/// where this CPU runs AVX512-BF16, give the JIT's bits (the AMX entry point through its
+/// fallback where the CPU has no AMX).
 #[test]
 fn bf16_dot_for_avx512_bf16_links_the_runtime_pair_gemm() {
     let dir = tempfile::tempdir().unwrap();
@@ -220,10 +223,6 @@ fn bf16_dot_for_avx512_bf16_links_the_runtime_pair_gemm() {
          ROOT d = f32[70,90] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0} }\n",
     )
     .unwrap();
-    run(Command::new(hlojit()).arg("compile").arg(&hlo).args(["--cpu", "znver4", "--emit", "llvm-ir", "-o"]).arg(d.join("bf16_dot.ll")));
-    let ir = std::fs::read_to_string(d.join("bf16_dot.ll")).unwrap();
-    assert!(ir.contains("hlojit_rt_gemm_bf16_pairs_avx512") && !ir.contains("dpbf16ps"), "znver4: the runtime's pair GEMM");
-    run(Command::new(hlojit()).arg("compile").arg(&hlo).args(["--cpu", "znver4", "--name", "bf16_dot", "-o"]).arg(d.join("bf16_dot.o")).arg("--header").arg(d.join("bf16_dot.h")));
     let main = d.join("main.c");
     // Reads the two operands' raw bits, writes the result's.
     std::fs::write(
@@ -241,16 +240,38 @@ fn bf16_dot_for_avx512_bf16_links_the_runtime_pair_gemm() {
     )
     .unwrap();
     runtime_library(d);
-    let program = d.join("bf16_dot");
-    run(Command::new("cc")
-        .args(["-O2", "-Wall", "-Werror", "-I"])
-        .arg(d)
-        .arg(&main)
-        .arg(d.join("bf16_dot.o"))
-        .arg("-L")
-        .arg(d)
-        .args(["-lhlojit_runtime", "-lpthread", "-ldl", "-lm", "-o"])
-        .arg(&program));
+    // The program for `--cpu znver4` with these features (the host's when none), which must
+    // call `symbol`.
+    let build = |name: &str, features: Option<&str>, symbol: &str| -> PathBuf {
+        let target = |cmd: &mut Command| {
+            cmd.arg("compile").arg(&hlo).args(["--cpu", "znver4"]);
+            if let Some(f) = features {
+                cmd.args(["--features", f]);
+            }
+        };
+        let mut ir = Command::new(hlojit());
+        target(&mut ir);
+        run(ir.args(["--emit", "llvm-ir", "-o"]).arg(d.join(format!("{name}.ll"))));
+        let ir = std::fs::read_to_string(d.join(format!("{name}.ll"))).unwrap();
+        assert!(ir.contains(symbol) && !ir.contains("dpbf16ps"), "{name}: the runtime's {symbol}");
+        let mut object = Command::new(hlojit());
+        target(&mut object);
+        run(object.args(["--name", "bf16_dot", "-o"]).arg(d.join(format!("{name}.o"))).arg("--header").arg(d.join("bf16_dot.h")));
+        let program = d.join(name);
+        run(Command::new("cc")
+            .args(["-O2", "-Wall", "-Werror", "-I"])
+            .arg(d)
+            .arg(&main)
+            .arg(d.join(format!("{name}.o")))
+            .arg("-L")
+            .arg(d)
+            .args(["-lhlojit_runtime", "-lpthread", "-ldl", "-lm", "-o"])
+            .arg(&program));
+        program
+    };
+    let pairs = build("bf16_dot", None, "hlojit_rt_gemm_bf16_pairs_avx512");
+    let amx_features = "+avx,+avx2,+fma,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512bf16,+avx512vnni,+amx-tile,+amx-bf16,+amx-int8";
+    let amx = build("bf16_dot_amx", Some(amx_features), "hlojit_rt_gemm_bf16_amx");
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512bf16") && std::arch::is_x86_feature_detected!("avx512bw") {
         // Fractions with rounding in every pair sum.
@@ -259,8 +280,10 @@ fn bf16_dot_for_avx512_bf16_links_the_runtime_pair_gemm() {
         let files: Vec<PathBuf> = ["a.bin", "b.bin", "c.bin"].iter().map(|f| d.join(f)).collect();
         std::fs::write(&files[0], a.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
         std::fs::write(&files[1], b.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
-        run(Command::new(&program).args(&files));
+        run(Command::new(&pairs).args(&files));
         let aot = std::fs::read(&files[2]).unwrap();
+        run(Command::new(&amx).args(&files));
+        let aot_amx = std::fs::read(&files[2]).unwrap();
         let (ai, bi) = (d.join("a.npy"), d.join("b.npy"));
         npy::write(&ai, &ArrayLiteral::from_bytes(ElementType::BF16, &[70, 301], &std::fs::read(&files[0]).unwrap()).unwrap()).unwrap();
         npy::write(&bi, &ArrayLiteral::from_bytes(ElementType::BF16, &[301, 90], &std::fs::read(&files[1]).unwrap()).unwrap()).unwrap();
@@ -268,6 +291,7 @@ fn bf16_dot_for_avx512_bf16_links_the_runtime_pair_gemm() {
         run(Command::new(hlojit()).arg("run").arg(&hlo).arg("--input").arg(&ai).arg("--input").arg(&bi).arg("--output-dir").arg(&out));
         let jit = npy::read(&out.join("out0.npy"), Some(ElementType::F32)).unwrap().bytes().to_vec();
         assert_eq!(aot, jit, "AOT and JIT results differ");
+        assert_eq!(aot_amx, jit, "AOT for AMX and JIT results differ");
     }
 }
 

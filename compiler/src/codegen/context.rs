@@ -32,6 +32,11 @@ pub struct Codegen<'ctx> {
     pub avx512_bf16: bool,
     /// Whether the target has AVX512-VNNI and AVX-512BW (s8 dot products of byte quads).
     pub avx512_vnni: bool,
+    /// Whether the target has AMX tiles with bf16 (`amx-tile`, `amx-bf16`) and s8
+    /// (`amx-int8`) products: the runtime's AMX GEMMs are then called (they check the CPU
+    /// and fall back to the AVX-512 kernels).
+    pub amx_bf16: bool,
+    pub amx_int8: bool,
     /// Time every kernel call (a profiling build, see `hlojit_runtime::profile`).
     pub profile: bool,
     /// Whether the target has FMA (with AVX2: the runtime's precompiled AVX2 GEMM applies).
@@ -61,6 +66,8 @@ impl<'ctx> Codegen<'ctx> {
             simd_bytes: 16,
             avx512_bf16: false,
             avx512_vnni: false,
+            amx_bf16: false,
+            amx_int8: false,
             profile: false,
             fma: false,
             avx2: false,

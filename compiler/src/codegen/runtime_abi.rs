@@ -61,6 +61,10 @@ pub enum RuntimeFunction {
     GemmS8Avx2,
     /// s8 operands, s32 result (AVX512-VNNI `vpdpbusd` on quads of bytes).
     GemmS8VnniAvx512,
+    /// The same bf16 pair and s8 quad GEMMs on AMX tiles where the process may use them
+    /// (the AVX-512 kernels above otherwise, with the descriptor's blocking).
+    GemmBf16Amx,
+    GemmS8Amx,
     /// f32 convolutions (GEMM lowering or depthwise), precompiled per instruction set.
     ConvF32Avx512,
     ConvF32Avx2,
@@ -84,7 +88,7 @@ pub enum RuntimeFunction {
 pub const INTERRUPT_FLAG: &str = "hlojit_rt_interrupt_requested";
 
 impl RuntimeFunction {
-    pub const ALL: [RuntimeFunction; 41] = [
+    pub const ALL: [RuntimeFunction; 43] = [
         RuntimeFunction::Alloc,
         RuntimeFunction::Free,
         RuntimeFunction::ParallelFor,
@@ -115,6 +119,8 @@ impl RuntimeFunction {
         RuntimeFunction::GemmBf16PairsAvx512,
         RuntimeFunction::GemmS8Avx2,
         RuntimeFunction::GemmS8VnniAvx512,
+        RuntimeFunction::GemmBf16Amx,
+        RuntimeFunction::GemmS8Amx,
         RuntimeFunction::ConvF32Avx512,
         RuntimeFunction::ConvF32Avx2,
         RuntimeFunction::SoftmaxRowsF32Avx2,
@@ -161,6 +167,8 @@ impl RuntimeFunction {
             RuntimeFunction::GemmBf16PairsAvx512 => "hlojit_rt_gemm_bf16_pairs_avx512",
             RuntimeFunction::GemmS8Avx2 => "hlojit_rt_gemm_s8_avx2",
             RuntimeFunction::GemmS8VnniAvx512 => "hlojit_rt_gemm_s8_vnni_avx512",
+            RuntimeFunction::GemmBf16Amx => "hlojit_rt_gemm_bf16_amx",
+            RuntimeFunction::GemmS8Amx => "hlojit_rt_gemm_s8_amx",
             RuntimeFunction::ConvF32Avx512 => "hlojit_rt_conv_f32_avx512",
             RuntimeFunction::ConvF32Avx2 => "hlojit_rt_conv_f32_avx2",
             RuntimeFunction::SoftmaxRowsF32Avx2 => "hlojit_rt_softmax_rows_f32_avx2",
@@ -214,7 +222,7 @@ impl RuntimeFunction {
             RuntimeFunction::ProfileNow => (Some(I64), &[]),
             RuntimeFunction::ProfileRecord => (None, &[I64, I64]),
             // (descriptor: hlojit_runtime::kernels::gemm::GemmF32)
-            RuntimeFunction::GemmF32Avx512 | RuntimeFunction::GemmF32Avx2 | RuntimeFunction::GemmBf16Avx512 | RuntimeFunction::GemmBf16Avx2 | RuntimeFunction::GemmBf16PairsAvx512 | RuntimeFunction::GemmS8Avx2 | RuntimeFunction::GemmS8VnniAvx512 => (Some(I32), &[Ptr]),
+            RuntimeFunction::GemmF32Avx512 | RuntimeFunction::GemmF32Avx2 | RuntimeFunction::GemmBf16Avx512 | RuntimeFunction::GemmBf16Avx2 | RuntimeFunction::GemmBf16PairsAvx512 | RuntimeFunction::GemmS8Avx2 | RuntimeFunction::GemmS8VnniAvx512 | RuntimeFunction::GemmBf16Amx | RuntimeFunction::GemmS8Amx => (Some(I32), &[Ptr]),
             // (descriptor: hlojit_runtime::kernels::conv::ConvF32)
             RuntimeFunction::ConvF32Avx512 | RuntimeFunction::ConvF32Avx2 | RuntimeFunction::SoftmaxRowsF32Avx2 | RuntimeFunction::RowReduceF32Avx2 | RuntimeFunction::LayernormRowsF32Avx2 => (Some(I32), &[Ptr]),
             // (descriptor: one of hlojit_runtime::kernels::rows's)
@@ -508,6 +516,8 @@ mod tests {
             RuntimeFunction::GemmBf16PairsAvx512 => def!(gemm::hlojit_rt_gemm_bf16_pairs_avx512, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
             RuntimeFunction::GemmS8Avx2 => def!(gemm::hlojit_rt_gemm_s8_avx2, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
             RuntimeFunction::GemmS8VnniAvx512 => def!(gemm::hlojit_rt_gemm_s8_vnni_avx512, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
+            RuntimeFunction::GemmBf16Amx => def!(gemm::hlojit_rt_gemm_bf16_amx, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
+            RuntimeFunction::GemmS8Amx => def!(gemm::hlojit_rt_gemm_s8_amx, unsafe extern "C" fn(*const gemm::GemmF32) -> i32),
             RuntimeFunction::ConvF32Avx512 => def!(conv::hlojit_rt_conv_f32_avx512, unsafe extern "C" fn(*const conv::ConvF32) -> i32),
             RuntimeFunction::ConvF32Avx2 => def!(conv::hlojit_rt_conv_f32_avx2, unsafe extern "C" fn(*const conv::ConvF32) -> i32),
             RuntimeFunction::SoftmaxRowsF32Avx2 => def!(

@@ -30,6 +30,7 @@
 //! (`int8_quads.rs`), A offset to unsigned and multiplied with `vpdpbusd`, each B panel
 //! carrying the column sums that take the offset out again; k counts quads.
 
+mod amx;
 mod bf16;
 mod bf16_pack;
 mod int8;
@@ -42,6 +43,7 @@ mod transpose_pack;
 
 use crate::custom_call::last_error::set_failure as set_last_error;
 use crate::symbols::{hlojit_rt_num_threads, hlojit_rt_parallel_for, ALLOCATION_FAILURE};
+pub use amx::{amx_status, hlojit_rt_gemm_bf16_amx, hlojit_rt_gemm_s8_amx};
 use microkernel::Microkernel;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -24,3 +24,5 @@ pub(crate) mod bf16_pairs_tests;
 mod int8_vnni_tests;
 #[cfg(test)]
 mod conv_tests;
+#[cfg(test)]
+mod amx_tests;

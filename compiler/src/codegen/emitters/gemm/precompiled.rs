@@ -33,7 +33,7 @@ pub fn generated_forced() -> bool {
 /// The runtime variant that computes `g` for this target, if one does, and its block sizes.
 /// bf16 operands on a target with AVX512-BF16 (`g.pairs`) are multiplied as pairs there too;
 /// s8 ones on a target with AVX512-VNNI as quads, in blocks of their own (the generated GEMM
-/// multiplies s8 as s32 in `g.blocking`'s).
+/// multiplies s8 as s32 in `g.blocking`'s); both on AMX tiles where the target also has AMX.
 fn variant(cg: &Codegen, g: &Gemm) -> Option<(RuntimeFunction, Blocking)> {
     use ElementType::{BF16, F32, S32, S8};
     let strided = |s: &Source| matches!(s, Source::Strided { .. });
@@ -55,10 +55,14 @@ fn variant(cg: &Codegen, g: &Gemm) -> Option<(RuntimeFunction, Blocking)> {
         (64, Operands::Bf16) => (Isa::Avx512, RuntimeFunction::GemmBf16Avx512),
         // `g.pairs` is set only for AVX-512 targets with AVX512-BF16 (and AVX-512BW, which
         // every CPU with AVX512-BF16 has).
+        // With AMX the runtime's tile GEMM, which falls back to the pair kernel (this
+        // descriptor's tile) where the process cannot use AMX.
+        (64, Operands::Bf16Pairs) if cg.amx_bf16 => (Isa::Avx512, RuntimeFunction::GemmBf16Amx),
         (64, Operands::Bf16Pairs) => (Isa::Avx512, RuntimeFunction::GemmBf16PairsAvx512),
         (32, Operands::F32) if avx2_fma => (Isa::Avx2Fma, RuntimeFunction::GemmF32Avx2),
         (32, Operands::Bf16) if avx2_fma => (Isa::Avx2Fma, RuntimeFunction::GemmBf16Avx2),
         (32, Operands::S8) if avx2_fma => (Isa::Avx2Fma, RuntimeFunction::GemmS8Avx2),
+        (64, Operands::S8Quads) if cg.amx_int8 => (Isa::Avx512, RuntimeFunction::GemmS8Amx),
         (64, Operands::S8Quads) => (Isa::Avx512, RuntimeFunction::GemmS8VnniAvx512),
         _ => return None,
     };
