@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 
 /// The hardware unit. Its operations may only run once [`tiles_usable`] (and, for products,
 /// the product's feature) said yes on this process.
+#[derive(Default)]
 pub(crate) struct Hardware;
 
 /// The AMX features a product needs besides the tiles.

@@ -28,12 +28,6 @@ use std::sync::OnceLock;
 /// tile strip of 32 rows is then 64 KiB, a B panel 64 KiB). Not yet tuned on a Xeon.
 const KC_WORDS: i64 = 512;
 
-impl Default for Hardware {
-    fn default() -> Self {
-        Hardware
-    }
-}
-
 /// Whether this process multiplies `product` on the AMX hardware: `Err` says why not.
 pub fn amx_status(product_is_bf16: bool) -> Result<(), String> {
     let product = if product_is_bf16 { Product::Bf16 } else { Product::Int8 };

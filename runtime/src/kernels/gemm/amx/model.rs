@@ -55,8 +55,8 @@ impl TileModel {
                 Ok(())
             }
             1 => {
-                let reserved = c[2..16].iter().chain(&c[32..48]).chain(&c[56..64]);
-                if reserved.into_iter().any(|&b| b != 0) {
+                let mut reserved = c[2..16].iter().chain(&c[32..48]).chain(&c[56..64]);
+                if reserved.any(|&b| b != 0) {
                     return Err("LDTILECFG: reserved bytes set (#GP)".into());
                 }
                 let mut shapes = [Shape::default(); TILES];

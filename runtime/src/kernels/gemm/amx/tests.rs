@@ -75,7 +75,6 @@ fn b_index(c: &Case, bi: i64, p: i64, j: i64) -> usize {
 
 /// What an epilogue saw: C and how often each element was finished.
 struct Seen {
-    c: *mut u32,
     n: i64,
     m: i64,
     counts: Vec<AtomicU32>,
@@ -85,7 +84,6 @@ struct Seen {
 /// after its last k block, which the exact result then shows).
 unsafe extern "C" fn count_visits(ctx: *const std::ffi::c_void, b: i64, r0: i64, r1: i64, c0: i64, c1: i64) {
     let s = unsafe { &*(ctx as *const Seen) };
-    let _ = s.c;
     for i in r0..r1 {
         for j in c0..c1 {
             s.counts[(b * s.m * s.n + i * s.n + j) as usize].fetch_add(1, Ordering::Relaxed);
@@ -105,7 +103,7 @@ fn run<U: TileUnit + Default>(kind: Kind, c: Case, ops: &Operands, threads: usiz
     let mut out = vec![0xdead_beefu32; (c.batch * c.m * c.n) as usize];
     let (a_row, a_col) = if c.at { (1, c.m) } else { (c.k, 1) };
     let (b_row, b_col) = if c.bt { (1, c.k) } else { (c.n, 1) };
-    let seen = Seen { c: out.as_mut_ptr(), n: c.n, m: c.m, counts: (0..c.batch * c.m * c.n).map(|_| AtomicU32::new(0)).collect() };
+    let seen = Seen { n: c.n, m: c.m, counts: (0..c.batch * c.m * c.n).map(|_| AtomicU32::new(0)).collect() };
     let desc = GemmF32 {
         batch: c.batch, m: c.m, n: c.n, k: c.k,
         a, a_batch: c.m * c.k, a_row, a_col,
