@@ -31,6 +31,11 @@ impl Optimization {
             // aborts the process when one round leaves more to combine.
             Optimization::LoopKernels => concat!(
                 "function(sroa,early-cse,simplifycfg,instcombine<no-verify-fixpoint>,",
+                // Reassociate orders the operands of commutative operations by rank, as O3 (and so
+                // XLA:CPU) does; which product of `a * b + c * d` is the first operand decides which
+                // one the backend fuses into an FMA, so without it results differ in the last bit
+                // (jnp.linspace's `start * (1 - t) + stop * t`, floored to an integer, by one).
+                "reassociate,",
                 // Rotated loops with hoisted invariants and canonical induction variables are
                 // what the vectorizer accepts.
                 "loop-mssa(loop-rotate,licm),loop(indvars),",

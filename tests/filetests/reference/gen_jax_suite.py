@@ -162,3 +162,35 @@ ENTRY main {
   sink = () custom-call(y), custom_call_target="dce_sink", operand_layout_constraints={f32[3]{0}}, custom_call_has_side_effect=true, api_version=API_VERSION_TYPED_FFI
   ROOT r = f32[3]{0} copy(x)
 }""")
+
+# --- which product of a * b + c * d becomes the FMA: LLVM's Reassociate orders the operands.
+case("fma_operand_order", """jnp.linspace(10, 7, 10, dtype=uint8) as lax_numpy_test's testLinspaceEndpoints compiles it:
+start * (1 - i/9) + stop * (i/9), floored. XLA:CPU fuses one of the two products into an FMA,
+and which one follows the operand order LLVM's Reassociate pass gives the add (lower rank
+first): here stop's product, whose loop-dependent operand is the shorter chain. At i = 3 that
+gives 8.999999 (floored to 8), the other fusion 9. hlojit's lean loop pipeline had no
+Reassociate and fused start's product.""", [np.uint8(10), np.uint8(7)], """
+HloModule linspace, entry_computation_layout={(u8[], u8[])->u8[10]{0}}
+
+ENTRY main {
+  start = u8[] parameter(0)
+  start_f = f32[] convert(start)
+  start_b = f32[9]{0} broadcast(start_f), dimensions={}
+  one = f32[] constant(1)
+  ones = f32[9]{0} broadcast(one), dimensions={}
+  iota = f32[9]{0} iota(), iota_dimension=0
+  nine = f32[] constant(9)
+  nines = f32[9]{0} broadcast(nine), dimensions={}
+  t = f32[9]{0} divide(iota, nines)
+  one_minus_t = f32[9]{0} subtract(ones, t)
+  left = f32[9]{0} multiply(start_b, one_minus_t)
+  stop = u8[] parameter(1)
+  stop_f = f32[] convert(stop)
+  stop_b = f32[9]{0} broadcast(stop_f), dimensions={}
+  right = f32[9]{0} multiply(stop_b, t)
+  sum = f32[9]{0} add(left, right)
+  last = f32[1]{0} reshape(stop_f)
+  all = f32[10]{0} concatenate(sum, last), dimensions={0}
+  floored = f32[10]{0} floor(all)
+  ROOT r = u8[10]{0} convert(floored)
+}""")
