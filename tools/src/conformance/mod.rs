@@ -137,9 +137,12 @@ pub fn run_case(dir: &Path, file: ModuleFile) -> Outcome {
 pub fn run_case_on(runner: &Runner, dir: &Path, file: ModuleFile) -> Outcome {
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut outcome = Outcome { case: name, group: String::new(), file, failure: None, not_runnable: false, compile_ms: 0.0 };
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match runner.aot {
-        false => run_case_inner(dir, file, &runner.options(), &mut outcome),
-        true => aot::run_case(dir, file, &runner.options(), &mut outcome),
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if runner.aot {
+            aot::run_case(dir, file, &runner.options(), &mut outcome)
+        } else {
+            run_case_inner(dir, file, &runner.options(), &mut outcome)
+        }
     }));
     outcome.failure = match result {
         Ok(Ok(())) => None,
