@@ -42,7 +42,8 @@ pub(super) trait Simd: Copy {
     /// LLVM's `llvm.maximum`: a NaN operand gives a NaN, +0 is above -0.
     unsafe fn maximum(a: Self, b: Self) -> Self;
     /// 2^n from the bits of the integral `n` (within ±127); a NaN `n` gives 1 (the result it
-    /// scales is NaN then anyway).
+    /// scales is NaN then anyway), as LLVM's `select(ord(n), n, 0)` before the conversion
+    /// does: `cvttps2dq` of a NaN is 0x80000000, which the shift makes 0 as well.
     unsafe fn pow2(n: Self) -> Self;
 }
 
@@ -138,7 +139,6 @@ impl Simd for __m256 {
     }
     #[inline(always)]
     unsafe fn pow2(n: Self) -> Self {
-        let n = _mm256_and_ps(n, _mm256_cmp_ps::<_CMP_ORD_Q>(n, n));
         _mm256_castsi256_ps(_mm256_add_epi32(_mm256_slli_epi32::<23>(_mm256_cvttps_epi32(n)), _mm256_set1_epi32(0x3f800000)))
     }
 }
@@ -216,19 +216,17 @@ impl Simd for __m512 {
     unsafe fn neg(a: Self) -> Self {
         _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(i32::MIN)))
     }
-    /// As LLVM lowers it for AVX-512 (the AVX2 sequence with mask registers; the sign mask
-    /// from an integer compare, which needs AVX-512F only).
+    /// `vrangeps` choosing the maximum with the sign from the comparison (AVX-512DQ) puts +0
+    /// above -0 but passes over a quiet NaN operand, so lanes where either operand is a NaN
+    /// take their sum (a NaN) instead: three instructions for LLVM's six, which keep a
+    /// particular NaN; the row kernels only ask whether the result is one.
     #[inline(always)]
     unsafe fn maximum(a: Self, b: Self) -> Self {
-        let negative = _mm512_cmplt_epi32_mask(_mm512_castps_si512(a), _mm512_setzero_si512());
-        let x = _mm512_mask_blend_ps(negative, a, b);
-        let y = _mm512_mask_blend_ps(negative, b, a);
-        let m = _mm512_max_ps(y, x);
-        _mm512_mask_blend_ps(_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(y, y), m, y)
+        let unordered = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, b);
+        _mm512_mask_add_ps(_mm512_range_ps::<0b0101>(a, b), unordered, a, b)
     }
     #[inline(always)]
     unsafe fn pow2(n: Self) -> Self {
-        let n = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask::<_CMP_ORD_Q>(n, n), n);
         _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32::<23>(_mm512_cvttps_epi32(n)), _mm512_set1_epi32(0x3f800000)))
     }
 }

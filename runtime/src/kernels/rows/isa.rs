@@ -7,8 +7,8 @@ use super::RowReduction;
 /// One instruction set's row kernels.
 pub(super) trait Isa {
     /// # Safety
-    /// As `row::softmax_row`, on a CPU with this instruction set.
-    unsafe fn softmax_row(x: *const f32, out: *mut f32, scratch: *mut f32, cols: usize, next: *const f32, stream: bool);
+    /// As `row::softmax_rows`, on a CPU with this instruction set.
+    unsafe fn softmax_rows(x: *const f32, out: *mut f32, scratch: *mut f32, cols: usize, rows: usize, stream: bool);
     /// # Safety
     /// As `row::layernorm_row`, on a CPU with this instruction set.
     unsafe fn layernorm_row(x: *const f32, gamma: *const f32, beta: *const f32, out: *mut f32, cols: usize, scales: [f32; 3], stream: bool);
@@ -28,8 +28,8 @@ macro_rules! isa {
             use std::arch::x86_64::$vector;
 
             #[target_feature(enable = $features)]
-            pub(super) unsafe fn softmax_row(x: *const f32, out: *mut f32, scratch: *mut f32, cols: usize, next: *const f32, stream: bool) {
-                row::softmax_row::<$vector>(x, out, scratch, cols, next, stream)
+            pub(super) unsafe fn softmax_rows(x: *const f32, out: *mut f32, scratch: *mut f32, cols: usize, rows: usize, stream: bool) {
+                row::softmax_rows::<$vector>(x, out, scratch, cols, rows, stream)
             }
 
             #[target_feature(enable = $features)]
@@ -45,8 +45,8 @@ macro_rules! isa {
 
         #[cfg(target_arch = "x86_64")]
         impl Isa for $name {
-            unsafe fn softmax_row(x: *const f32, out: *mut f32, scratch: *mut f32, cols: usize, next: *const f32, stream: bool) {
-                $module::softmax_row(x, out, scratch, cols, next, stream)
+            unsafe fn softmax_rows(x: *const f32, out: *mut f32, scratch: *mut f32, cols: usize, rows: usize, stream: bool) {
+                $module::softmax_rows(x, out, scratch, cols, rows, stream)
             }
             unsafe fn layernorm_row(x: *const f32, gamma: *const f32, beta: *const f32, out: *mut f32, cols: usize, scales: [f32; 3], stream: bool) {
                 $module::layernorm_row(x, gamma, beta, out, cols, scales, stream)
@@ -58,7 +58,7 @@ macro_rules! isa {
 
         #[cfg(not(target_arch = "x86_64"))]
         impl Isa for $name {
-            unsafe fn softmax_row(_: *const f32, _: *mut f32, _: *mut f32, _: usize, _: *const f32, _: bool) {
+            unsafe fn softmax_rows(_: *const f32, _: *mut f32, _: *mut f32, _: usize, _: usize, _: bool) {
                 unreachable!("the compiler selects the row kernels for x86-64 targets only")
             }
             unsafe fn layernorm_row(_: *const f32, _: *const f32, _: *const f32, _: *mut f32, _: usize, _: [f32; 3], _: bool) {
@@ -72,4 +72,4 @@ macro_rules! isa {
 }
 
 isa!(Avx2, avx2, "avx2,fma", __m256);
-isa!(Avx512, avx512, "avx512f,avx2,fma", __m512);
+isa!(Avx512, avx512, "avx512f,avx512dq,avx2,fma", __m512);

@@ -96,7 +96,7 @@ unsafe fn softmax_rows<I: Isa>(desc: *const SoftmaxRowsF32) -> i32 {
     unsafe { run_rows(softmax_task::<I>, &task as *const Task as *const *mut u8, d.rows, d.min_chunk) };
     // A task that could not allocate failed on its own thread: say so on this one.
     if task.failed.load(Ordering::Relaxed) {
-        set_failure(format!("{ALLOCATION_FAILURE} a row of temporary memory for a softmax"));
+        set_failure(format!("{ALLOCATION_FAILURE} two rows of temporary memory for a softmax"));
         1
     } else {
         0
@@ -115,22 +115,18 @@ unsafe extern "C" fn softmax_task<I: Isa>(ctx: *const *mut u8, begin: i64, end: 
     let task = unsafe { &*(ctx as *const Task) };
     let d = task.desc;
     let cols = d.cols as usize;
-    // From the runtime's allocator, as the generated kernel's row: aligned for any vector
-    // (a 16-byte-aligned Vec made every other 32-byte access split a cache line: 5-40% slower).
-    let bytes = d.cols * 4;
+    // Two rows (`row::softmax_rows` writes one out while computing the next), from the
+    // runtime's allocator, as the generated kernel's row: aligned for any vector (a
+    // 16-byte-aligned Vec made every other 32-byte access split a cache line: 5-40% slower).
+    let bytes = 2 * d.cols * 4;
     let scratch = crate::symbols::hlojit_rt_alloc(bytes) as *mut f32;
     if scratch.is_null() {
         task.failed.store(true, Ordering::Relaxed);
         return;
     }
-    let x = d.x as *const f32;
-    for r in begin..end {
-        let offset = r as usize * cols;
-        // The next row of this task, read while this one is computed.
-        let next = if r + 1 < end { x.wrapping_add(offset + cols) } else { std::ptr::null() };
-        // SAFETY: rows inside the buffers (contract); the CPU has the instruction set (contract).
-        unsafe { I::softmax_row(x.add(offset), (d.out as *mut f32).add(offset), scratch, cols, next, d.stream != 0) };
-    }
+    let offset = begin as usize * cols;
+    // SAFETY: rows inside the buffers (contract); the CPU has the instruction set (contract).
+    unsafe { I::softmax_rows((d.x as *const f32).add(offset), (d.out as *mut f32).add(offset), scratch, cols, (end - begin) as usize, d.stream != 0) };
     // SAFETY: allocated above with this size.
     unsafe { crate::symbols::hlojit_rt_free(scratch as *mut u8, bytes) };
     if d.stream != 0 {

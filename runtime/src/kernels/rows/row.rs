@@ -94,15 +94,18 @@ fn xla_maximum(a: f32, b: f32) -> f32 {
 }
 
 /// XLA's f32 e^x as the row kernel computes it (`fcmp olt/ogt` + select clamps keep a NaN;
-/// every multiply-add written as `llvm.fmuladd` in the IR is one FMA).
+/// every multiply-add written as `llvm.fmuladd` in the IR is one FMA), for `x <= 0` or NaN —
+/// all softmax asks for, x minus the row's maximum — where three of its clamps do nothing:
+/// the upper clamp of x (88.8: `min` returns a NaN second operand, and anything else is
+/// below), and both clamps of n to ±127 (n = floor(x log2(e) + 0.5) lies in [-127, 0] for x
+/// clamped to [-87.8, 0], and a NaN n passes them unchanged).
 #[inline(always)]
-unsafe fn exp<V: Simd>(x: V) -> V {
+unsafe fn exp_of_nonpositive<V: Simd>(x: V) -> V {
     let k = |bits: u32| V::splat(f32::from_bits(bits));
     // `x < lo ? lo : x` is max(lo, x), which returns its second operand x when either is NaN
-    // or they are equal; likewise min for the upper bounds.
-    let x = V::min(k(0x42b1999a), V::max(k(0xc2af999a), x)); // 88.8, -87.8
+    // or they are equal.
+    let x = V::max(k(0xc2af999a), x); // -87.8
     let n = V::floor(V::fmadd(x, k(0x3fb8aa3b), V::splat(0.5)));
-    let n = V::min(V::splat(127.0), V::max(V::splat(-127.0), n));
     let neg_n = V::neg(n);
     let g = V::fmadd(neg_n, k(0x3f318000), x);
     let g = V::fmadd(neg_n, k(0xb95e8083), g);
@@ -115,35 +118,71 @@ unsafe fn exp<V: Simd>(x: V) -> V {
     V::mul(V::add(e, V::splat(1.0)), V::pow2(n))
 }
 
-/// One row of softmax: the maximum, e^(x - max) into `scratch`, its sum, and each e^(x - max)
-/// times 1 / sum (XLA's simplifier turned the divide into that product).
+/// Softmax of `rows` consecutive rows: per row the maximum, e^(x - max) into a scratch row
+/// and summed as `row_sum` would sum them, and each e^(x - max) times 1 / sum (XLA's
+/// simplifier turned the divide into that product).
 ///
-/// The row is read from memory once, by the maximum; the exponentials (the arithmetic of the
-/// row) then work on it in the cache, which is when `next` (the next row, or null) is
-/// prefetched, so that memory and arithmetic overlap. `stream` writes the output with
-/// non-temporal stores where the row is aligned to the vectors.
+/// Each row is read from memory once, by its maximum; the exponentials (the arithmetic) then
+/// work on it in the cache. Memory is kept busy while they do: the same loop prefetches the
+/// next row and writes out the previous row's results (from the other half of `scratch`,
+/// two rows long), so reads and writes overlap the arithmetic instead of taking turns with
+/// it. `stream` writes the output with non-temporal stores where it is aligned to the
+/// vectors.
 #[inline(always)]
-pub(super) unsafe fn softmax_row<V: Simd>(x: *const f32, out: *mut f32, scratch: *mut f32, cols: usize, next: *const f32, stream: bool) {
-    let m = V::splat(row_max::<V>(x, cols, f32::NEG_INFINITY));
-    for j in (0..cols).step_by(V::LANES) {
-        if !next.is_null() && j % LINE_FLOATS == 0 {
-            prefetch(next.add(j));
-        }
-        V::store(scratch.add(j), exp(V::sub(V::load(x.add(j)), m)));
-    }
-    let inv = V::splat(1.0 / row_sum::<V>(scratch, cols, 0.0));
+pub(super) unsafe fn softmax_rows<V: Simd>(x: *const f32, out: *mut f32, scratch: *mut f32, cols: usize, rows: usize, stream: bool) {
+    // Rows are whole vectors long (`RowIsa::accepts_row`), so all are aligned if the first is.
     let stream = stream && (out as usize) % (4 * V::LANES) == 0;
-    // Four vectors a step, as LLVM interleaves this loop.
+    let mut pending: Option<(*mut f32, *const f32, V)> = None;
+    for r in 0..rows {
+        let (row, exps) = (x.add(r * cols), scratch.add((r % 2) * cols));
+        // The last row prefetches itself (it is in the cache already): no branch in the loop.
+        let next = if r + 1 < rows { row.add(cols) } else { row };
+        let m = V::splat(row_max::<V>(row, cols, f32::NEG_INFINITY));
+        let sum = match pending {
+            Some((to, from, inv)) => exp_pass::<V, true>(row, m, exps, cols, next, (to, from, inv), stream),
+            None => exp_pass::<V, false>(row, m, exps, cols, next, (out, exps, m), stream),
+        };
+        pending = Some((out.add(r * cols), exps, V::splat(1.0 / sum)));
+    }
+    if let Some((to, from, inv)) = pending {
+        for j in (0..cols).step_by(V::LANES) {
+            scale(to, from, inv, j, stream);
+        }
+    }
+}
+
+/// e^(row - m) into `exps` and their sum in `row_sum`'s order (four vectors a step, each
+/// added to its own accumulator), prefetching `next`; with `WRITE`, also the previous row's
+/// results (`scale` of `previous`).
+#[inline(always)]
+unsafe fn exp_pass<V: Simd, const WRITE: bool>(row: *const f32, m: V, exps: *mut f32, cols: usize, next: *const f32, previous: (*mut f32, *const f32, V), stream: bool) -> f32 {
+    let (to, from, inv) = previous;
+    let mut acc = sum_start::<V>(0.0);
     for j in (0..cols).step_by(4 * V::LANES) {
-        for i in 0..4 {
+        for (i, a) in acc.iter_mut().enumerate() {
             let at = j + V::LANES * i;
-            let y = V::mul(V::load(scratch.add(at)), inv);
-            if stream {
-                V::stream(out.add(at), y);
-            } else {
-                V::store(out.add(at), y);
+            if at % LINE_FLOATS == 0 {
+                prefetch(next.add(at));
+            }
+            let e = exp_of_nonpositive(V::sub(V::load(row.add(at)), m));
+            V::store(exps.add(at), e);
+            *a = V::add(*a, e);
+            if WRITE {
+                scale(to, from, inv, at, stream);
             }
         }
+    }
+    finish_sum(acc)
+}
+
+/// Element `at` of a row's result (its vector): e^(x - max) times 1 / sum.
+#[inline(always)]
+unsafe fn scale<V: Simd>(to: *mut f32, from: *const f32, inv: V, at: usize, stream: bool) {
+    let y = V::mul(V::load(from.add(at)), inv);
+    if stream {
+        V::stream(to.add(at), y);
+    } else {
+        V::store(to.add(at), y);
     }
 }
 
