@@ -33,10 +33,9 @@ pub(super) trait Simd: Copy {
     unsafe fn mul(a: Self, b: Self) -> Self;
     /// `a * b + c`, rounded once.
     unsafe fn fmadd(a: Self, b: Self, c: Self) -> Self;
-    /// `maxps` / `minps`: `b` when either is NaN or both are zeros (a clamp `b < a ? a : b`
+    /// `maxps`: `b` when either is NaN or both are zeros (a clamp `b < a ? a : b`
     /// in one instruction, as LLVM selects it).
     unsafe fn max(a: Self, b: Self) -> Self;
-    unsafe fn min(a: Self, b: Self) -> Self;
     unsafe fn floor(a: Self) -> Self;
     unsafe fn neg(a: Self) -> Self;
     /// LLVM's `llvm.maximum`: a NaN operand gives a NaN, +0 is above -0.
@@ -114,10 +113,6 @@ impl Simd for __m256 {
     #[inline(always)]
     unsafe fn max(a: Self, b: Self) -> Self {
         _mm256_max_ps(a, b)
-    }
-    #[inline(always)]
-    unsafe fn min(a: Self, b: Self) -> Self {
-        _mm256_min_ps(a, b)
     }
     #[inline(always)]
     unsafe fn floor(a: Self) -> Self {
@@ -203,10 +198,6 @@ impl Simd for __m512 {
     #[inline(always)]
     unsafe fn max(a: Self, b: Self) -> Self {
         _mm512_max_ps(a, b)
-    }
-    #[inline(always)]
-    unsafe fn min(a: Self, b: Self) -> Self {
-        _mm512_min_ps(a, b)
     }
     #[inline(always)]
     unsafe fn floor(a: Self) -> Self {

@@ -132,31 +132,31 @@ unsafe fn exp_of_nonpositive<V: Simd>(x: V) -> V {
 pub(super) unsafe fn softmax_rows<V: Simd>(x: *const f32, out: *mut f32, scratch: *mut f32, cols: usize, rows: usize, stream: bool) {
     // Rows are whole vectors long (`RowIsa::accepts_row`), so all are aligned if the first is.
     let stream = stream && (out as usize) % (4 * V::LANES) == 0;
-    let mut pending: Option<(*mut f32, *const f32, V)> = None;
+    let mut pending: Option<Scaled<V>> = None;
     for r in 0..rows {
         let (row, exps) = (x.add(r * cols), scratch.add((r % 2) * cols));
         // The last row prefetches itself (it is in the cache already): no branch in the loop.
         let next = if r + 1 < rows { row.add(cols) } else { row };
         let m = V::splat(row_max::<V>(row, cols, f32::NEG_INFINITY));
-        let sum = match pending {
-            Some((to, from, inv)) => exp_pass::<V, true>(row, m, exps, cols, next, (to, from, inv), stream),
-            None => exp_pass::<V, false>(row, m, exps, cols, next, (out, exps, m), stream),
+        let sum = match &pending {
+            Some(previous) => exp_pass::<V, true>(row, m, exps, cols, next, previous, stream),
+            // Nothing to write out yet: `exp_pass` without `WRITE` never looks at it.
+            None => exp_pass::<V, false>(row, m, exps, cols, next, &Scaled { to: out, from: exps, inv: m }, stream),
         };
-        pending = Some((out.add(r * cols), exps, V::splat(1.0 / sum)));
+        pending = Some(Scaled { to: out.add(r * cols), from: exps, inv: V::splat(1.0 / sum) });
     }
-    if let Some((to, from, inv)) = pending {
+    if let Some(last) = pending {
         for j in (0..cols).step_by(V::LANES) {
-            scale(to, from, inv, j, stream);
+            last.write(j, stream);
         }
     }
 }
 
 /// e^(row - m) into `exps` and their sum in `row_sum`'s order (four vectors a step, each
-/// added to its own accumulator), prefetching `next`; with `WRITE`, also the previous row's
-/// results (`scale` of `previous`).
+/// added to its own accumulator), prefetching `next`; with `WRITE`, also `previous`'s
+/// results.
 #[inline(always)]
-unsafe fn exp_pass<V: Simd, const WRITE: bool>(row: *const f32, m: V, exps: *mut f32, cols: usize, next: *const f32, previous: (*mut f32, *const f32, V), stream: bool) -> f32 {
-    let (to, from, inv) = previous;
+unsafe fn exp_pass<V: Simd, const WRITE: bool>(row: *const f32, m: V, exps: *mut f32, cols: usize, next: *const f32, previous: &Scaled<V>, stream: bool) -> f32 {
     let mut acc = sum_start::<V>(0.0);
     for j in (0..cols).step_by(4 * V::LANES) {
         for (i, a) in acc.iter_mut().enumerate() {
@@ -168,21 +168,31 @@ unsafe fn exp_pass<V: Simd, const WRITE: bool>(row: *const f32, m: V, exps: *mut
             V::store(exps.add(at), e);
             *a = V::add(*a, e);
             if WRITE {
-                scale(to, from, inv, at, stream);
+                previous.write(at, stream);
             }
         }
     }
     finish_sum(acc)
 }
 
-/// Element `at` of a row's result (its vector): e^(x - max) times 1 / sum.
-#[inline(always)]
-unsafe fn scale<V: Simd>(to: *mut f32, from: *const f32, inv: V, at: usize, stream: bool) {
-    let y = V::mul(V::load(from.add(at)), inv);
-    if stream {
-        V::stream(to.add(at), y);
-    } else {
-        V::store(to.add(at), y);
+/// A row whose exponentials are computed (`from`) and which is yet to be written to `to`:
+/// each times `inv`, 1 / their sum.
+struct Scaled<V> {
+    to: *mut f32,
+    from: *const f32,
+    inv: V,
+}
+
+impl<V: Simd> Scaled<V> {
+    /// The result's vector at element `at`.
+    #[inline(always)]
+    unsafe fn write(&self, at: usize, stream: bool) {
+        let y = V::mul(V::load(self.from.add(at)), self.inv);
+        if stream {
+            V::stream(self.to.add(at), y);
+        } else {
+            V::store(self.to.add(at), y);
+        }
     }
 }
 
