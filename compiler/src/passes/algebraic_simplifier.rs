@@ -32,11 +32,18 @@ use std::collections::{HashMap, HashSet};
 const MAX_ROUNDS: usize = 8;
 
 /// Simplifies every computation; returns whether anything changed.
+///
+/// Divisions by a broadcast of a run-time value wait for rounds in which nothing else changes
+/// (`Phase::Divisions`): whether XLA turns one into a product depends on how many users the
+/// broadcast value has ([`super::divide_rewrites`]), which XLA counts once the chain of
+/// reshapes and broadcasts in front of it has collapsed (its simplifier replaces each operand
+/// before it visits the user); here a round leaves replaced instructions in place until it
+/// ends, and a chain collapses over several rounds.
 pub fn run(module: &mut Module) -> Result<bool> {
     let mut changed = false;
     for comp in &mut module.computations {
         for _ in 0..MAX_ROUNDS {
-            if !simplify_round(comp) {
+            if !simplify_round(comp, Phase::Identities) && !simplify_round(comp, Phase::Divisions) {
                 break;
             }
             changed = true;
@@ -45,9 +52,18 @@ pub fn run(module: &mut Module) -> Result<bool> {
     Ok(changed)
 }
 
+/// What a round rewrites.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Everything but divisions by a broadcast of a run-time value.
+    Identities,
+    /// Those divisions as well, once the rest has settled.
+    Divisions,
+}
+
 /// One walk in post order. Each instruction's operands are forwarded to their replacements
 /// before it is looked at, so a rewrite sees already simplified operands.
-fn simplify_round(comp: &mut Computation) -> bool {
+fn simplify_round(comp: &mut Computation, phase: Phase) -> bool {
     let ordered: HashSet<InstrId> = comp.instructions.iter().flat_map(|i| i.control_predecessors.iter().copied()).collect();
     let mut forward: HashMap<InstrId, InstrId> = HashMap::new();
     for id in comp.post_order() {
@@ -56,7 +72,7 @@ fn simplify_round(comp: &mut Computation) -> bool {
         if ordered.contains(&id) || !comp.get(id).control_predecessors.is_empty() {
             continue;
         }
-        let Some(new) = simplify(comp, id) else { continue };
+        let Some(new) = simplify(comp, id, phase) else { continue };
         if new != id && comp.get(new).shape == comp.get(id).shape {
             forward.insert(id, new);
         }
@@ -84,7 +100,7 @@ fn other_than(comp: &Computation, a: InstrId, b: InstrId, identity: i64) -> Opti
 }
 
 /// The instruction `id` can be replaced by, if any (new instructions are added to `comp`).
-fn simplify(comp: &mut Computation, id: InstrId) -> Option<InstrId> {
+fn simplify(comp: &mut Computation, id: InstrId, phase: Phase) -> Option<InstrId> {
     let inst = comp.get(id);
     let ty = inst.shape.element_type()?;
     let operand = |i: usize| inst.operands[i];
@@ -106,6 +122,7 @@ fn simplify(comp: &mut Computation, id: InstrId) -> Option<InstrId> {
             }
         }
         Opcode::Divide if is_all(comp, operand(1), 1) => Some(operand(0)),
+        Opcode::Divide if phase == Phase::Identities && divide_rewrites::by_runtime_broadcast(comp, id) => None,
         Opcode::Divide => divide_rewrites::rewrite(comp, id),
         Opcode::Power => power_rewrites::rewrite(comp, id),
         Opcode::Log => log_rewrites::rewrite(comp, id),

@@ -12,9 +12,13 @@
 //! - `A / sqrt(B)` => `A * rsqrt(B)` and `A / rsqrt(B)` => `A * sqrt(B)` when the root has no other
 //!   user;
 //! - then, for real floats only: `A / C` => `A * (1 / C)` for a constant C or a broadcast of one,
-//!   and `A / broadcast(B)` => `A * broadcast(1 / B)` for any B (jaxlib's simplifier does this for
-//!   run-time scalars and vectors alike, so `x / s` with `s` a parameter is `x * (1 / s)`), where
-//!   A is not a constant (XLA folds constant quotients instead);
+//!   and `A / broadcast(B)` => `A * broadcast(1 / B)` for a B the broadcast is the only user of
+//!   (jaxlib's simplifier does this for run-time scalars and vectors alike, so `x / s` with `s` a
+//!   parameter is `x * (1 / s)`; but a B with another user — a parameter also returned, a scale
+//!   also carried through a loop — keeps the division, and so does a second broadcast of B,
+//!   whose B the first rewrite gave a second user: XLA's optimized HLO, hijax_test's quantizing
+//!   while loop and `jax_suite/divide_by_shared_broadcast.hlo`), where A is not a constant (XLA
+//!   folds constant quotients instead);
 //! - for real and complex floats: `(A / B) / (C / D)` => `(A * D) / (B * C)`, `(A / B) / C` =>
 //!   `A / (B * C)`, `A / (B / C)` => `(A * C) / B` (c64, 4,096 random values each: XLA's results
 //!   differ from the plain divisions in 5,302 / 5,799 / 5,291 of 8,192 parts, from the rewritten
@@ -85,8 +89,14 @@ fn rewrite_to(comp: &mut Computation, id: InstrId) -> Option<InstrId> {
     if !ty.is_floating() {
         return None;
     }
-    // A / constant, A / broadcast(anything): multiply by the reciprocal (real floats only).
-    if !ty.is_complex() && a_op != Opcode::Constant && matches!(b_op, Opcode::Constant | Opcode::Broadcast) {
+    // A / constant, A / broadcast(B): multiply by the reciprocal (real floats only), B either a
+    // constant or used by the broadcast alone.
+    let reciprocal_applies = match b_op {
+        Opcode::Constant => true,
+        Opcode::Broadcast => comp.get(b_operands[0]).opcode == Opcode::Constant || single_user(comp, b_operands[0]),
+        _ => false,
+    };
+    if !ty.is_complex() && a_op != Opcode::Constant && reciprocal_applies {
         let divisor = if b_op == Opcode::Constant { b } else { b_operands[0] };
         let divisor_shape = shape_of(comp, divisor);
         // A scalar 1 broadcast to the divisor's shape, as XLA's MakeScalarLike builds it: a
@@ -128,6 +138,14 @@ fn rewrite_to(comp: &mut Computation, id: InstrId) -> Option<InstrId> {
         return Some(add(comp, Opcode::Divide, shape, vec![az, y]));
     }
     None
+}
+
+/// Whether the divide `id` divides by a broadcast of anything but a constant: the rewrites of
+/// such a division depend on the users of the broadcast value, so the simplifier makes them
+/// once the operands have settled.
+pub(super) fn by_runtime_broadcast(comp: &Computation, id: InstrId) -> bool {
+    let b = comp.get(comp.get(id).operands[1]);
+    b.opcode == Opcode::Broadcast && comp.get(b.operands[0]).opcode != Opcode::Constant
 }
 
 /// Whether `id` has exactly one user (XLA's `WithOneUse`; the root counts as a use).

@@ -194,3 +194,37 @@ ENTRY main {
   floored = f32[10]{0} floor(all)
   ROOT r = u8[10]{0} convert(floored)
 }""")
+
+# --- A / broadcast(B) becomes A * broadcast(1 / B) only where the broadcast is B's one user.
+rng = np.random.default_rng(29)
+x = rng.uniform(-7, 7, (4, 12)).astype(np.float32)
+y = rng.uniform(-7, 7, (12, 4)).astype(np.float32)
+p, q, r = (rng.uniform(0.3, 7, 4).astype(np.float32) for _ in range(3))
+case("divide_by_shared_broadcast", """XLA's simplifier turns A / broadcast(B) into A * broadcast(1 / B) only when the broadcast is B's
+one user: `kept` divides by a p the module also returns, and q's two broadcasts (so q has two
+users) both keep their divisions; r's single broadcast becomes a product. hijax_test's
+quantizing while loop (x / broadcast(scale), the scale also carried to the next iteration)
+found it: the products rounded an element to 31.999998 where XLA's quotient is 32, and the
+loop's integer results drifted from there. The rule looks at B once the reshapes and
+broadcasts in front of it have collapsed, as XLA's does.""", [x, y, p, q, r], """
+HloModule divide_by_shared_broadcast, entry_computation_layout={(f32[4,12]{1,0}, f32[12,4]{1,0}, f32[4]{0}, f32[4]{0}, f32[4]{0})->(f32[4,12]{1,0}, f32[4]{0}, f32[4,12]{1,0}, f32[12,4]{1,0}, f32[4,12]{1,0})}
+
+ENTRY main {
+  x = f32[4,12]{1,0} parameter(0)
+  y = f32[12,4]{1,0} parameter(1)
+  p = f32[4]{0} parameter(2)
+  p_rows = f32[4,1]{1,0} reshape(p)
+  p_rows_b = f32[4,1]{1,0} broadcast(p_rows), dimensions={0,1}
+  p_again = f32[4]{0} reshape(p_rows_b)
+  pb = f32[4,12]{1,0} broadcast(p_again), dimensions={0}
+  kept = f32[4,12]{1,0} divide(x, pb)
+  q = f32[4]{0} parameter(3)
+  qb0 = f32[4,12]{1,0} broadcast(q), dimensions={0}
+  by_q_rows = f32[4,12]{1,0} divide(x, qb0)
+  qb1 = f32[12,4]{1,0} broadcast(q), dimensions={1}
+  by_q_cols = f32[12,4]{1,0} divide(y, qb1)
+  r = f32[4]{0} parameter(4)
+  rb = f32[4,12]{1,0} broadcast(r), dimensions={0}
+  rewritten = f32[4,12]{1,0} divide(x, rb)
+  ROOT t = (f32[4,12]{1,0}, f32[4]{0}, f32[4,12]{1,0}, f32[12,4]{1,0}, f32[4,12]{1,0}) tuple(kept, p, by_q_rows, by_q_cols, rewritten)
+}""")
