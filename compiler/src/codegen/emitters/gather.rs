@@ -73,6 +73,7 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
         Some((array, _)) if streams(kc, &plan, array, &offset_order) => Some(array.clone()),
         _ => None,
     };
+    kc.streamed.set(streamed.is_some());
     let slice_elements: i64 = plan.slice_sizes.iter().product();
     box_loop(cg, "gather.batch", &outer, &batch_order, |b| {
         e.scoped(|e| {
