@@ -47,7 +47,8 @@ pub(super) fn emit<'a, 'ctx>(
     let types: Vec<Vec<ElementType>> = p.groups.iter().map(|g| g.reducer_types(&e)).collect::<Result<_>>()?;
     let flat_types: Vec<ElementType> = types.iter().flatten().copied().collect();
 
-    // The helper's table: the kernel's input buffers, then one partials array per accumulator.
+    // The helper's table: the kernel's input buffers and spilled scalars, then one partials
+    // array per accumulator.
     let mut bound: Vec<(InstrId, Input<'ctx>)> = kc.bindings.iter().map(|(k, v)| (*k, v.clone())).collect();
     bound.sort_by_key(|(k, _)| *k);
     let mut inputs = Vec::new();
