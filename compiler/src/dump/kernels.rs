@@ -60,7 +60,7 @@ pub fn report(module: &Module, plan: &LoweringPlan, infos: &[KernelInfo]) -> Str
         let _ = writeln!(out, "  loops:   {}", loop_nest(inst));
         let _ = writeln!(out, "  threads: {}", threads(info, &cost.ops));
         if info.streamed {
-            let _ = writeln!(out, "  stores:  non-temporal (outputs of at least {} MiB together, larger than the last-level cache)", crate::codegen::streaming_stores::MIN_OUTPUT_BYTES >> 20);
+            let _ = writeln!(out, "  stores:  non-temporal (the kernel moves more than the {} MiB last-level cache)", crate::codegen::streaming_stores::MIN_OUTPUT_BYTES >> 20);
         }
         let _ = writeln!(out, "  cost:    {} bytes, {} flops (estimated from shapes)", cost.bytes, cost.flops);
     }

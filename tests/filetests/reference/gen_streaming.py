@@ -104,6 +104,59 @@ ENTRY main {{
 }}""",
         "rtol=1e-4 atol=1e-6",
     ),
+    "large_gather_rows_streamed": (
+        """A gather of 4100 rows of 1027 f32 (16.8 MB) from a table in memory: with the rows it
+reads, the kernel moves more than the last-level cache holds, so each row is copied straight
+to the output with non-temporal stores (no staging: the row is already contiguous). Output
+rows start at every 4-byte offset of a vector, so each has an unaligned head and a tail. Table
+element [r, c] holds r * 1027 + c; start indices run from -100 to 3099 and clamp to the 3000
+rows. After an optimization barrier every element is compared with the value computed again
+from its clamped index: the largest difference must be 0.
+check-ir: call void @llvm.x86.sse.sfence()
+check-ir: store <{{[0-9]+}} x i32> {{.*}}, !nontemporal""",
+        [np.int32(7919)],
+        f"""HloModule large_gather_rows_streamed
+{MAX}
+ENTRY main {{
+  p = s32[] parameter(0)
+  tc = f32[3000,1027] iota(), iota_dimension=1
+  tr = f32[3000,1027] iota(), iota_dimension=0
+  k = f32[] constant(1027)
+  kb = f32[3000,1027] broadcast(k), dimensions={{}}
+  trk = f32[3000,1027] multiply(tr, kb)
+  t0 = f32[3000,1027] add(trk, tc)
+  t = f32[3000,1027] opt-barrier(t0)
+  i = s32[4100] iota(), iota_dimension=0
+  pb = s32[4100] broadcast(p), dimensions={{}}
+  ip = s32[4100] multiply(i, pb)
+  m = s32[] constant(3200)
+  mb = s32[4100] broadcast(m), dimensions={{}}
+  im = s32[4100] remainder(ip, mb)
+  shift = s32[] constant(100)
+  sb = s32[4100] broadcast(shift), dimensions={{}}
+  ids = s32[4100] subtract(im, sb)
+  ids2 = s32[4100,1] reshape(ids)
+  g0 = f32[4100,1027] gather(t, ids2), offset_dims={{1}}, collapsed_slice_dims={{0}}, start_index_map={{0}}, index_vector_dim=1, slice_sizes={{1,1027}}
+  g = f32[4100,1027] opt-barrier(g0)
+  lo = s32[] constant(0)
+  hi = s32[] constant(2999)
+  row = s32[4100] clamp(lo, ids, hi)
+  rowf = f32[4100] convert(row)
+  rowb = f32[4100,1027] broadcast(rowf), dimensions={{0}}
+  kb2 = f32[4100,1027] broadcast(k), dimensions={{}}
+  base = f32[4100,1027] multiply(rowb, kb2)
+  col = f32[4100,1027] iota(), iota_dimension=1
+  want = f32[4100,1027] add(base, col)
+  diff = f32[4100,1027] subtract(g, want)
+  d = f32[4100,1027] abs(diff)
+  zero = f32[] constant(0)
+  dmax = f32[] reduce(d, zero), dimensions={{0,1}}, to_apply=max
+  head = f32[2,12] slice(g), slice={{[0:2], [0:12]}}
+  tail = f32[1,12] slice(g), slice={{[4099:4100], [1015:1027]}}
+  ROOT r = (f32[], f32[2,12], f32[1,12]) tuple(dmax, head, tail)
+}}""",
+        None,
+    ),
     "large_update_outputs_streamed": (
         """A momentum update (a multi-output loop kernel: parameters and velocity, a few multiply-adds
 per element) reads three arrays and writes two of 4194305 f32, 32 MiB of outputs together:

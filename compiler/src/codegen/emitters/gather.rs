@@ -10,11 +10,17 @@
 //! random places, so neither the hardware prefetchers nor the out-of-order window (one row
 //! is 32 loads and 32 stores) keep more than a row or two in flight, and each row waits for
 //! memory. Prefetches change no value.
+//!
+//! When each slice is also one contiguous run of the output and the kernel moves more than
+//! the last-level cache holds, the slices are copied with non-temporal stores
+//! (`streaming_stores::stream_copy`, no staging: the source row is already in memory): a plain
+//! store would first read every output line it writes, a third of the kernel's traffic.
 
 use super::ranges::{box_loop, major_to_minor, Bounds};
 use crate::codegen::elemental::gather::GatherPlan;
 use crate::codegen::index::Index;
 use crate::codegen::kernel::{emit_elemental_loop, KernelContext};
+use crate::codegen::streaming_stores;
 use crate::error::Result;
 use crate::codegen::array::IrArray;
 use crate::codegen::elemental::{Elemental, Input};
@@ -63,6 +69,12 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
         (Some(Input::Array(a)), Some(d)) if batch_order.len() == 1 => Some((a.clone(), d)),
         _ => None,
     };
+    let streamed = match &table {
+        Some((array, _)) if streams(kc, &plan, array, &offset_order) => Some(array.clone()),
+        _ => None,
+    };
+    kc.streamed.set(streamed.is_some());
+    let slice_elements: i64 = plan.slice_sizes.iter().product();
     box_loop(cg, "gather.batch", &outer, &batch_order, |b| {
         e.scoped(|e| {
             let batch_index: Vec<_> = plan.batch_dims.iter().map(|&d| b.dims[d]).collect();
@@ -70,6 +82,10 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
                 prefetch_slice(e, kc.root, &plan, array, b.dims[*d], dims[*d])?;
             }
             let start = e.gather_slice_start(kc.root, &plan, &batch_index)?;
+            if let Some(array) = &streamed {
+                let src = array.address(cg, &Index::new(start))?;
+                return streaming_stores::stream_copy(cg, out.element_type(), src, out.address(cg, b)?, cg.const_i64(slice_elements));
+            }
             let mut inner: Vec<Bounds> = b.dims.iter().map(|&i| Bounds::new(i, i)).collect();
             for &d in &offset_order {
                 inner[d] = Bounds::full(cg, dims[d]);
@@ -86,7 +102,46 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
             })
         })
     })?;
+    if streamed.is_some() {
+        streaming_stores::fence(cg)?;
+    }
     Ok(split.map(|d| dims[d]).unwrap_or(1))
+}
+
+/// Whether the slices are copied to the output with non-temporal stores: each is one
+/// contiguous run of the table and of the output, and the rows read and the output written
+/// together fill the last-level cache (`MIN_OUTPUT_BYTES`), so the output's first lines would
+/// be gone from it by the end anyway. The output alone may be half that: the embedding lookup
+/// writes 16 MiB.
+fn streams(kc: &KernelContext, plan: &GatherPlan, array: &IrArray, offset_order: &[usize]) -> bool {
+    let out = &kc.outputs[0];
+    let layout = out.shape.layout_or_default();
+    kc.cg.x86
+        && kc.cg.simd_bytes >= 16
+        && matches!(out.element_type().byte_size(), 2 | 4 | 8)
+        && layout.tiles.is_empty()
+        && streaming_stores::is_minor_suffix(&out.shape.dims, &layout, offset_order)
+        && contiguous_slice(array, plan)
+        && 2 * out.byte_size() >= streaming_stores::MIN_OUTPUT_BYTES
+}
+
+/// Whether a slice of `array` (row-major) is one contiguous run: it spans whole minor
+/// dimensions, then part of one.
+fn contiguous_slice(array: &IrArray, plan: &GatherPlan) -> bool {
+    let dims = &array.shape.dims;
+    let layout = array.shape.layout_or_default();
+    let row_major = layout.tiles.is_empty() && layout.minor_to_major.iter().rev().copied().eq(0..dims.len() as i64);
+    let mut seen_partial = false;
+    for d in (0..dims.len()).rev() {
+        let size = plan.slice_sizes.get(d).copied().unwrap_or(1);
+        if seen_partial && size != 1 {
+            return false;
+        }
+        if size != dims[d] {
+            seen_partial = true;
+        }
+    }
+    row_major
 }
 
 /// Prefetches the slice of batch position `position + PREFETCH_AHEAD` (the last one near the
@@ -94,25 +149,9 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
 /// contiguous run of `array`.
 fn prefetch_slice<'ctx>(e: &mut Elemental<'_, 'ctx>, root: InstrId, plan: &GatherPlan, array: &IrArray<'ctx>, position: IntValue<'ctx>, extent: i64) -> Result<()> {
     let cg = e.cg;
-    let dims = &array.shape.dims;
     let elem = array.element_type().byte_size() as i64;
-    // Contiguous: the slice spans whole minor dimensions, then part of one (row-major layouts
-    // only; anything else is left to the hardware).
-    let layout = array.shape.layout_or_default();
-    let row_major = layout.tiles.is_empty() && layout.minor_to_major.iter().rev().copied().eq(0..dims.len() as i64);
-    let mut contiguous = true;
-    let mut seen_partial = false;
-    for d in (0..dims.len()).rev() {
-        let size = plan.slice_sizes.get(d).copied().unwrap_or(1);
-        if seen_partial && size != 1 {
-            contiguous = false;
-        }
-        if size != dims[d] {
-            seen_partial = true;
-        }
-    }
     let bytes = plan.slice_sizes.iter().product::<i64>() * elem;
-    if !row_major || !contiguous || bytes > PREFETCH_MAX_BYTES || bytes < 64 || extent <= PREFETCH_AHEAD {
+    if !contiguous_slice(array, plan) || bytes > PREFETCH_MAX_BYTES || bytes < 64 || extent <= PREFETCH_AHEAD {
         return Ok(());
     }
     let ahead = cg.b.build_int_nsw_add(position, cg.const_i64(PREFETCH_AHEAD), "")?;

@@ -8,7 +8,8 @@
 use super::Plan;
 use crate::codegen::runtime_abi::RuntimeFunction;
 use crate::codegen::array::IrArray;
-use crate::codegen::elemental::{Elemental, Input};
+use crate::codegen::context::Codegen;
+use crate::codegen::elemental::{Elemental, Input, Val};
 use crate::codegen::index::Index;
 use crate::codegen::kernel::KernelContext;
 use crate::codegen::loops::for_loop;
@@ -46,12 +47,13 @@ pub(super) fn emit<'a, 'ctx>(
     let types: Vec<Vec<ElementType>> = p.groups.iter().map(|g| g.reducer_types(&e)).collect::<Result<_>>()?;
     let flat_types: Vec<ElementType> = types.iter().flatten().copied().collect();
 
-    // The helper's table: the kernel's input buffers, then one partials array per accumulator.
+    // The helper's table: the kernel's input buffers and spilled scalars, then one partials
+    // array per accumulator.
     let mut bound: Vec<(InstrId, Input<'ctx>)> = kc.bindings.iter().map(|(k, v)| (*k, v.clone())).collect();
     bound.sort_by_key(|(k, _)| *k);
-    let mut arrays = Vec::new();
+    let mut inputs = Vec::new();
     for (_, input) in &bound {
-        collect_arrays(input, &mut arrays);
+        collect_pointers(cg, input, &mut inputs)?;
     }
     let partials: Vec<(PointerValue, BasicTypeEnum)> = flat_types
         .iter()
@@ -60,9 +62,9 @@ pub(super) fn emit<'a, 'ctx>(
             Ok((cg.entry_alloca(array_of(ty, chunks)?, "partials")?, ty))
         })
         .collect::<Result<_>>()?;
-    let slots = arrays.len() + partials.len();
+    let slots = inputs.len() + partials.len();
     let table = cg.entry_alloca(cg.ptr().array_type(slots as u32).into(), "split.table")?;
-    for (i, ptr) in arrays.iter().copied().chain(partials.iter().map(|(p, _)| *p)).enumerate() {
+    for (i, ptr) in inputs.iter().copied().chain(partials.iter().map(|(p, _)| *p)).enumerate() {
         let slot = cg.gep(cg.ptr().into(), table, cg.const_i64(i as i64))?;
         cg.b.build_store(slot, ptr)?;
     }
@@ -84,9 +86,9 @@ pub(super) fn emit<'a, 'ctx>(
             Ok(cg.b.build_load(cg.ptr(), slot, "")?.into_pointer_value())
         })
         .collect::<Result<_>>()?;
-    let mut ptrs = loaded[..arrays.len()].iter().copied();
-    let bindings = bound.iter().map(|(k, v)| Ok((*k, rebind(v, &mut ptrs)?))).collect::<Result<_>>()?;
-    let h_partials = &loaded[arrays.len()..];
+    let mut ptrs = loaded[..inputs.len()].iter().copied();
+    let bindings = bound.iter().map(|(k, v)| Ok((*k, rebind(cg, v, &mut ptrs)?))).collect::<Result<_>>()?;
+    let h_partials = &loaded[inputs.len()..];
     let mut h = Elemental::with_bindings(cg, kc.module, kc.comp, bindings);
     let accs: Vec<Accumulators> = types.iter().map(|t| Accumulators::new(cg, t)).collect::<Result<_>>()?;
     let identities: Vec<Vec<BasicValueEnum>> = p
@@ -185,22 +187,39 @@ fn array_of<'ctx>(ty: BasicTypeEnum<'ctx>, n: i64) -> Result<BasicTypeEnum<'ctx>
     Ok(ty.array_type(n as u32).as_basic_type_enum())
 }
 
-fn collect_arrays<'ctx>(input: &Input<'ctx>, out: &mut Vec<PointerValue<'ctx>>) {
+/// The pointers the helper needs for `input`: its arrays, and its scalars (integer scalar
+/// inputs are read once at the kernel's entry, in a function the helper cannot see) spilled to
+/// the stack.
+fn collect_pointers<'ctx>(cg: &Codegen<'ctx>, input: &Input<'ctx>, out: &mut Vec<PointerValue<'ctx>>) -> Result<()> {
     match input {
         Input::Array(a) => out.push(a.ptr),
-        Input::Tuple(parts) => parts.iter().for_each(|p| collect_arrays(p, out)),
-        Input::Value(_) => {}
+        Input::Tuple(parts) => {
+            for p in parts {
+                collect_pointers(cg, p, out)?;
+            }
+        }
+        Input::Value(v) => {
+            let v = v.scalar()?;
+            let spill = cg.entry_alloca(v.get_type(), "split.scalar")?;
+            cg.b.build_store(spill, v)?;
+            out.push(spill);
+        }
     }
+    Ok(())
 }
 
-/// `input` with its arrays' pointers replaced, in `collect_arrays` order.
-fn rebind<'ctx>(input: &Input<'ctx>, ptrs: &mut impl Iterator<Item = PointerValue<'ctx>>) -> Result<Input<'ctx>> {
+/// `input` with its arrays' pointers replaced and its scalars read back, in `collect_pointers`
+/// order.
+fn rebind<'ctx>(cg: &Codegen<'ctx>, input: &Input<'ctx>, ptrs: &mut impl Iterator<Item = PointerValue<'ctx>>) -> Result<Input<'ctx>> {
     Ok(match input {
         Input::Array(a) => {
             let ptr = ptrs.next().ok_or_else(|| Error::Internal("split reduction: missing buffer".into()))?;
             Input::Array(IrArray { ptr, ..a.clone() })
         }
-        Input::Tuple(parts) => Input::Tuple(parts.iter().map(|p| rebind(p, ptrs)).collect::<Result<_>>()?),
-        Input::Value(_) => return Err(Error::Internal("split reduction of a kernel with value inputs".into())),
+        Input::Tuple(parts) => Input::Tuple(parts.iter().map(|p| rebind(cg, p, ptrs)).collect::<Result<_>>()?),
+        Input::Value(v) => {
+            let ptr = ptrs.next().ok_or_else(|| Error::Internal("split reduction: missing scalar".into()))?;
+            Input::Value(Val::Scalar(cg.b.build_load(v.scalar()?.get_type(), ptr, "")?))
+        }
     })
 }
