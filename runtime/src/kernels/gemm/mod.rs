@@ -12,6 +12,8 @@
 //! into units of an L2-sized block of A rows (packed once per k block) times a range of B
 //! panels, and each B panel meets all strips of the block while it stays in L1, so the
 //! micro-kernel streams only a small A strip; units are shared out to the threads one by one.
+//! Where all of A's rows fit one block, every B panel belongs to one unit, which packs it just
+//! before its tiles (`run_unit`) instead of in a phase of its own.
 //! A few-panel f32 A whose rows lie contiguous along k is not packed: the micro-kernel reads the same values in the same order where
 //! they lie. Strips whose rows are contiguous along k are packed by 8 x 8 register
 //! transposes (`transpose_pack.rs`). Packing only copies, widening bf16 to
