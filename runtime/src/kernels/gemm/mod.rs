@@ -829,9 +829,9 @@ fn share_units(strips: i64, fit: i64, batch: i64, panels: i64, threads: i64) -> 
     Share { strips: ceil_div(strips, blocks), n_parts }
 }
 
-/// Panel ranges per batch when A is one block: the fewest that make at least four units per
-/// thread, a multiple of the threads (as [`share_units`] wants); `None` when the panels are
-/// too few for that.
+/// Panel ranges per batch when A is one block: the fewest (from `least`, which keeps a unit's
+/// panels within [`UNIT_B_BYTES`]) that make at least four units per thread, a multiple of the
+/// threads (as [`share_units`] wants); `None` when the panels are too few for that.
 fn panel_parts(batch: i64, panels: i64, threads: i64, least: i64) -> Option<i64> {
     (least..=panels).find(|&parts| batch * parts >= 4 * threads && (batch * parts) % threads == 0)
 }
