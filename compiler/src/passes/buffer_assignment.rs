@@ -401,11 +401,24 @@ fn reads_param_in_step(module: &Module, comp: &Computation, d: InstrId, p: usize
 /// `emit_elemental_loop`), so an output written over a parameter that another output reads at
 /// the same element is still safe.
 pub(crate) fn same_index_only(body: &Computation, root: InstrId, params: &[InstrId]) -> bool {
+    same_index_paths(body, root, params, true)
+}
+
+/// As [`same_index_only`], but the values between `params` and `root` may have any layout:
+/// where they are computed element by element at the root's index and never stored (a dot
+/// epilogue's loop), their layouts name no memory. An SGD update `w - lr * dW` keeps the
+/// layout layout assignment gave the transposed gradient on its product (mlp_train's
+/// `multiply{0,1}` between a `{1,0}` dot and a `{1,0}` root).
+pub(crate) fn same_logical_index_only(body: &Computation, root: InstrId, params: &[InstrId]) -> bool {
+    same_index_paths(body, root, params, false)
+}
+
+fn same_index_paths(body: &Computation, root: InstrId, params: &[InstrId], physical: bool) -> bool {
     let root_inst = body.get(root);
     if root_inst.opcode == Opcode::Tuple {
         let first = root_inst.operands.first().map(|&o| &body.get(o).shape);
         let one_shape = root_inst.operands.iter().all(|&o| Some(&body.get(o).shape) == first && body.get(o).shape.is_array());
-        return one_shape && root_inst.operands.iter().all(|&o| same_index_only(body, o, params));
+        return one_shape && root_inst.operands.iter().all(|&o| same_index_paths(body, o, params, physical));
     }
     let root_shape = &body.get(root).shape;
     let mut stack = vec![root];
@@ -420,7 +433,7 @@ pub(crate) fn same_index_only(body: &Computation, root: InstrId, params: &[Instr
             let elementwise = inst.opcode.is_elementwise() && inst.shape.dims() == root_shape.dims();
             let same_layout = inst.operands.iter().filter(|o| depends(o)).all(|&o| {
                 body.get(o).shape.dims() == root_shape.dims()
-                    && body.get(o).shape.as_array().map(|a| a.layout_or_default()) == root_shape.as_array().map(|a| a.layout_or_default())
+                    && (!physical || body.get(o).shape.as_array().map(|a| a.layout_or_default()) == root_shape.as_array().map(|a| a.layout_or_default()))
             });
             if !elementwise || !same_layout {
                 return false;

@@ -18,7 +18,7 @@
 //! strips of columns the kernel finishes after the call. Smaller dots stay apart: their
 //! generated code sits inlined in its loop body beside the epilogue already.
 
-use super::buffer_assignment::same_index_only;
+use super::buffer_assignment::same_logical_index_only;
 use crate::codegen::emitters::dot_strips as strip_kernel;
 use super::fused_body::FusedBody;
 use crate::error::{Error, Result};
@@ -95,7 +95,7 @@ fn is_epilogue(module: &Module, comp: &Computation, dot: InstrId, user: InstrId)
             let all_elemental = body.ids().all(|i| body.get(i).opcode.is_elemental() && body.get(i).opcode != Opcode::Dot);
             let params = body.parameters();
             let root_shape = same_array_shape(&body.get(body.root).shape, &comp.get(dot).shape);
-            same_shape && root_shape && all_elemental && params.get(position).is_some_and(|&p| same_index_only(body, body.root, &[p]))
+            same_shape && root_shape && all_elemental && params.get(position).is_some_and(|&p| same_logical_index_only(body, body.root, &[p]))
         }
         (op, None) => same_shape && op.is_elementwise() && u.operands.iter().all(|&o| same_array_shape(&comp.get(o).shape, &u.shape)),
         _ => false,

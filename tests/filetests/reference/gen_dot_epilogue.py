@@ -121,6 +121,34 @@ ENTRY main {{
         [S],
         "rtol=1e-6 atol=1e-6",
     ),
+    "dot_epilogue_sgd_update_through_a_transposed_layout": (
+        """An SGD step on a weight, w - lr * dW, with dW a weight gradient X^T G (64 x 256 x 64,
+contracting the batch) transposed: transpose folding puts the transpose into the dot, and the
+product by lr keeps the {0,1} layout the transpose had, between the {1,0} dot and the {1,0}
+update. That layout is of a value computed element by element and never stored, so the update
+still finishes the dot's regions (mlp_train's weight updates).
+check: %fused_computation{{.*}}
+check: dot(
+check: subtract(
+check: ENTRY
+check: kind=kOutput
+check-not: dot(""",
+        f"""HloModule dot_sgd_update
+ENTRY main {{
+  s = f32[] parameter(0)
+{pattern("w", (64, 64), 3, 7, 13, 6)}
+{pattern("x", (256, 64), 3, 5, 11, 5)}
+{pattern("g", (256, 64), 13, 2, 9, 4)}
+  dt = f32[64,64]{{1,0}} dot(g, x), lhs_contracting_dims={{0}}, rhs_contracting_dims={{0}}
+  dw = f32[64,64]{{0,1}} transpose(dt), dimensions={{1,0}}
+  lr = f32[] constant(0.01)
+  lrb = f32[64,64]{{0,1}} broadcast(lr), dimensions={{}}
+  step = f32[64,64]{{0,1}} multiply(dw, lrb)
+  ROOT u = f32[64,64]{{1,0}} subtract(w, step)
+}}""",
+        [S],
+        "rtol=1e-6 atol=1e-6",
+    ),
     "dot_epilogue_not_through_a_row_reduction": (
         """The dot's result has a second reader besides the loop, its row sum (as a normalization
 has): the loop is not its only user, so the dot stays a kernel of its own, stored once for both.

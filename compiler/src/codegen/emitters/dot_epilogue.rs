@@ -53,7 +53,7 @@ pub fn epilogue_dot(kc: &KernelContext) -> Option<InstrId> {
     }
     let elemental = kc.comp.ids().all(|i| i == dot || kc.comp.get(i).opcode.is_elemental());
     let same_shape = crate::passes::dot_epilogue_fusion::same_array_shape(&kc.comp.get(dot).shape, &root.shape);
-    (elemental && same_shape && crate::passes::buffer_assignment::same_index_only(kc.comp, kc.root, &[dot])).then_some(dot)
+    (elemental && same_shape && crate::passes::buffer_assignment::same_logical_index_only(kc.comp, kc.root, &[dot])).then_some(dot)
 }
 
 /// Whether `target` is among the values `id` is computed from.

@@ -12,6 +12,8 @@
 //! into units of an L2-sized block of A rows (packed once per k block) times a range of B
 //! panels, and each B panel meets all strips of the block while it stays in L1, so the
 //! micro-kernel streams only a small A strip; units are shared out to the threads one by one.
+//! Where all of A's rows fit one block, every B panel belongs to one unit, which packs it just
+//! before its tiles (`run_unit`) instead of in a phase of its own.
 //! A few-panel f32 A whose rows lie contiguous along k is not packed: the micro-kernel reads the same values in the same order where
 //! they lie. Strips whose rows are contiguous along k are packed by 8 x 8 register
 //! transposes (`transpose_pack.rs`). Packing only copies, widening bf16 to
@@ -67,6 +69,16 @@ const DIRECT_A_MAX_PANELS: i64 = 8;
 /// 80-85. The strip the micro-kernel streams is prefetched, so a block a little larger than
 /// what L2 keeps beside the B panel costs less than the B panel's reloads of small blocks.
 const A_BLOCK_BYTES: i64 = 384 * 1024;
+
+/// Bytes of a packed A block that holds all of A's rows (per batch) at the first k block's
+/// depth: such a GEMM is shared out in panel ranges only, so that every B panel belongs to one
+/// unit, which packs it itself (`run_unit`). A little more than [`A_BLOCK_BYTES`]: a 256-row
+/// A at depth 512 (mlp_train's forward dots) is one block of 528 KiB.
+const ONE_BLOCK_A_BYTES: i64 = 576 * 1024;
+
+/// Bytes of the B panels a unit packs for itself (per k block): what L2 keeps beside the A
+/// block.
+const UNIT_B_BYTES: i64 = 256 * 1024;
 
 /// Whether a row-major f32 A is read where it lies rather than packed, for k blocks of
 /// `depth` and `panels` B panels: in deep blocks with few panels (above), and with one panel
@@ -343,12 +355,24 @@ struct Plan {
     /// Null, or A packed once for all units (`shared_a.rs`): `[batch][row block][k block]`
     /// blocks of `mc x depth` words, each laid out as a unit packs its own.
     ap_shared: *mut u32,
+    /// Each unit packs the B panels it multiplies, per k block, into scratch of its own
+    /// (`bp` is then unused): set where every panel belongs to one unit (one row block).
+    unit_packs_b: bool,
 }
 
 impl Plan {
     fn panel(&self) -> i64 {
         let corrections = i64::from(self.operands == Operands::S8Quads);
         (self.depth + corrections) * self.nr
+    }
+
+    /// B panels the packing phase packs (in `bp`): none where the units pack their own.
+    fn shared_b_panels(&self) -> i64 {
+        if self.unit_packs_b {
+            0
+        } else {
+            self.g.batch * self.k_blocks * self.panels
+        }
     }
 
     /// Operand elements of k block `k0` (in words) `depth` words deep.
@@ -397,41 +421,56 @@ unsafe fn gemm(g: &GemmF32, isa: Isa, operands: Operands) -> i32 {
         // faster.
         direct_a: operands == Operands::F32 && g.a_col == 1 && uk.has_direct() && reads_a_in_place(plan_depth(g), ceil_div(g.n, nr)),
         ap_shared: std::ptr::null_mut(),
+        unit_packs_b: false,
     };
     if g.k <= 0 {
         // No k blocks: the generated GEMM stores nothing either.
         return 0;
     }
-    plan.mc = block_rows(g.mr, plan.depth, g.m);
+    let strips = ceil_div(g.m, g.mr);
+    let one_block = strips * g.mr * plan.depth * 4 <= ONE_BLOCK_A_BYTES;
+    plan.mc = if one_block { strips * g.mr } else { block_rows(g.mr, plan.depth, g.m) };
     plan.m_blocks = ceil_div(g.m, plan.mc);
-    let b_bytes = (g.batch * plan.k_blocks * plan.panels * plan.panel() * 4) as usize;
-    let Some(bp) = Scratch::new(b_bytes) else { return 1 };
-    plan.bp = bp.ptr as *mut u32;
-    let pack_units = g.batch * plan.k_blocks * plan.panels;
     let flops = 2.0 * g.batch as f64 * g.m as f64 * g.n as f64 * g.k as f64;
-    let ctx = &plan as *const Plan as *const *mut u8;
     let threads = hlojit_rt_num_threads();
-    let status = if flops < PARALLEL_MIN_FLOPS || threads == 1 {
-        unsafe { pack_b_task(ctx, 0, pack_units) };
-        unsafe { run_units(&plan, 0, g.batch * plan.m_blocks) }
+    let serial = flops < PARALLEL_MIN_FLOPS || threads == 1;
+    // Panel ranges a unit packs for itself must stay in L2 beside A's block.
+    let least_parts = ceil_div(plan.panels * plan.panel() * 4, UNIT_B_BYTES).min(plan.panels);
+    if serial {
+        plan.n_parts = if plan.m_blocks == 1 { least_parts } else { 1 };
     } else {
-        // Units of equal size, a multiple of the threads where possible (`share_units`).
-        let share = share_units(ceil_div(g.m, g.mr), plan.mc / g.mr, g.batch, plan.panels, threads);
+        // Units of equal size, a multiple of the threads where possible: whole batches split
+        // into panel ranges where A fits one block, `share_units` otherwise.
+        let share = match one_block.then(|| panel_parts(g.batch, plan.panels, threads, least_parts)).flatten() {
+            Some(n_parts) => Share { strips, n_parts },
+            None => share_units(strips, plan.mc / g.mr, g.batch, plan.panels, threads),
+        };
         plan.mc = share.strips * g.mr;
         plan.m_blocks = ceil_div(g.m, plan.mc);
         plan.n_parts = share.n_parts;
-        let units = g.batch * plan.m_blocks * plan.n_parts;
-        // Row blocks split into panel ranges would each pack their A block once per range:
-        // pack A once instead, shared out with B's panels (`shared_a.rs`).
-        let shared = plan.n_parts > 1 && !plan.direct_a;
-        let Some(a_scratch) = Scratch::new(if shared { shared_a::bytes(&plan) } else { 0 }) else { return 1 };
-        let a_units = if shared { shared_a::units(&plan) } else { 0 };
-        if a_units > 0 {
-            plan.ap_shared = a_scratch.ptr as *mut u32;
+    }
+    plan.unit_packs_b = plan.m_blocks == 1;
+    let Some(bp) = Scratch::new((plan.shared_b_panels() * plan.panel() * 4) as usize) else { return 1 };
+    plan.bp = bp.ptr as *mut u32;
+    let pack_units = plan.shared_b_panels();
+    let units = g.batch * plan.m_blocks * plan.n_parts;
+    // Row blocks split into panel ranges would each pack their A block once per range: pack A
+    // once instead, with B's panels (`shared_a.rs`).
+    let shared = plan.n_parts > 1 && !plan.direct_a;
+    let Some(a_scratch) = Scratch::new(if shared { shared_a::bytes(&plan) } else { 0 }) else { return 1 };
+    let a_units = if shared { shared_a::units(&plan) } else { 0 };
+    if a_units > 0 {
+        plan.ap_shared = a_scratch.ptr as *mut u32;
+    }
+    let ctx = &plan as *const Plan as *const *mut u8;
+    let pack = if a_units > 0 { shared_a::pack_task as crate::symbols::KernelTask } else { pack_b_task };
+    let status = if serial {
+        unsafe { pack(ctx, 0, pack_units + a_units) };
+        unsafe { run_units(&plan, 0, units) }
+    } else {
+        if pack_units + a_units > 0 {
+            unsafe { hlojit_rt_parallel_for(pack, ctx, pack_units + a_units, 1) };
         }
-        let ctx = &plan as *const Plan as *const *mut u8;
-        let pack = if a_units > 0 { shared_a::pack_task as crate::symbols::KernelTask } else { pack_b_task };
-        unsafe { hlojit_rt_parallel_for(pack, ctx, pack_units + a_units, 1) };
         unsafe { crate::parallel_loop::run(unit_task, ctx, units, units, threads.min(units) - 1) };
         // A task that could not allocate left its error on its own thread: say so here.
         if plan.failed.load(Ordering::Relaxed) {
@@ -448,16 +487,22 @@ unsafe fn gemm(g: &GemmF32, isa: Isa, operands: Operands) -> i32 {
 /// Packs B panels `[u0, u1)` (in batch, k block, panel order: their order in `bp`).
 unsafe extern "C" fn pack_b_task(ctx: *const *mut u8, u0: i64, u1: i64) {
     let p = unsafe { &*(ctx as *const Plan) };
+    unsafe { pack_b_panels(p, u0, u1, p.bp.add((u0 * p.panel()) as usize)) };
+}
+
+/// Packs B panels `[u0, u1)` (numbered as in `bp`) one after another from `dst0`.
+unsafe fn pack_b_panels(p: &Plan, u0: i64, u1: i64, dst0: *mut u32) {
     let g = &p.g;
     let per_batch = p.k_blocks * p.panels;
+    let dst_of = |u: i64| unsafe { dst0.add(((u - u0) * p.panel()) as usize) };
     if p.operands == Operands::S8Quads {
-        unsafe { pack_quad_panels(p, u0, u1) };
+        unsafe { pack_quad_panels(p, u0, u1, dst0) };
         return;
     }
     if g.b_col == 1 && p.operands != Operands::S8 {
         #[cfg(target_arch = "x86_64")]
         if p.operands == Operands::Bf16Pairs {
-            unsafe { pack_pair_panels_by_rows(p, u0, u1) };
+            unsafe { pack_pair_panels_by_rows(p, u0, u1, dst0) };
             return;
         }
         // Row-major B: the task's panels of each k block together, row by row (`row_pack.rs`).
@@ -469,7 +514,7 @@ unsafe extern "C" fn pack_b_task(ctx: *const *mut u8, u0: i64, u1: i64) {
             let (k0, first) = (pcb * g.kc, js * p.nr);
             let depth = g.kc.min(g.k - k0);
             let cols = (g.n - first).min(run * p.nr);
-            let dst = unsafe { p.bp.add((u * p.panel()) as usize) };
+            let dst = dst_of(u);
             let offset = (b * g.b_batch + k0 * g.b_row + first) as isize;
             match p.operands {
                 Operands::Bf16 => unsafe { row_pack::pack_panels_by_rows((g.b as *const u16).offset(offset), g.b_row, dst, p.panel(), cols, run, depth, p.nr) },
@@ -487,17 +532,17 @@ unsafe extern "C" fn pack_b_task(ctx: *const *mut u8, u0: i64, u1: i64) {
         let first = js * p.nr;
         let valid = (g.n - first).min(p.nr);
         let depth = g.kc.min(g.k - k0);
-        let dst = unsafe { p.bp.add((u * p.panel()) as usize) };
+        let dst = dst_of(u);
         // Strip rows are B's columns: dst[kk * nr + i] = B[b][k0 + kk][first + i].
         let offset = b * g.b_batch + first * g.b_col;
         unsafe { pack_operand(p, g.b, offset, k0, g.b_col, g.b_row, dst, valid, depth, p.nr) };
     }
 }
 
-/// Packs the bf16 pairs of a row-major B's panels `[u0, u1)`, a run of a k block's panels at a
-/// time (as [`pack_b_task`] does for widened elements).
+/// Packs the bf16 pairs of a row-major B's panels `[u0, u1)` from `dst0`, a run of a k block's
+/// panels at a time (as [`pack_b_panels`] does for widened elements).
 #[cfg(target_arch = "x86_64")]
-unsafe fn pack_pair_panels_by_rows(p: &Plan, u0: i64, u1: i64) {
+unsafe fn pack_pair_panels_by_rows(p: &Plan, u0: i64, u1: i64, dst0: *mut u32) {
     let g = &p.g;
     let per_batch = p.k_blocks * p.panels;
     let mut u = u0;
@@ -508,15 +553,16 @@ unsafe fn pack_pair_panels_by_rows(p: &Plan, u0: i64, u1: i64) {
         let (k0, first) = (pcb * g.kc, js * p.nr);
         let elements = p.elements(k0, g.kc);
         let cols = (g.n - first).min(run * p.nr);
-        let dst = unsafe { p.bp.add((u * p.panel()) as usize) };
+        let dst = unsafe { dst0.add(((u - u0) * p.panel()) as usize) };
         let src = unsafe { (g.b as *const u16).offset((b * g.b_batch + 2 * k0 * g.b_row + first) as isize) };
         unsafe { bf16_pack::pair_panels_by_rows(src, g.b_row, dst, p.panel(), cols, run, elements, p.nr) };
         u += run;
     }
 }
 
-/// Packs the s8 quads of B's panels `[u0, u1)`, each followed by its column corrections.
-unsafe fn pack_quad_panels(p: &Plan, u0: i64, u1: i64) {
+/// Packs the s8 quads of B's panels `[u0, u1)` from `dst0`, each followed by its column
+/// corrections.
+unsafe fn pack_quad_panels(p: &Plan, u0: i64, u1: i64, dst0: *mut u32) {
     let g = &p.g;
     let per_batch = p.k_blocks * p.panels;
     for u in u0..u1 {
@@ -524,7 +570,7 @@ unsafe fn pack_quad_panels(p: &Plan, u0: i64, u1: i64) {
         let (pcb, js) = (rest / p.panels, rest % p.panels);
         let (k0, first) = (pcb * g.kc, js * p.nr);
         let words = g.kc.min(g.k - k0);
-        let dst = unsafe { p.bp.add((u * p.panel()) as usize) };
+        let dst = unsafe { dst0.add(((u - u0) * p.panel()) as usize) };
         // Strip rows are B's columns.
         let src = unsafe { (g.b as *const i8).offset((b * g.b_batch + first * g.b_col + 4 * k0 * g.b_row) as isize) };
         let valid = (g.n - first).min(p.nr);
@@ -627,6 +673,9 @@ unsafe fn run_units(p: &Plan, u0: i64, u1: i64) -> i32 {
     let ap_bytes = if p.direct_a || !p.ap_shared.is_null() { 0 } else { (p.mc * p.depth * 4) as usize };
     let Some(ap) = Scratch::new(ap_bytes) else { return 1 };
     let ap = ap.ptr as *mut u32;
+    let bp_bytes = if p.unit_packs_b { (ceil_div(p.panels, p.n_parts) * p.panel() * 4) as usize } else { 0 };
+    let Some(bp) = Scratch::new(bp_bytes) else { return 1 };
+    let bp = bp.ptr as *mut u32;
     let per_batch = p.m_blocks * p.n_parts;
     for u in u0..u1 {
         let (b, rest) = (u / per_batch, u % per_batch);
@@ -635,7 +684,7 @@ unsafe fn run_units(p: &Plan, u0: i64, u1: i64) -> i32 {
         let r1 = (r0 + p.mc).min(g.m);
         let j0 = part * p.panels / p.n_parts;
         let j1 = (part + 1) * p.panels / p.n_parts;
-        unsafe { run_unit(p, ap, b, r0, r1, j0, j1) };
+        unsafe { run_unit(p, ap, bp, b, r0, r1, j0, j1) };
     }
     0
 }
@@ -662,7 +711,11 @@ fn strip_pass(isa: Isa, panels: i64, panel_words: i64) -> bool {
 /// where a panel's column of tiles touches two lines in each of `mc` rows a row stride apart
 /// (measured on 16 x 512 x 512 x 64, one Zen 4 core: the tile stores waited on those lines).
 /// The order of the tiles does not change a bit of the result.
-unsafe fn run_unit(p: &Plan, ap: *mut u32, b: i64, r0: i64, r1: i64, j0: i64, j1: i64) {
+/// With `p.unit_packs_b`, the unit packs its panels of each k block into `bp` first: they
+/// are then still in L2 when its strips meet them, where panels packed in a phase of their
+/// own went out to memory and came back (mlp_train's 256-row dots pack 4 MiB of B).
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_unit(p: &Plan, ap: *mut u32, bp: *mut u32, b: i64, r0: i64, r1: i64, j0: i64, j1: i64) {
     let g = &p.g;
     let rows = r1 - r0;
     let nstrips = ceil_div(rows, g.mr);
@@ -670,6 +723,14 @@ unsafe fn run_unit(p: &Plan, ap: *mut u32, b: i64, r0: i64, r1: i64, j0: i64, j1
     for pcb in 0..p.k_blocks {
         let kcv = g.kc.min(g.k - pcb * g.kc);
         let ap = if p.ap_shared.is_null() { ap } else { unsafe { shared_a::block(p, b, r0 / p.mc, pcb) } };
+        // Panel `j0` of this k block; the unit's other panels follow it.
+        let first_panel = (b * p.k_blocks + pcb) * p.panels + j0;
+        let b_panels = if p.unit_packs_b {
+            unsafe { pack_b_panels(p, first_panel, first_panel + (j1 - j0), bp) };
+            bp
+        } else {
+            unsafe { p.bp.add((first_panel * p.panel()) as usize) }
+        };
         for is in (0..nstrips).filter(|_| !p.direct_a && p.ap_shared.is_null()) {
             let first = is * g.mr;
             let dst = unsafe { ap.add((first * kcv) as usize) };
@@ -678,7 +739,7 @@ unsafe fn run_unit(p: &Plan, ap: *mut u32, b: i64, r0: i64, r1: i64, j0: i64, j1
             unsafe { pack_operand(p, g.a, offset, pcb * g.kc, g.a_row, g.a_col, dst, valid, kcv, g.mr) };
         }
         let last = pcb + 1 == p.k_blocks;
-        let tile = |is: i64, js: i64| unsafe { run_tile(p, ap, b, r0, rows, pcb, is, js) };
+        let tile = |is: i64, js: i64| unsafe { run_tile(p, ap, b_panels.add(((js - j0) * p.panel()) as usize), b, r0, rows, pcb, is, js) };
         if strip_pass {
             for is in 0..nstrips {
                 (j0..j1).for_each(|js| tile(is, js));
@@ -703,15 +764,14 @@ unsafe fn run_unit(p: &Plan, ap: *mut u32, b: i64, r0: i64, r1: i64, j0: i64, j1
     }
 }
 
-/// The tile of strip `is` (of the unit's `rows` rows from `r0`) and B panel `js`, k block
-/// `pcb`: stored on the first k block, added to C on later ones.
+/// The tile of strip `is` (of the unit's `rows` rows from `r0`) and B panel `js` (packed at
+/// `b_ptr`), k block `pcb`: stored on the first k block, added to C on later ones.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn run_tile(p: &Plan, ap: *mut u32, b: i64, r0: i64, rows: i64, pcb: i64, is: i64, js: i64) {
+unsafe fn run_tile(p: &Plan, ap: *mut u32, b_ptr: *const u32, b: i64, r0: i64, rows: i64, pcb: i64, is: i64, js: i64) {
     let g = &p.g;
     let (pc, first_row, first_col) = (pcb * g.kc, is * g.mr, js * p.nr);
     let kcv = g.kc.min(g.k - pc);
-    let b_ptr = unsafe { p.bp.add((((b * p.k_blocks + pcb) * p.panels + js) * p.panel()) as usize) };
     let rows_here = (rows - first_row).min(g.mr);
     let cols_here = (g.n - first_col).min(p.nr);
     // C's elements (f32 or s32) as 4-byte words.
@@ -767,6 +827,13 @@ fn share_units(strips: i64, fit: i64, batch: i64, panels: i64, threads: i64) -> 
     }
     let blocks = ceil_div(want, batch * n_parts).min(strips);
     Share { strips: ceil_div(strips, blocks), n_parts }
+}
+
+/// Panel ranges per batch when A is one block: the fewest (from `least`, which keeps a unit's
+/// panels within [`UNIT_B_BYTES`]) that make at least four units per thread, a multiple of the
+/// threads (as [`share_units`] wants); `None` when the panels are too few for that.
+fn panel_parts(batch: i64, panels: i64, threads: i64, least: i64) -> Option<i64> {
+    (least..=panels).find(|&parts| batch * parts >= 4 * threads && (batch * parts) % threads == 0)
 }
 
 /// Rows of an A block: `mc x depth` packed words ([`A_BLOCK_BYTES`]), a multiple of `mr`.

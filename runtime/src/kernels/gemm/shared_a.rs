@@ -39,11 +39,11 @@ pub(super) unsafe fn block(p: &Plan, b: i64, ib: i64, pcb: i64) -> *mut u32 {
     unsafe { p.ap_shared.add((index * block_words(p)) as usize) }
 }
 
-/// Packing units `[u0, u1)`: B's panels first (as [`pack_b_task`] numbers them), then A's
-/// strips.
+/// Packing units `[u0, u1)`: B's panels first (as [`pack_b_task`] numbers them; none where the
+/// units pack their own), then A's strips.
 pub(super) unsafe extern "C" fn pack_task(ctx: *const *mut u8, u0: i64, u1: i64) {
     let p = unsafe { &*(ctx as *const Plan) };
-    let b_units = p.g.batch * p.k_blocks * p.panels;
+    let b_units = p.shared_b_panels();
     if u0 < b_units {
         unsafe { pack_b_task(ctx, u0, u1.min(b_units)) };
     }

@@ -146,6 +146,9 @@ fn every_tile_with_edges_k_blocks_and_threads() {
                 // place for (packed in deep blocks), two k blocks, parallel column parts.
                 let rows = 2 * block_rows(mr, 512, 1 << 20) + mr + 1;
                 check(isa, ops, 1, rows, (DIRECT_A_MAX_PANELS + 1) * nr + 3, 1000, mr, nv, 512, nr, false);
+                // A in one block and more B panels than a unit packs at once: units pack
+                // their own panel ranges, two k blocks, a column edge, parallel.
+                check(isa, ops, 1, 2 * mr + 1, 9 * nr + 5, 600, mr, nv, 512, nr, false);
             }
         }
     }
@@ -395,7 +398,9 @@ fn results_are_the_same_bits_on_any_number_of_threads() {
             continue;
         }
         for ops in [Operands::F32, Operands::Bf16] {
-            for (m, n, k, kc, at) in [(70, 512, 300, 256, false), (70, 512, 300, 256, true), (300, 40, 200, 128, false)] {
+            // And one block of A meeting more B panels than one unit packs (several panel
+            // ranges on one thread, eight on two, blocks split by `share_units` on three).
+            for (m, n, k, kc, at) in [(70, 512, 300, 256, false), (70, 512, 300, 256, true), (300, 40, 200, 128, false), (70, 9 * nv * isa.lanes() + 5, 600, 512, false)] {
                 let one = fractional_product(isa, ops, m, n, k, mr, nv, kc, at, 1);
                 for threads in [2, 3] {
                     assert!(one == fractional_product(isa, ops, m, n, k, mr, nv, kc, at, threads), "{isa:?} {ops:?} {m}x{n}x{k} at={at}: {threads} threads differ from one");
