@@ -3,6 +3,7 @@
 //! the runtime's [`Executor`], which AOT users share; this adds the JIT-loaded code under it.
 
 use crate::backend::jit::Jit;
+use crate::backend::library_program::Call;
 use crate::codegen::array::buffer_bytes;
 use crate::codegen::collectives::groups::DeviceGrid;
 use crate::codegen::custom_call::custom_call_targets;
@@ -13,7 +14,7 @@ use crate::cache::meta::EntryMeta;
 use crate::cache::{self, DiskCache, Fingerprint, MemoryCache};
 use crate::pipeline::{compile_objects, prepare, runtime_calls, CodeSource, CompileOptions, CompileStats};
 use hlojit_runtime::custom_call::{resolve_target, CustomCallRegistry, Plugin, Resolved as ResolvedTarget};
-use hlojit_runtime::executor::{Alias, EntryFn, Executor, RunOptions, Signature};
+use hlojit_runtime::executor::{Alias, EntryFn, EntryProgram, Executor, RunOptions, Signature};
 use hlojit_runtime::transfers::{self, Transfers};
 use hlojit_runtime::{ArrayShape, HostBuffer, Literal, Shape};
 use std::sync::Arc;
@@ -29,7 +30,7 @@ const BUFFERS_NAMED_ON_OOM: usize = 3;
 /// A compiled computation, loaded and ready to run.
 pub struct Executable {
     /// The loaded code, shared with the client's cache and other executables of one module.
-    loaded: Arc<Loaded>,
+    pub(crate) loaded: Arc<Loaded>,
     compile_time: Duration,
     compile_stats: CompileStats,
     /// Replicas × partitions the program runs on (see `run_devices`).
@@ -41,13 +42,25 @@ pub struct Executable {
 /// Loaded code and what runs it.
 pub(crate) struct Loaded {
     /// Runs the loaded entry function; declared first so that it goes before the code does.
-    executor: Executor,
+    pub(crate) executor: Executor,
     /// The code, unless the module runs as a program of runtime calls.
     _jit: Option<Jit>,
     /// Plugins holding custom-call targets of this code; unloaded only after the code is.
     _plugins: Vec<Arc<Plugin>>,
     /// The custom-call targets the code was linked with, and their addresses.
-    targets: Vec<(String, usize)>,
+    pub(crate) targets: Vec<(String, usize)>,
+    /// The code as it was loaded, kept so that the executable can be serialized.
+    pub(crate) code: Code,
+    /// Compiler build and target the code is for (the cache key's header).
+    pub(crate) header: String,
+}
+
+/// An executable's code in a form that loads in another process.
+pub(crate) enum Code {
+    /// Object files, loaded into the JIT in order.
+    Objects(Vec<Vec<u8>>),
+    /// A program of runtime calls (no machine code).
+    Calls(Vec<Call>),
 }
 
 impl std::fmt::Debug for Executable {
@@ -100,8 +113,7 @@ impl Executable {
                 Lookup::Hit(entry) => match EntryMeta::decode(&entry.meta) {
                     Ok(meta) => {
                         let t = Instant::now();
-                        let linked = Linked::resolve(options, meta.targets)?;
-                        let loaded = load(linked, &entry.objects, meta.signature)?;
+                        let loaded = load_stored(options, meta, entry.objects, key.header.clone())?;
                         let stats = CompileStats { source: CodeSource::DiskCache, load: t.elapsed(), ..CompileStats::default() };
                         return Ok(done(loaded, stats));
                     }
@@ -118,20 +130,21 @@ impl Executable {
         let prepare_time = start.elapsed();
         let linked = Linked::resolve(options, custom_call_targets(&prepared))?;
         // A module of runtime calls only needs no code, so it is not stored on disk either.
+        let header = key.as_ref().map_or_else(|| cache::fingerprint::header(options), |k| k.header.clone());
         let read_start = Instant::now();
-        if let Some(program) = runtime_calls(&prepared, ENTRY_SYMBOL, options)?.and_then(|calls| crate::backend::library_program::program(&calls)) {
-            let stats = CompileStats { source: CodeSource::RuntimeCalls, prepare: prepare_time, lower: read_start.elapsed(), ..CompileStats::default() };
-            // SAFETY: the program makes the calls the entry compiled from `prepared` would make,
-            // on the buffers of its signature.
-            let executor = unsafe { Executor::with_program(program, signature(module, &prepared)) };
-            let loaded = Arc::new(Loaded { executor, _jit: None, _plugins: linked.plugins, targets: linked.targets });
-            return Ok(done(loaded, stats));
+        if let Some(calls) = runtime_calls(&prepared, ENTRY_SYMBOL, options)? {
+            if let Some(program) = crate::backend::library_program::program(&calls) {
+                let loaded = with_program(linked, program, calls, signature(module, &prepared), header);
+                let stats = CompileStats { source: CodeSource::RuntimeCalls, prepare: prepare_time, lower: read_start.elapsed(), ..CompileStats::default() };
+                return Ok(done(loaded, stats));
+            }
         }
         let (objects, mut stats) = compile_objects(&prepared, ENTRY_SYMBOL, options)?;
         stats.prepare = prepare_time;
         let signature = signature(module, &prepared);
         if let (Some(disk), Some(key)) = (&disk, &key) {
-            let meta = EntryMeta { signature: signature.clone(), targets: linked.targets.iter().map(|(t, _)| t.clone()).collect() };
+            let targets = linked.targets.iter().map(|(t, _)| t.clone()).collect();
+            let meta = EntryMeta { signature: signature.clone(), targets, grid: DeviceGrid::of(module), calls: None };
             // A record that would not read back equal is not stored (the code still runs).
             match meta.encode() {
                 Some(meta) => {
@@ -143,9 +156,14 @@ impl Executable {
             }
         }
         let load_start = Instant::now();
-        let loaded = load(linked, &objects, signature)?;
+        let loaded = load(linked, objects, signature, header)?;
         stats.load = load_start.elapsed();
         Ok(done(loaded, stats))
+    }
+
+    /// An executable of loaded code (deserialized), for `grid`'s devices.
+    pub(crate) fn from_loaded(loaded: Arc<Loaded>, grid: DeviceGrid, compile_stats: CompileStats, compile_time: Duration) -> Executable {
+        Executable { loaded, compile_time, compile_stats, grid, transfers: Arc::new(Transfers::new()) }
     }
 
     /// The entry computation's parameter shapes, with the layouts arguments must have (those of
@@ -291,18 +309,41 @@ impl Linked {
 }
 
 /// Loads object files into a new JIT and wraps their entry function in an executor.
-fn load(linked: Linked, objects: &[Vec<u8>], signature: Signature) -> Result<Arc<Loaded>> {
+fn load(linked: Linked, objects: Vec<Vec<u8>>, signature: Signature, header: String) -> Result<Arc<Loaded>> {
     let jit = Jit::new(&linked.symbols)?;
-    for object in objects {
+    for object in &objects {
         jit.add_object(object)?;
     }
     let address = jit.lookup(ENTRY_SYMBOL)?;
     // SAFETY: the symbol is the entry function generated with this signature (compiled now,
-    // or stored in a cache entry together with the signature under the module's key).
+    // or stored together with the signature in a cache entry or a serialized executable).
     let entry: EntryFn = unsafe { std::mem::transmute::<usize, EntryFn>(address) };
     // SAFETY: the JIT holding the entry's code lives as long as the executor (dropped first).
     let executor = unsafe { Executor::new(entry, signature) };
-    Ok(Arc::new(Loaded { executor, _jit: Some(jit), _plugins: linked.plugins, targets: linked.targets }))
+    Ok(Arc::new(Loaded { executor, _jit: Some(jit), _plugins: linked.plugins, targets: linked.targets, code: Code::Objects(objects), header }))
+}
+
+/// Runs `program`, made of `calls`, as the module's entry.
+fn with_program(linked: Linked, program: EntryProgram, calls: Vec<Call>, signature: Signature, header: String) -> Arc<Loaded> {
+    // SAFETY: the program makes the calls the entry compiled with this signature would make,
+    // on the buffers of its signature.
+    let executor = unsafe { Executor::with_program(program, signature) };
+    Arc::new(Loaded { executor, _jit: None, _plugins: linked.plugins, targets: linked.targets, code: Code::Calls(calls), header })
+}
+
+/// Loads stored code (a cache entry's or a serialized executable's) with its record, the
+/// custom-call targets resolved for `options`.
+pub(crate) fn load_stored(options: &CompileOptions, meta: EntryMeta, objects: Vec<Vec<u8>>, header: String) -> Result<Arc<Loaded>> {
+    let linked = Linked::resolve(options, meta.targets)?;
+    match meta.calls {
+        Some(calls) => {
+            let program = crate::backend::library_program::program(&calls)
+                .ok_or_else(|| Error::InvalidArgument("the executable calls a runtime function this hlojit does not have".into()))?;
+            Ok(with_program(linked, program, calls, meta.signature, header))
+        }
+        None if objects.is_empty() => Err(Error::InvalidArgument("the executable has no code".into())),
+        None => load(linked, objects, meta.signature, header),
+    }
 }
 
 /// The entry signature of a prepared module: shapes with their entry layouts, names for

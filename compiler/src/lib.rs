@@ -15,6 +15,7 @@ pub mod evaluate;
 pub mod hlo;
 pub mod passes;
 pub mod pipeline;
+mod serialized;
 pub mod stablehlo;
 
 pub use error::{Error, Result};

@@ -211,6 +211,8 @@ pub enum CodeSource {
     MemoryCache,
     /// Loaded from the on-disk cache (`HLOJIT_CACHE_DIR`).
     DiskCache,
+    /// Loaded from bytes [`Executable::serialize`](crate::Executable::serialize) made.
+    Deserialized,
     /// No machine code: every kernel is a call of a precompiled runtime function, replayed by
     /// a program (see [`crate::backend::library_program`]); `lower` is the time reading them.
     RuntimeCalls,
@@ -235,6 +237,7 @@ impl std::fmt::Display for CompileStats {
             CodeSource::MemoryCache => return write!(f, "the client's cached executable"),
             // A hit runs no HLO pass (the entry records the prepared module's signature).
             CodeSource::DiskCache => return write!(f, "from the compilation cache, no passes run: loading {:.1} ms", ms(self.load)),
+            CodeSource::Deserialized => return write!(f, "deserialized, no passes run: loading {:.1} ms", ms(self.load)),
             CodeSource::RuntimeCalls => {
                 return write!(
                     f,

@@ -7,13 +7,15 @@
 //! ignored with a warning (and replaced by the next compilation); one whose key differs (a
 //! hash collision, another compiler build) is a miss.
 
+use super::fields::{Reader, Writer};
 use super::fingerprint::Fingerprint;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-// X2: entries hold the executable's record, so that a hit runs no HLO passes.
-const MAGIC: &[u8; 8] = b"HLOJITX2";
+// X2: entries hold the executable's record, so that a hit runs no HLO passes. X3: the
+// record holds the device grid and a program of runtime calls.
+const MAGIC: &[u8; 8] = b"HLOJITX3";
 const EXTENSION: &str = "hlojit";
 
 /// What an entry holds besides its key.
@@ -105,94 +107,60 @@ impl DiskCache {
 }
 
 fn encode(key: &Fingerprint, entry: &Entry) -> Vec<u8> {
-    let objects = &entry.objects;
-    let size = 64 + key.header.len() + key.module.len() + entry.meta.len() + objects.iter().map(|o| o.len() + 8).sum::<usize>();
-    let mut out = Vec::with_capacity(size);
-    out.extend_from_slice(MAGIC);
-    for part in [key.header.as_bytes(), key.module.as_bytes(), &entry.meta] {
-        out.extend_from_slice(&(part.len() as u64).to_le_bytes());
-        out.extend_from_slice(part);
-    }
-    out.extend_from_slice(&(objects.len() as u64).to_le_bytes());
-    for o in objects {
-        out.extend_from_slice(&(o.len() as u64).to_le_bytes());
-        out.extend_from_slice(o);
-    }
-    let sum = checksum(&out);
-    out.extend_from_slice(&sum.to_le_bytes());
-    out
+    encode_entry(MAGIC, key.header.as_bytes(), key.module.as_bytes(), entry)
 }
 
 /// The entry for `key` in `bytes`; `None` when the entry is whole but for another key.
 fn decode(bytes: &[u8], key: &Fingerprint) -> Result<Option<Entry>, String> {
-    if bytes.len() < MAGIC.len() + 8 || &bytes[..MAGIC.len()] != MAGIC {
-        return Err("not a cache entry of this hlojit version".into());
+    let (header, module, entry) = decode_entry(MAGIC, "a cache entry", bytes)?;
+    if header != key.header.as_bytes() || module != key.module.as_bytes() {
+        return Ok(None);
+    }
+    if entry.objects.is_empty() {
+        return Err("malformed entry".into());
+    }
+    Ok(Some(entry))
+}
+
+/// The entry format, shared with serialized executables (which have a magic of their own):
+/// `magic`, `header`, `module` and the record as fields, the objects' count and the objects,
+/// then a checksum of all that.
+pub(crate) fn encode_entry(magic: &[u8; 8], header: &[u8], module: &[u8], entry: &Entry) -> Vec<u8> {
+    let objects = &entry.objects;
+    let size = 64 + header.len() + module.len() + entry.meta.len() + objects.iter().map(|o| o.len() + 8).sum::<usize>();
+    let mut w = Writer(Vec::with_capacity(size));
+    w.0.extend_from_slice(magic);
+    for part in [header, module, &entry.meta] {
+        w.bytes(part);
+    }
+    w.u64(objects.len() as u64);
+    for o in objects {
+        w.bytes(o);
+    }
+    let sum = checksum(&w.0);
+    w.u64(sum);
+    w.0
+}
+
+/// Header, module and entry of bytes in the entry format with `magic` (`what` names the kind
+/// in the error when the magic differs).
+pub(crate) fn decode_entry<'a>(magic: &[u8; 8], what: &str, bytes: &'a [u8]) -> Result<(&'a [u8], &'a [u8], Entry), String> {
+    if bytes.len() < magic.len() + 8 || &bytes[..magic.len()] != magic {
+        return Err(format!("not {what} of this hlojit version"));
     }
     let (body, sum) = bytes.split_at(bytes.len() - 8);
     if checksum(body) != u64::from_le_bytes(sum.try_into().expect("8 bytes")) {
         return Err("checksum mismatch (truncated or damaged)".into());
     }
-    let mut r = Reader { bytes: body, at: MAGIC.len() };
+    let mut r = Reader::new(&body[magic.len()..]);
     let header = r.chunk()?;
     let module = r.chunk()?;
-    if header != key.header.as_bytes() || module != key.module.as_bytes() {
-        return Ok(None);
-    }
     let meta = r.chunk()?.to_vec();
-    let count = r.u64()?;
-    let mut objects = Vec::new();
-    for _ in 0..count {
-        objects.push(r.chunk()?.to_vec());
-    }
-    if r.at != body.len() || objects.is_empty() {
+    let objects = (0..r.count()?).map(|_| r.chunk().map(<[u8]>::to_vec)).collect::<Result<Vec<_>, _>>()?;
+    if !r.at_end() {
         return Err("malformed entry".into());
     }
-    Ok(Some(Entry { meta, objects }))
-}
-
-/// Reads length-prefixed fields; every read past the end is an error, never a panic.
-pub(crate) struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    pub(crate) fn new(bytes: &'a [u8]) -> Reader<'a> {
-        Reader { bytes, at: 0 }
-    }
-
-    pub(crate) fn at_end(&self) -> bool {
-        self.at == self.bytes.len()
-    }
-
-    pub(crate) fn usize(&mut self) -> Result<usize, String> {
-        usize::try_from(self.u64()?).map_err(|_| "malformed entry".into())
-    }
-
-    /// A count of items that follow, each at least 8 bytes long: bounded by what is left,
-    /// so a damaged count never asks for a huge allocation.
-    pub(crate) fn count(&mut self) -> Result<usize, String> {
-        let n = self.usize()?;
-        if n > (self.bytes.len() - self.at) / 8 {
-            return Err("malformed entry".into());
-        }
-        Ok(n)
-    }
-
-    pub(crate) fn u64(&mut self) -> Result<u64, String> {
-        let end = self.at.checked_add(8).filter(|&e| e <= self.bytes.len()).ok_or("malformed entry")?;
-        let v = u64::from_le_bytes(self.bytes[self.at..end].try_into().expect("8 bytes"));
-        self.at = end;
-        Ok(v)
-    }
-
-    pub(crate) fn chunk(&mut self) -> Result<&'a [u8], String> {
-        let len = usize::try_from(self.u64()?).map_err(|_| "malformed entry")?;
-        let end = self.at.checked_add(len).filter(|&e| e <= self.bytes.len()).ok_or("malformed entry")?;
-        let chunk = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(chunk)
-    }
+    Ok((header, module, Entry { meta, objects }))
 }
 
 /// FNV-1a, 64 bits: catches truncation and damaged bytes (not tampering: the cache directory

@@ -30,16 +30,7 @@ pub struct Fingerprint {
 impl Fingerprint {
     /// The key of `module` compiled with `options`.
     pub fn of(module: &Module, options: &CompileOptions) -> Result<Fingerprint> {
-        let (triple, cpu, features) = resolved_target(&options.target);
-        let mut header = format!("compiler: {}\ntriple: {triple}\ncpu: {cpu}\nfeatures: {features}\n", compiler_build());
-        if crate::codegen::emitters::generated_gemm_forced() {
-            header.push_str("gemm: generated\n");
-        }
-        // Custom-call targets are not part of the key: they are resolved by name on load.
-        // Parallel compilation and pass verification give the same code.
-        if options.profile {
-            header.push_str("profile: timers\n");
-        }
+        let header = header(options);
         let module = module.to_string();
         let hash = hash128(&[header.as_bytes(), module.as_bytes()]);
         Ok(Fingerprint { header, module, hash })
@@ -51,22 +42,45 @@ impl Fingerprint {
     }
 }
 
-/// The target as LLVM will see it: the host's CPU name and features filled in where the
-/// options leave them to the host (as `TargetOptions::machine` does).
-fn resolved_target(t: &TargetOptions) -> (String, String, String) {
+/// What identifies the code compiled with `options` besides the module: the compiler build
+/// and the target, one `name: value` line each (`compiler`, `triple`, `cpu`, `features`),
+/// then the options that change the code.
+pub(crate) fn header(options: &CompileOptions) -> String {
+    let (triple, cpu, features) = resolved_target(&options.target);
+    let mut header = format!("compiler: {}\ntriple: {triple}\ncpu: {cpu}\nfeatures: {features}\n", compiler_build());
+    if crate::codegen::emitters::generated_gemm_forced() {
+        header.push_str("gemm: generated\n");
+    }
+    // Custom-call targets are not part of the key: they are resolved by name on load.
+    // Parallel compilation and pass verification give the same code.
+    if options.profile {
+        header.push_str("profile: timers\n");
+    }
+    header
+}
+
+/// The host's triple, CPU name and feature string.
+pub(crate) fn host_target() -> &'static (String, String, String) {
     static HOST: OnceLock<(String, String, String)> = OnceLock::new();
-    let host = HOST.get_or_init(|| {
+    HOST.get_or_init(|| {
         (
             TargetMachine::get_default_triple().as_str().to_string_lossy().into_owned(),
             crate::backend::target::host_cpu().0.clone(),
             crate::backend::target::host_cpu().1.clone(),
         )
-    });
+    })
+}
+
+/// The target as LLVM will see it: the host's CPU name and features filled in where the
+/// options leave them to the host (as `TargetOptions::machine` does).
+fn resolved_target(t: &TargetOptions) -> (String, String, String) {
+    let host = host_target();
     match &t.triple {
+        // A named CPU brings its own features, not the host's.
         None => (
             host.0.clone(),
             t.cpu.clone().unwrap_or_else(|| host.1.clone()),
-            t.features.clone().unwrap_or_else(|| host.2.clone()),
+            t.features.clone().unwrap_or_else(|| if t.cpu.is_none() { host.2.clone() } else { String::new() }),
         ),
         Some(triple) => (triple.clone(), t.cpu.clone().unwrap_or_else(|| "generic".into()), t.features.clone().unwrap_or_default()),
     }

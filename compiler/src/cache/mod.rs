@@ -4,6 +4,7 @@
 //! canonical text, the target machine and the compiler's build.
 
 pub mod disk;
+pub mod fields;
 pub mod fingerprint;
 pub mod memory;
 pub mod meta;
