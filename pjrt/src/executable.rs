@@ -26,6 +26,8 @@ pub struct Compiled {
     /// (`PJRT_Executable_OptimizedProgram`).
     pub optimized: std::sync::OnceLock<std::result::Result<Vec<u8>, String>>,
     pub fingerprint: String,
+    /// The `CompileOptionsProto` it was compiled with, for its serialization.
+    pub serialized_options: Vec<u8>,
     /// Parameter leaves as the caller passes them (tokens included).
     pub num_parameters: usize,
     /// For each parameter leaf: the executor's argument it is, or `None` for a token.
@@ -64,8 +66,8 @@ pub struct LoadedExecutable {
 
 /// Compiles `code` (StableHLO bytecode or text, or HLO text: chosen by content) with the
 /// serialized `CompileOptionsProto` in `options`.
-pub fn compile(client: &Client, format: &str, code: &[u8], options: &[u8]) -> Result<LoadedExecutable> {
-    let options = decode(options, client.devices.len())?;
+pub fn compile(client: &Client, format: &str, code: &[u8], options_bytes: &[u8]) -> Result<LoadedExecutable> {
+    let options = decode(options_bytes, client.devices.len())?;
     // Several partitions with SPMD partitioning on: the StableHLO front end turns programs that
     // are per device already (pmap, shard_map over every mesh axis) into the program each
     // device runs and refuses the rest (see compiler/src/stablehlo/convert/manual.rs). HLO
@@ -110,6 +112,15 @@ pub fn compile(client: &Client, format: &str, code: &[u8], options: &[u8]) -> Re
         module.header_attributes.push(("num_partitions".into(), options.partitions.to_string()));
     }
     let exe = client.compiler.compile(&module)?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    code.hash(&mut hasher);
+    (options.replicas, options.partitions, &options.assignment).hash(&mut hasher);
+    let fingerprint = format!("hlojit-{:016x}", hasher.finish());
+    assemble(client, exe, module, options, options_bytes.to_vec(), fingerprint)
+}
+
+/// The loaded executable of `exe`, compiled from `module` with `options`.
+pub fn assemble(client: &Client, exe: hlojit::Executable, module: hlojit::hlo::Module, options: Options, serialized_options: Vec<u8>, fingerprint: String) -> Result<LoadedExecutable> {
     let signature = exe.executor().signature();
     let parameter_leaves = crate::tokens::leaves(&signature.parameters);
     let output_leaves = crate::tokens::leaves(std::slice::from_ref(&signature.result));
@@ -123,9 +134,6 @@ pub fn compile(client: &Client, format: &str, code: &[u8], options: &[u8]) -> Re
             donatable[k] = true;
         }
     }
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    code.hash(&mut hasher);
-    (options.replicas, options.partitions, &options.assignment).hash(&mut hasher);
     let kinds = outputs.len().max(num_parameters);
     let devices = options.assignment.iter().map(|&d| client.device(d)).collect::<Result<Vec<_>>>()?;
     let logical_ids = (0..options.assignment.len())
@@ -133,7 +141,8 @@ pub fn compile(client: &Client, format: &str, code: &[u8], options: &[u8]) -> Re
         .collect();
     let compiled = Compiled {
         name: module.name.clone(),
-        fingerprint: format!("hlojit-{:016x}", hasher.finish()),
+        fingerprint,
+        serialized_options,
         num_parameters,
         parameter_leaves,
         output_leaves,

@@ -20,6 +20,7 @@ pub mod execute;
 pub mod optimized;
 pub mod options;
 pub mod plugin;
+pub mod serialize;
 pub mod tokens;
 pub mod util;
 
@@ -89,6 +90,8 @@ pub(crate) fn implemented() -> Vec<Entry> {
         entry(executable_code_size),
         entry(executable_fingerprint),
         entry(optimized::executable_optimized_program),
+        entry(serialize::executable_serialize),
+        entry(serialize::executable_deserialize_and_load),
         entry(executable_cost_analysis),
         entry(executable_memory_stats),
         entry(executable_output_element_types),

@@ -310,7 +310,7 @@ fn errors_carry_hlojit_messages_and_unimplemented_entry_points_name_themselves()
     assert_eq!(code, 3);
     assert!(message.contains("instruction n: expected shape f32[3]"), "{message}");
     // A slot hlojit leaves empty answers with an error naming it.
-    let f = api().function("PJRT_Executable_Serialize").unwrap();
+    let f = api().function("PJRT_Executable_GetCompileOptions").unwrap();
     let mut a: ExecutableNameArgs = args();
     // SAFETY: stubs read nothing.
     let e = unsafe { f(&mut a as *mut _ as *mut c_void) };
@@ -318,7 +318,7 @@ fn errors_carry_hlojit_messages_and_unimplemented_entry_points_name_themselves()
     // SAFETY: an error we own.
     let err = unsafe { Box::from_raw(e as *mut PjrtError) };
     assert_eq!(err.code as i32, 12);
-    assert!(err.message.contains("PJRT_Executable_Serialize"), "{}", err.message);
+    assert!(err.message.contains("PJRT_Executable_GetCompileOptions"), "{}", err.message);
     // A struct too small for the fields an entry point needs is refused.
     let mut small: ClientPlatformNameArgs = args();
     small.struct_size = 16;
@@ -455,5 +455,86 @@ fn the_optimized_program_is_hlojits_module_as_an_hlo_module_proto() {
     let mut l: LoadedExecutableDestroyArgs = args();
     l.executable = e;
     call(&mut l).unwrap();
+    destroy_client(c);
+}
+
+/// The executable of a loaded one (destroy it with `ExecutableDestroyArgs`).
+fn executable_of(e: *mut LoadedExecutable) -> *mut hlojit_pjrt::executable::Executable {
+    let mut g: LoadedExecutableGetExecutableArgs = args();
+    g.loaded_executable = e;
+    call(&mut g).unwrap();
+    g.executable
+}
+
+fn fingerprint(e: *mut LoadedExecutable) -> String {
+    let mut f: LoadedExecutableFingerprintArgs = args();
+    f.executable = e;
+    call(&mut f).unwrap();
+    // SAFETY: the plugin's string, alive as long as the executable.
+    String::from_utf8(unsafe { std::slice::from_raw_parts(f.executable_fingerprint.cast::<u8>(), f.executable_fingerprint_size) }.to_vec()).unwrap()
+}
+
+fn deserialize(c: *mut Client, bytes: &[u8]) -> Result<*mut LoadedExecutable, (i32, String)> {
+    let mut d: ExecutableDeserializeAndLoadArgs = args();
+    d.client = c;
+    d.serialized_executable = bytes.as_ptr().cast();
+    d.serialized_executable_size = bytes.len();
+    call(&mut d)?;
+    Ok(d.loaded_executable)
+}
+
+#[test]
+fn serialized_executables_load_and_run_as_the_compiled_ones() {
+    let c = client();
+    let hlo = "HloModule m, input_output_alias={ {0}: (0, {}, may-alias) }\n\
+               ENTRY e { p = f32[2] parameter(0)\n a = f32[2] add(p, p)\n ROOT t = (f32[2], f32[2]) tuple(a, p) }";
+    let e = compile(c, hlo).unwrap();
+    let exe = executable_of(e);
+    let mut s: ExecutableSerializeArgs = args();
+    s.executable = exe;
+    call(&mut s).unwrap();
+    // SAFETY: the plugin's bytes, alive until the deleter runs.
+    let bytes = unsafe { std::slice::from_raw_parts(s.serialized_bytes.cast::<u8>(), s.serialized_bytes_size) }.to_vec();
+    // SAFETY: called once on the object the plugin handed out.
+    unsafe { (s.serialized_executable_deleter.unwrap())(s.serialized_executable) };
+    let loaded = deserialize(c, &bytes).unwrap();
+    assert_eq!(fingerprint(loaded), fingerprint(e));
+    let mut n: ExecutableNameArgs = args();
+    n.executable = executable_of(loaded);
+    call(&mut n).unwrap();
+    assert_eq!(n.executable_name_size, 1);
+    // Same outputs, and the donated argument consumed as by the compiled executable.
+    let x = upload(c, F32, &[2], &f32s(&[1.5, 2.5]), None);
+    let out = execute(loaded, &[x], 2).unwrap();
+    assert_eq!(to_f32s(&download(out[0])), vec![3.0, 5.0]);
+    assert_eq!(to_f32s(&download(out[1])), vec![1.5, 2.5]);
+    let mut d: BufferIsDeletedArgs = args();
+    d.buffer = x;
+    call(&mut d).unwrap();
+    assert!(d.is_deleted);
+    // Bytes that are not a whole serialized executable of this build are refused.
+    let (code, message) = deserialize(c, b"not an executable").unwrap_err();
+    assert_eq!(code, 3);
+    assert!(message.contains("not a serialized executable"), "{message}");
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() / 2] ^= 1;
+    let (_, message) = deserialize(c, &flipped).unwrap_err();
+    assert!(message.contains("checksum mismatch"), "{message}");
+    let plain = hlojit::Client::new().compile_text(hlo).unwrap().serialize().unwrap();
+    let (_, message) = deserialize(c, &plain).unwrap_err();
+    assert!(message.contains("not serialized by the hlojit PJRT plugin"), "{message}");
+    for b in [x, out[0], out[1]] {
+        destroy_buffer(b);
+    }
+    for x in [exe, n.executable] {
+        let mut d: ExecutableDestroyArgs = args();
+        d.executable = x;
+        call(&mut d).unwrap();
+    }
+    for e in [e, loaded] {
+        let mut a: LoadedExecutableDestroyArgs = args();
+        a.executable = e;
+        call(&mut a).unwrap();
+    }
     destroy_client(c);
 }

@@ -58,6 +58,8 @@ sizes!(
 (ClientLookupAddressableDeviceArgs, 40),
 (ClientAddressableMemoriesArgs, 40),
 (ClientCompileArgs, 56),
+(ExecutableSerializeArgs, 56),
+(ExecutableDeserializeAndLoadArgs, 64),
 (ClientDefaultDeviceAssignmentArgs, 48),
 (ClientBufferFromHostBufferArgs, 120),
 (ClientCreateUninitializedBufferArgs, 80),

@@ -145,6 +145,15 @@ args! {
     ExecutableParameterMemoryKindsArgs = "PJRT_Executable_ParameterMemoryKinds" { executable: *mut Executable, num_parameters: usize, memory_kinds: *const Str, memory_kind_sizes: *const usize }
     ExecutableOutputMemoryKindsArgs = "PJRT_Executable_OutputMemoryKinds" { executable: *mut Executable, num_outputs: usize, memory_kinds: *const Str, memory_kind_sizes: *const usize }
     ExecutableOptimizedProgramArgs = "PJRT_Executable_OptimizedProgram" { executable: *mut Executable, program: *mut Program }
+    ExecutableSerializeArgs = "PJRT_Executable_Serialize" {
+        executable: *mut Executable, serialized_bytes: Str, serialized_bytes_size: usize,
+        serialized_executable: *mut c_void, serialized_executable_deleter: Option<unsafe extern "C" fn(*mut c_void)>,
+    }
+    ExecutableDeserializeAndLoadArgs = "PJRT_Executable_DeserializeAndLoad" {
+        client: *mut Client, serialized_executable: Str, serialized_executable_size: usize,
+        loaded_executable: *mut LoadedExecutable,
+        overridden_serialized_compile_options: Str, overridden_serialized_compile_options_size: usize,
+    }
 
     LoadedExecutableDestroyArgs = "PJRT_LoadedExecutable_Destroy" { executable: *mut LoadedExecutable }
     LoadedExecutableGetExecutableArgs = "PJRT_LoadedExecutable_GetExecutable" { loaded_executable: *mut LoadedExecutable, executable: *mut Executable }
