@@ -3,7 +3,7 @@
 //! the runtime's [`Executor`], which AOT users share; this adds the JIT-loaded code under it.
 
 use crate::backend::jit::Jit;
-use crate::backend::library_program::Call;
+use crate::backend::library_program::{Call, Field};
 use crate::codegen::array::buffer_bytes;
 use crate::codegen::collectives::groups::DeviceGrid;
 use crate::codegen::custom_call::custom_call_targets;
@@ -337,6 +337,17 @@ pub(crate) fn load_stored(options: &CompileOptions, meta: EntryMeta, objects: Ve
     let linked = Linked::resolve(options, meta.targets)?;
     match meta.calls {
         Some(calls) => {
+            // The program indexes the executor's tables of parameters and results by these.
+            let (arguments, outputs) = (meta.signature.argument_shapes().len(), meta.signature.output_shapes().len());
+            let in_range = |f: &Field| match *f {
+                Field::Parameter(n) => n < arguments,
+                Field::Result(n) => n < outputs,
+                Field::Temp { offset, size } => offset >= 0 && size >= 0 && offset.checked_add(size).is_some(),
+                Field::Const(_) | Field::Slot(_) => true,
+            };
+            if !calls.iter().flat_map(|c| &c.fields).all(in_range) {
+                return Err(Error::InvalidArgument("the executable's runtime calls name buffers it does not have".into()));
+            }
             let program = crate::backend::library_program::program(&calls)
                 .ok_or_else(|| Error::InvalidArgument("the executable calls a runtime function this hlojit does not have".into()))?;
             Ok(with_program(linked, program, calls, meta.signature, header))

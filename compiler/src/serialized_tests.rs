@@ -67,6 +67,18 @@ fn programs_of_runtime_calls_and_multi_device_grids_round_trip() {
     let a = HostBuffer::from_slice(&[64, 64], &(0..4096).map(|i| (i % 7) as f32 - 3.0).collect::<Vec<_>>()).unwrap();
     let result = |e: &Executable| e.run([&a, &a]).unwrap()[0].as_slice::<f32>().unwrap().to_vec();
     assert_eq!(result(&again), result(&exe));
+    // A call naming a parameter the signature lacks is refused, not run (hosts with the
+    // precompiled GEMM, AVX2 and up, run this dot as a program of runtime calls).
+    let bytes = exe.serialize().unwrap();
+    let (header, _, mut entry) = decode_entry(MAGIC, "", &bytes).unwrap();
+    let mut meta = EntryMeta::decode(&entry.meta).unwrap();
+    assert_eq!(meta.calls.is_some(), exe.compile_stats().source == CodeSource::RuntimeCalls);
+    if let Some(calls) = meta.calls.as_mut() {
+        calls[0].fields.push(crate::backend::library_program::Field::Parameter(2));
+        entry.meta = meta.encode().unwrap();
+        let forged = encode_entry(MAGIC, header, &[], &entry);
+        assert!(refusal(&forged).contains("name buffers it does not have"), "{}", refusal(&forged));
+    }
     let replicated = "HloModule m, replica_count=2\nENTRY e {\n  x = f32[3] parameter(0)\n  ROOT y = f32[3] negate(x)\n}\n";
     let exe = Client::new().compile_text(replicated).unwrap();
     assert_eq!(load(&exe.serialize().unwrap()).unwrap().grid, exe.grid);
