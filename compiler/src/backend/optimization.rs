@@ -128,9 +128,9 @@ pub fn optimization_for(module: &Module, plan: &LoweringPlan, jobs: &[usize], wi
 
 /// Whether the dots and convolutions of modules for this target will mostly call the
 /// runtime's precompiled kernels (x86-64 with AVX-512, or AVX2 and FMA: see
-/// `codegen/emitters/gemm/precompiled.rs`), so that the choices made before lowering (how
-/// kernels are grouped into LLVM modules, strength reduction) can expect the lean pipeline for
-/// them ([`Products::Expected`]).
+/// `codegen/emitters/gemm/precompiled.rs`), so that how kernels are grouped into LLVM
+/// modules, decided before lowering, can expect the lean pipeline for them
+/// ([`Products::Expected`]).
 pub fn precompiled_products_expected(machine: &inkwell::targets::TargetMachine, x86_64: bool) -> bool {
     use super::target::{has_feature, simd_bytes};
     x86_64 && (simd_bytes(machine) == 64 || (has_feature(machine, "avx2") && has_feature(machine, "fma")))
