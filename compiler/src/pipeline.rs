@@ -278,7 +278,7 @@ pub fn compile_to(module: &Module, entry_name: &str, options: &CompileOptions, o
     let plan = LoweringPlan::new(module, entry_name)?;
     lower_planned(&cg, module, &plan, options.dump.as_ref())?;
     let optimization = optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true, Products::lowered(cg.generated_products.get()));
-    finish(&cg, &machine, optimization, output, options.dump.as_ref(), &mut CompileStats::default())
+    finish(&cg, &machine, optimization, strength_reduction::wanted(optimization), output, options.dump.as_ref(), &mut CompileStats::default())
 }
 
 fn codegen_for<'ctx>(context: &'ctx Context, name: &str, options: &CompileOptions, machine: &TargetMachine) -> Codegen<'ctx> {
@@ -305,6 +305,7 @@ fn finish(
     cg: &Codegen,
     machine: &TargetMachine,
     optimization: Optimization,
+    lsr: bool,
     output: OutputKind,
     dump: Option<&DumpOptions>,
     stats: &mut CompileStats,
@@ -317,7 +318,7 @@ fn finish(
     optimize(&cg.module, machine, optimization)?;
     stats.optimize += t.elapsed();
     // Held while code is generated, the dumped assembly's too (see strength_reduction).
-    let _lsr = strength_reduction::enter(strength_reduction::wanted(optimization));
+    let _lsr = strength_reduction::enter(lsr);
     if let Ok(path) = std::env::var(DUMP_IR_VARIABLE) {
         let _ = cg.module.print_to_file(path);
     }
@@ -412,12 +413,15 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
         lower_planned(&cg, module, &plan, options.dump.as_ref())?;
         stats.lower = start.elapsed();
         let optimization = optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true, Products::lowered(cg.generated_products.get()));
-        let object = finish(&cg, &machine, optimization, OutputKind::Object, options.dump.as_ref(), &mut stats)?;
+        let object = finish(&cg, &machine, optimization, strength_reduction::wanted(optimization), OutputKind::Object, options.dump.as_ref(), &mut stats)?;
         return Ok((vec![object], stats));
     }
-    // Kernels are grouped before they are lowered: by what the target's products are
-    // expected to become.
+    // Strength reduction by the whole module's kind, not each partition's: partitions that
+    // differed would generate their code one after the other (see strength_reduction). Chosen
+    // before the kernels are lowered, as the partitions are: by what the target's products
+    // are expected to become.
     let products = if precompiled_products_expected(&machine, options.target.is_x86_64()) { Products::Expected } else { Products::Generated };
+    let lsr = strength_reduction::wanted(optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true, products));
     let parts = partition_by_optimization(module, &plan, &work, &is_inlined, partitions, products);
     let results: Vec<Result<CompiledPartition>> = std::thread::scope(|scope| {
         let handles: Vec<_> = parts
@@ -425,7 +429,7 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
             .enumerate()
             .map(|(i, (_, jobs))| {
                 let plan = &plan;
-                scope.spawn(move || compile_partition(module, plan, jobs, options, &format!("{}.part{i}", module.name)))
+                scope.spawn(move || compile_partition(module, plan, jobs, lsr, options, &format!("{}.part{i}", module.name)))
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::Internal("a compilation thread panicked".into())))).collect()
@@ -448,7 +452,7 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
     verify(&cg)?;
     stats.lower += t.elapsed();
     let optimization = optimization_for(module, &plan, &inlined, true, Products::lowered(cg.generated_products.get()));
-    objects.push(finish(&cg, &machine, optimization, OutputKind::Object, options.dump.as_ref(), &mut stats)?);
+    objects.push(finish(&cg, &machine, optimization, lsr, OutputKind::Object, options.dump.as_ref(), &mut stats)?);
     Ok((objects, stats))
 }
 
@@ -489,6 +493,7 @@ fn compile_partition(
     module: &Module,
     plan: &LoweringPlan,
     jobs: &[usize],
+    lsr: bool,
     options: &CompileOptions,
     name: &str,
 ) -> Result<CompiledPartition> {
@@ -500,7 +505,7 @@ fn compile_partition(
     let infos = emit_kernels(&cg, module, plan, jobs, true)?;
     verify(&cg)?;
     stats.lower = t.elapsed();
-    let object = finish(&cg, &machine, optimization_for(module, plan, jobs, false, Products::lowered(cg.generated_products.get())), OutputKind::Object, options.dump.as_ref(), &mut stats)?;
+    let object = finish(&cg, &machine, optimization_for(module, plan, jobs, false, Products::lowered(cg.generated_products.get())), lsr, OutputKind::Object, options.dump.as_ref(), &mut stats)?;
     Ok((object, infos, stats))
 }
 

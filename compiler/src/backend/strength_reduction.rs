@@ -16,12 +16,8 @@
 //! when a code generation pipeline is built. So code generation runs under a [`Mode`] guard:
 //! any number of modules of one mode generate code at a time, and the option changes only
 //! while none is (modules of the other mode wait for those to finish). The partitions of one
-//! module compiled in parallel each take their own kind's mode: they are grouped by kind, as
-//! many of each kind as there are threads (`pipeline::partition_by_optimization`), so the
-//! partitions of one kind still keep every core busy while the others wait. Taking the whole
-//! module's mode instead put transformer_train's loop-kernel partitions through LSR for its
-//! generated dots: compile CPU 1.03-1.09 -> 0.84-0.93 s with each partition's own (three
-//! alternating rounds, load 8).
+//! module compiled in parallel all take the whole module's mode, so they never wait for each
+//! other.
 
 use super::optimization::Optimization;
 use std::sync::{Condvar, Mutex};
