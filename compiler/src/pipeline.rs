@@ -278,7 +278,7 @@ pub fn compile_to(module: &Module, entry_name: &str, options: &CompileOptions, o
     let plan = LoweringPlan::new(module, entry_name)?;
     lower_planned(&cg, module, &plan, options.dump.as_ref())?;
     let optimization = optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true, Products::lowered(cg.generated_products.get()));
-    finish(&cg, &machine, optimization, strength_reduction::wanted(optimization), output, options.dump.as_ref(), &mut CompileStats::default())
+    finish(&cg, &machine, optimization, strength_reduction_for(module, &plan), output, options.dump.as_ref(), &mut CompileStats::default())
 }
 
 fn codegen_for<'ctx>(context: &'ctx Context, name: &str, options: &CompileOptions, machine: &TargetMachine) -> Codegen<'ctx> {
@@ -382,6 +382,15 @@ pub fn runtime_calls(module: &Module, entry_name: &str, options: &CompileOptions
     Ok(entry_calls(module, &plan, &kernels))
 }
 
+/// Whether a module's code is generated with loop strength reduction: by the whole module's
+/// kind, not each partition's, since partitions that differed would generate their code one
+/// after the other (see strength_reduction). Any dot or convolution keeps it on, even one that
+/// calls the runtime: taken per partition, it saved transformer_train 15% of its compile CPU
+/// but made the window-sum loops of batch-1 lenet, beside generated convolutions, 2% slower.
+fn strength_reduction_for(module: &Module, plan: &LoweringPlan) -> bool {
+    strength_reduction::wanted(optimization_for(module, plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true, Products::Generated))
+}
+
 /// Kernel work below which splitting the module across threads costs more than it saves
 /// (every LLVM module has a fixed optimization and code generation cost).
 const PARALLEL_COMPILE_MIN_WORK: usize = 96;
@@ -413,15 +422,13 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
         lower_planned(&cg, module, &plan, options.dump.as_ref())?;
         stats.lower = start.elapsed();
         let optimization = optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true, Products::lowered(cg.generated_products.get()));
-        let object = finish(&cg, &machine, optimization, strength_reduction::wanted(optimization), OutputKind::Object, options.dump.as_ref(), &mut stats)?;
+        let object = finish(&cg, &machine, optimization, strength_reduction_for(module, &plan), OutputKind::Object, options.dump.as_ref(), &mut stats)?;
         return Ok((vec![object], stats));
     }
-    // Strength reduction by the whole module's kind, not each partition's: partitions that
-    // differed would generate their code one after the other (see strength_reduction). Chosen
-    // before the kernels are lowered, as the partitions are: by what the target's products
-    // are expected to become.
+    let lsr = strength_reduction_for(module, &plan);
+    // Kernels are grouped before they are lowered: by what the target's products are expected
+    // to become.
     let products = if precompiled_products_expected(&machine, options.target.is_x86_64()) { Products::Expected } else { Products::Generated };
-    let lsr = strength_reduction::wanted(optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true, products));
     let parts = partition_by_optimization(module, &plan, &work, &is_inlined, partitions, products);
     let results: Vec<Result<CompiledPartition>> = std::thread::scope(|scope| {
         let handles: Vec<_> = parts
