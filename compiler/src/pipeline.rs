@@ -1,7 +1,7 @@
 //! The compilation pipeline: HLO passes, lowering to LLVM, optimization and object code.
 
 use crate::backend::library_program::{entry_calls, kernel_calls, Call};
-use crate::backend::optimization::{optimization_for, Optimization};
+use crate::backend::optimization::{optimization_for, precompiled_products_expected, Optimization, Products};
 use crate::backend::strength_reduction;
 use crate::backend::target::{emit_object, optimize, TargetOptions};
 use crate::codegen::context::Codegen;
@@ -280,8 +280,8 @@ pub fn compile_to(module: &Module, entry_name: &str, options: &CompileOptions, o
     cg.for_linker = !for_jit;
     let plan = LoweringPlan::new(module, entry_name)?;
     lower_planned(&cg, module, &plan, options.dump.as_ref())?;
-    let optimization = optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true);
-    finish(&cg, &machine, optimization, strength_reduction::wanted(optimization), output, options.dump.as_ref(), &mut CompileStats::default())
+    let optimization = optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true, Products::lowered(cg.generated_products.get()));
+    finish(&cg, &machine, optimization, strength_reduction_for(module, &plan), output, options.dump.as_ref(), &mut CompileStats::default())
 }
 
 fn codegen_for<'ctx>(context: &'ctx Context, name: &str, options: &CompileOptions, machine: &TargetMachine) -> Codegen<'ctx> {
@@ -385,6 +385,15 @@ pub fn runtime_calls(module: &Module, entry_name: &str, options: &CompileOptions
     Ok(entry_calls(module, &plan, &kernels))
 }
 
+/// Whether a module's code is generated with loop strength reduction: by the whole module's
+/// kind, not each partition's, since partitions that differed would generate their code one
+/// after the other (see strength_reduction). Any dot or convolution keeps it on, even one that
+/// calls the runtime: taken per partition, it saved transformer_train 15% of its compile CPU
+/// but made the window-sum loops of batch-1 lenet, beside generated convolutions, 2% slower.
+fn strength_reduction_for(module: &Module, plan: &LoweringPlan) -> bool {
+    strength_reduction::wanted(optimization_for(module, plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true, Products::Generated))
+}
+
 /// Kernel work below which splitting the module across threads costs more than it saves
 /// (every LLVM module has a fixed optimization and code generation cost).
 const PARALLEL_COMPILE_MIN_WORK: usize = 96;
@@ -409,20 +418,21 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
     let split_work: usize = work.iter().zip(&is_inlined).filter(|(_, &i)| !i).map(|(w, _)| w).sum();
     let split_jobs = is_inlined.iter().filter(|&&i| !i).count();
     let partitions = if !parallel || total < PARALLEL_COMPILE_MIN_WORK || split_work < PARALLEL_COMPILE_MIN_WORK { 1 } else { threads.min(split_jobs) };
+    let machine = options.target.machine(true)?;
     if partitions <= 1 {
-        let machine = options.target.machine(true)?;
         let context = Context::create();
         let cg = codegen_for(&context, &module.name, options, &machine);
         lower_planned(&cg, module, &plan, options.dump.as_ref())?;
         stats.lower = start.elapsed();
-        let optimization = optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true);
-        let object = finish(&cg, &machine, optimization, strength_reduction::wanted(optimization), OutputKind::Object, options.dump.as_ref(), &mut stats)?;
+        let optimization = optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true, Products::lowered(cg.generated_products.get()));
+        let object = finish(&cg, &machine, optimization, strength_reduction_for(module, &plan), OutputKind::Object, options.dump.as_ref(), &mut stats)?;
         return Ok((vec![object], stats));
     }
-    // Strength reduction by the whole module's kind, not each partition's: partitions that
-    // differed would generate their code one after the other (see strength_reduction).
-    let lsr = strength_reduction::wanted(optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true));
-    let parts = partition_by_optimization(module, &plan, &work, &is_inlined, partitions);
+    let lsr = strength_reduction_for(module, &plan);
+    // Kernels are grouped before they are lowered: by what the target's products are expected
+    // to become.
+    let products = if precompiled_products_expected(&machine, options.target.is_x86_64()) { Products::Expected } else { Products::Generated };
+    let parts = partition_by_optimization(module, &plan, &work, &is_inlined, partitions, products);
     let results: Vec<Result<CompiledPartition>> = std::thread::scope(|scope| {
         let handles: Vec<_> = parts
             .iter()
@@ -442,7 +452,6 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
         emitted.extend(infos);
         stats += part_stats;
     }
-    let machine = options.target.machine(true)?;
     let context = Context::create();
     let cg = codegen_for(&context, &module.name, options, &machine);
     let t = Instant::now();
@@ -452,7 +461,7 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
     ModuleLowering::new(&cg, module, &plan, &kernels).lower_all()?;
     verify(&cg)?;
     stats.lower += t.elapsed();
-    let optimization = optimization_for(module, &plan, &inlined, true);
+    let optimization = optimization_for(module, &plan, &inlined, true, Products::lowered(cg.generated_products.get()));
     objects.push(finish(&cg, &machine, optimization, lsr, OutputKind::Object, options.dump.as_ref(), &mut stats)?);
     Ok((objects, stats))
 }
@@ -460,18 +469,20 @@ pub fn compile_objects(module: &Module, entry_name: &str, options: &CompileOptio
 /// Splits the kernels that are not inlined into at most `partitions` groups of each
 /// optimization kind, largest kernels first, each to the least loaded group of its kind. Kinds
 /// are kept apart because a partition gets the optimization of its most demanding kernel: one
-/// dot among loop kernels would put them all through O3.
+/// generated dot among loop kernels would put them all through O3. `products`: what the dots
+/// and convolutions are expected to become before lowering.
 fn partition_by_optimization(
     module: &Module,
     plan: &LoweringPlan,
     work: &[usize],
     is_inlined: &[bool],
     partitions: usize,
+    products: Products,
 ) -> Vec<(usize, Vec<usize>)> {
     let mut parts = Vec::new();
     for kind in [Optimization::Full, Optimization::LoopKernels] {
         let mut order: Vec<usize> =
-            (0..plan.kernels.len()).filter(|&j| !is_inlined[j] && optimization_for(module, plan, &[j], false) == kind).collect();
+            (0..plan.kernels.len()).filter(|&j| !is_inlined[j] && optimization_for(module, plan, &[j], false, products) == kind).collect();
         order.sort_by_key(|&j| std::cmp::Reverse(work[j]));
         let mut kind_parts: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); partitions.min(order.len())];
         for j in order {
@@ -504,7 +515,7 @@ fn compile_partition(
     let infos = emit_kernels(&cg, module, plan, jobs, true)?;
     verify(&cg)?;
     stats.lower = t.elapsed();
-    let object = finish(&cg, &machine, optimization_for(module, plan, jobs, false), lsr, OutputKind::Object, options.dump.as_ref(), &mut stats)?;
+    let object = finish(&cg, &machine, optimization_for(module, plan, jobs, false, Products::lowered(cg.generated_products.get())), lsr, OutputKind::Object, options.dump.as_ref(), &mut stats)?;
     Ok((object, infos, stats))
 }
 
@@ -523,7 +534,7 @@ pub(crate) fn kernel_work(module: &Module, plan: &LoweringPlan, job: &KernelJob)
 #[cfg(test)]
 mod tests {
     use super::{kernel_work, partition_by_optimization, prepare, CompileOptions};
-    use crate::backend::optimization::{optimization_for, Optimization};
+    use crate::backend::optimization::{optimization_for, Optimization, Products};
     use crate::codegen::plan::LoweringPlan;
 
     /// Two dots beside reductions along both dimensions and an elementwise chain: kernels of
@@ -545,21 +556,26 @@ ENTRY main {
 ";
 
     #[test]
-    fn partitions_keep_loop_kernels_apart_from_dots() {
+    fn partitions_keep_loop_kernels_apart_from_generated_dots() {
         let parsed = crate::hlo::text::parse_module(MIXED).expect("parses");
         let module = prepare(&parsed, &CompileOptions::default()).expect("prepares");
         let plan = LoweringPlan::new(&module, "entry").expect("plans");
         let work: Vec<usize> = plan.kernels.iter().map(|k| kernel_work(&module, &plan, k)).collect();
         let not_inlined = vec![false; plan.kernels.len()];
-        let parts = partition_by_optimization(&module, &plan, &work, &not_inlined, 2);
-        let kinds: Vec<Optimization> = parts.iter().map(|(_, jobs)| optimization_for(&module, &plan, jobs, false)).collect();
+        let parts = partition_by_optimization(&module, &plan, &work, &not_inlined, 2, Products::Generated);
+        let kinds: Vec<Optimization> = parts.iter().map(|(_, jobs)| optimization_for(&module, &plan, jobs, false, Products::Generated)).collect();
         assert!(kinds.contains(&Optimization::Full) && kinds.contains(&Optimization::LoopKernels), "{kinds:?}");
         for (_, jobs) in &parts {
-            let kind = optimization_for(&module, &plan, jobs, false);
-            assert!(jobs.iter().all(|&j| optimization_for(&module, &plan, &[j], false) == kind), "a mixed partition: {parts:?}");
+            let kind = optimization_for(&module, &plan, jobs, false, Products::Generated);
+            assert!(jobs.iter().all(|&j| optimization_for(&module, &plan, &[j], false, Products::Generated) == kind), "a mixed partition: {parts:?}");
         }
         let mut all: Vec<usize> = parts.iter().flat_map(|(_, jobs)| jobs.iter().copied()).collect();
         all.sort_unstable();
         assert_eq!(all, (0..plan.kernels.len()).collect::<Vec<_>>(), "every kernel in exactly one partition");
+        // Dots expected to call the precompiled GEMM (row-major operands and result) are
+        // partitioned with the loop kernels.
+        let lean = partition_by_optimization(&module, &plan, &work, &not_inlined, 2, Products::Expected);
+        assert!(lean.iter().all(|(_, jobs)| optimization_for(&module, &plan, jobs, false, Products::Expected) == Optimization::LoopKernels), "{lean:?}");
+        assert!(lean.len() <= 2, "one kind: at most the 2 partitions asked for, not 2 per kind: {lean:?}");
     }
 }

@@ -54,6 +54,10 @@ pub struct Codegen<'ctx> {
     pub scratch: std::cell::RefCell<super::scratch::ScratchState<'ctx>>,
     /// The access group of independent kernel loops (see `independent_loops.rs`), made once.
     pub access_group: std::cell::Cell<Option<inkwell::values::MetadataValue<'ctx>>>,
+    /// Whether a dot's or convolution's arithmetic was generated into this module rather than
+    /// handed to the runtime's precompiled kernels ([`Codegen::mark_generated_product`]): it
+    /// then wants LLVM's full pipeline (`backend::optimization`).
+    pub generated_products: std::cell::Cell<bool>,
 }
 
 impl<'ctx> Codegen<'ctx> {
@@ -75,7 +79,14 @@ impl<'ctx> Codegen<'ctx> {
             for_linker: false,
             scratch: Default::default(),
             access_group: Default::default(),
+            generated_products: Default::default(),
         }
+    }
+
+    /// Records that a dot's or convolution's arithmetic is generated here (see
+    /// [`Codegen::generated_products`]).
+    pub fn mark_generated_product(&self) {
+        self.generated_products.set(true);
     }
 
     pub fn i1(&self) -> IntType<'ctx> {

@@ -41,13 +41,16 @@ pub const STAGING_ELEMENTS: i64 = 1024;
 pub fn applies(kc: &KernelContext, outs: &[IrArray]) -> bool {
     let Some(first) = outs.first() else { return false };
     let total: i64 = outs.iter().map(|o| o.byte_size()).sum();
-    kc.cg.x86
-        && kc.cg.simd_bytes >= 16
-        && outs.iter().all(|o| {
-            matches!(o.element_type().byte_size(), 4 | 8) && o.shape.layout_or_default().tiles.is_empty() && o.shape.dims == first.shape.dims && o.shape.layout_or_default() == first.shape.layout_or_default()
-        })
+    outs.iter().all(|o| can_stream_to(kc, o, &[4, 8]) && o.shape.dims == first.shape.dims && o.shape.layout_or_default() == first.shape.layout_or_default())
         && total >= MIN_OUTPUT_BYTES
         && memory_bound(kc, first.shape.element_count(), outs)
+}
+
+/// Whether the kernel's target can stream stores to `out`: x86 (where `sfence` orders them)
+/// with vectors of at least 16 bytes, an untiled layout, and elements of one of
+/// `element_bytes` sizes.
+pub fn can_stream_to(kc: &KernelContext, out: &IrArray, element_bytes: &[usize]) -> bool {
+    kc.cg.x86 && kc.cg.simd_bytes >= 16 && element_bytes.contains(&out.element_type().byte_size()) && out.shape.layout_or_default().tiles.is_empty()
 }
 
 /// Memory time must exceed arithmetic time by this factor ([`memory_bound`]): the staging

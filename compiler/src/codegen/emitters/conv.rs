@@ -157,6 +157,7 @@ pub(super) fn conv_taps(kc: &KernelContext) -> Result<ConvTaps> {
 /// complex convolutions add the other groups' features times zero, as [`ConvTaps`] says.
 fn emit_direct(kc: &KernelContext, lhs: InstrId, rhs: InstrId, d: &ConvDims) -> Result<i64> {
     let cg = kc.cg;
+    cg.mark_generated_product();
     let lhs_type = operand_type(kc, lhs)?;
     let rhs_type = operand_type(kc, rhs)?;
     let dn = &d.dn;

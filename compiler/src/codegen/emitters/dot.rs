@@ -47,6 +47,7 @@ fn emit(kc: &KernelContext, epilogue: Option<&Epilogue>) -> Result<i64> {
     if let Some(extent) = super::gemm::dot::try_emit(kc, lhs, rhs, &dims, epilogue)? {
         return Ok(extent);
     }
+    kc.cg.mark_generated_product();
     match epilogue {
         // The row kernel stores sums as it finishes them, in its own order; the per-element
         // loop finishes each through the epilogue.

@@ -166,6 +166,7 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
         }
         return Ok(Some(strip_units(d.b, d.m, d.n, lanes)));
     }
+    cg.mark_generated_product();
 
     // Rows whose sums are in registers at once (more rows are taken a block at a time, each
     // block streaming the strip of B again, from L1) and vectors per strip.

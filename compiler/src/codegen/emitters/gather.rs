@@ -116,10 +116,7 @@ pub fn emit(kc: &KernelContext) -> Result<i64> {
 fn streams(kc: &KernelContext, plan: &GatherPlan, array: &IrArray, offset_order: &[usize]) -> bool {
     let out = &kc.outputs[0];
     let layout = out.shape.layout_or_default();
-    kc.cg.x86
-        && kc.cg.simd_bytes >= 16
-        && matches!(out.element_type().byte_size(), 2 | 4 | 8)
-        && layout.tiles.is_empty()
+    streaming_stores::can_stream_to(kc, out, &[2, 4, 8])
         && streaming_stores::is_minor_suffix(&out.shape.dims, &layout, offset_order)
         && contiguous_slice(array, plan)
         && 2 * out.byte_size() >= streaming_stores::MIN_OUTPUT_BYTES

@@ -8,6 +8,7 @@ mod dot;
 pub mod dot_epilogue;
 pub(crate) mod dot_strips;
 mod gemm;
+pub use gemm::dot::likely_precompiled as dot_likely_precompiled;
 pub use gemm::precompiled::{generated_forced as generated_gemm_forced, GENERATED_GEMM_VARIABLE};
 mod dynamic_update_slice;
 mod fft;

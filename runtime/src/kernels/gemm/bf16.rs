@@ -8,6 +8,8 @@
 //! once per pair, whoever calls it: the same instruction sequence gives the same bits.
 
 #[cfg(target_arch = "x86_64")]
+use super::microkernel::prefetch_c_rows;
+#[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
 /// Largest tile: 12 rows of 4 vectors of 16 lanes.
@@ -24,7 +26,7 @@ const MAX_TILE: usize = 12 * 64;
 pub(super) unsafe fn tile<const MR: usize, const NV: usize>(a: *const u32, b: *const u32, c: *mut u32, kp: usize, ldc: usize, rows: usize, cols: usize, accumulate: bool) {
     const LANES: usize = 16;
     let nr = NV * LANES;
-    prefetch_tile::<MR, NV>(c as *const f32, ldc, rows);
+    prefetch_c_rows(c, ldc, MR.min(rows), nr * 4);
     let mut acc: [[__m512; NV]; MR] = [[_mm512_setzero_ps(); NV]; MR];
     super::microkernel::k_loop!(kp, |p| {
         let bp = unsafe { b.add(p * nr) };
@@ -47,20 +49,6 @@ pub(super) unsafe fn tile<const MR: usize, const NV: usize>(a: *const u32, b: *c
     super::microkernel::store_tile!(acc, c as *mut f32, ldc, rows, cols, accumulate, MR, NV, LANES, __m512, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_add_ps);
 }
 
-/// Asks for the C rows the tile will store to while its k loop runs (they come from L3 or
-/// memory: C is walked in panels, its rows far apart).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn prefetch_tile<const MR: usize, const NV: usize>(c: *const f32, ldc: usize, rows: usize) {
-    for r in 0..MR.min(rows) {
-        let row = c.wrapping_add(r * ldc);
-        for v in 0..=NV {
-            // SAFETY: a prefetch does not fault. The last one is the row's last element
-            // (C rows need not start on a cache line).
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(row.wrapping_add((v * 16).min(NV * 16 - 1)) as *const i8) };
-        }
-    }
-}
 
 /// 32 bf16 values from their bits.
 #[cfg(target_arch = "x86_64")]

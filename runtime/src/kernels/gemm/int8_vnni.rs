@@ -7,6 +7,8 @@
 //! in any order give the same bits: `sum (a + 128) b - 128 sum b = sum a b` exactly.
 
 #[cfg(target_arch = "x86_64")]
+use super::microkernel::prefetch_c_rows;
+#[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
 /// Largest tile: 12 rows of 4 vectors of 16 lanes.
@@ -25,7 +27,7 @@ const MAX_TILE: usize = 12 * 64;
 pub(super) unsafe fn tile<const MR: usize, const NV: usize>(a: *const u32, b: *const u32, c: *mut u32, kq: usize, ldc: usize, rows: usize, cols: usize, accumulate: bool) {
     const LANES: usize = 16;
     let nr = NV * LANES;
-    prefetch_tile::<MR, NV>(c as *const i32, ldc, rows);
+    prefetch_c_rows(c, ldc, MR.min(rows), nr * 4);
     let correction = unsafe { b.add(kq * nr) };
     let mut start = [_mm512_setzero_si512(); NV];
     for (v, s) in start.iter_mut().enumerate() {
@@ -77,17 +79,3 @@ pub(super) unsafe fn tile<const MR: usize, const NV: usize>(a: *const u32, b: *c
     }
 }
 
-/// Asks for the C rows the tile will store to while its k loop runs (they come from L3 or
-/// memory: C is walked in panels, its rows far apart).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn prefetch_tile<const MR: usize, const NV: usize>(c: *const i32, ldc: usize, rows: usize) {
-    for r in 0..MR.min(rows) {
-        let row = c.wrapping_add(r * ldc);
-        for v in 0..=NV {
-            // SAFETY: a prefetch does not fault. The last one is the row's last element
-            // (C rows need not start on a cache line).
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(row.wrapping_add((v * 16).min(NV * 16 - 1)) as *const i8) };
-        }
-    }
-}

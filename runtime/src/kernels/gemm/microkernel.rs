@@ -130,6 +130,22 @@ macro_rules! store_tile {
     }};
 }
 
+/// Asks for the C rows (`rows` of `row_bytes`, `ldc` elements apart) a tile will store to or
+/// add to while its k loop runs: they come from L3 or memory (C is walked in panels, its rows
+/// far apart). Rows need not start on a cache line, so the last byte of each is asked for too.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn prefetch_c_rows<T>(c: *const T, ldc: usize, rows: usize, row_bytes: usize) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    for r in 0..rows {
+        let row = c.wrapping_add(r * ldc) as *const i8;
+        for offset in (0..row_bytes).step_by(64).chain([row_bytes - 1]) {
+            // SAFETY: a prefetch does not fault.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(row.wrapping_add(offset)) };
+        }
+    }
+}
+
 /// `for k in 0..$kc { $step(k) }`, unrolled by four with `$every4(k)` before each group:
 /// the loop's own instructions (counter, compare, branch) otherwise take issue slots the
 /// FMAs need (measured: about 5% of a tile's throughput). The steps run in the same order.
@@ -161,20 +177,6 @@ macro_rules! isa_kernels {
             /// Largest tile: 12 rows of 4 vectors of 16 lanes.
             const MAX_TILE: usize = 12 * 64;
 
-            /// Asks for the C rows a tile will store to (or add to) while its k loop runs: they
-            /// come from L3 or memory (C is walked in panels, its rows far apart).
-            #[inline(always)]
-            fn prefetch_tile<const MR: usize, const NV: usize>(c: *const f32, ldc: usize, rows: usize) {
-                for r in 0..MR.min(rows) {
-                    let row = c.wrapping_add(r * ldc);
-                    for v in 0..NV {
-                        // SAFETY: a prefetch does not fault.
-                        unsafe { _mm_prefetch::<_MM_HINT_T0>(row.wrapping_add(v * LANES) as *const i8) };
-                    }
-                    unsafe { _mm_prefetch::<_MM_HINT_T0>(row.wrapping_add(NV * LANES - 1) as *const i8) };
-                }
-            }
-
             /// # Safety
             /// As [`super::Microkernel::call`].
             #[target_feature(enable = $features)]
@@ -191,7 +193,7 @@ macro_rules! isa_kernels {
             ) {
                 let (a, b) = (a as *const f32, b as *const f32);
                 let nr = NV * LANES;
-                prefetch_tile::<MR, NV>(c as *const f32, ldc, rows);
+                super::prefetch_c_rows(c, ldc, MR.min(rows), nr * 4);
                 let mut acc: [[$vec; NV]; MR] = [[$zero(); NV]; MR];
                 k_loop!(kc, |k| {
                     let bk = unsafe { b.add(k * nr) };
@@ -238,7 +240,7 @@ macro_rules! isa_kernels {
                 for (r, p) in row.iter_mut().enumerate() {
                     *p = unsafe { a.add(r.min(rows - 1) * lda) };
                 }
-                prefetch_tile::<MR, NV>(c as *const f32, ldc, rows);
+                super::prefetch_c_rows(c, ldc, MR.min(rows), nr * 4);
                 let mut acc: [[$vec; NV]; MR] = [[$zero(); NV]; MR];
                 k_loop!(kc, |k| {
                     let bk = unsafe { b.add(k * nr) };

@@ -229,6 +229,7 @@ fn emit<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, p: &Plan) -> 
         return Ok(1);
     }
     let cg = kc.cg;
+    cg.mark_generated_product();
     let base = cg.function().get_name().to_string_lossy().into_owned();
     let al = ALayout { row: p.d.window[p.d.spatial_rank() - 1].stride * p.pitches.spatial[p.d.spatial_rank() - 1], depth: 1, taps: true, pairs: false };
     let table = tap_table(cg, &format!("{base}.taps"), &p.tap_offsets);

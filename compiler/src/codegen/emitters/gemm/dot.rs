@@ -94,6 +94,38 @@ pub fn try_emit(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &DotD
     emit_gemm(kc, &caps, &g).map(Some)
 }
 
+/// Whether `dot` (in `comp`) is likely to call the runtime's precompiled GEMM or strip kernel
+/// on a target that has them: large enough for either (not a small matrix times a vector,
+/// which the generated loop nest streams), and reading both operands where they lie and
+/// storing its result directly, as those take them: each operand a buffer (a kernel's or a
+/// fusion's parameter) whose batch, row and column groups each walk with one stride, and the
+/// result's groups too, its columns (or rows) contiguous. A guess made before lowering, from
+/// the layouts the shapes carry; lowering decides.
+pub fn likely_precompiled(comp: &crate::hlo::Computation, dot: &crate::hlo::Instruction, in_fusion: bool) -> bool {
+    let [lhs, rhs] = dot.operands[..] else { return false };
+    let Some(out) = dot.shape.as_array() else { return false };
+    let (l, r) = (comp.get(lhs), comp.get(rhs));
+    let (Some(ls), Some(rs)) = (l.shape.as_array(), r.shape.as_array()) else { return false };
+    let Ok(d) = DotDims::new(dot.attrs.dot_dimension_numbers(), &ls.dims, &rs.dims) else { return false };
+    let macs = d.b.saturating_mul(d.m).saturating_mul(d.n).saturating_mul(d.k);
+    if macs < GEMM_MIN_MACS.max(crate::codegen::emitters::dot_strips::PRECOMPILED_MIN_MACS) || is_small_matrix_vector(&d) {
+        return false;
+    }
+    let buffer = |i: &crate::hlo::Instruction| !in_fusion || i.opcode == crate::hlo::Opcode::Parameter;
+    let walks = |shape: &hlojit_runtime::ArrayShape, groups: [&[usize]; 3]| {
+        logical_strides(shape).is_some_and(|s| groups.iter().all(|g| group_stride(&s, &shape.dims, g).is_some()))
+    };
+    let (gb, gm, gn) = d.out_groups();
+    let out_strides = logical_strides(out);
+    let unit = |g: &[usize]| out_strides.as_ref().and_then(|s| group_stride(s, &out.dims, g)).is_some_and(|s| s == 1 || g.iter().map(|&x| out.dims[x]).product::<i64>() == 1);
+    buffer(l)
+        && buffer(r)
+        && walks(ls, [&d.lhs_batch, &d.lhs_free, &d.lhs_contracting])
+        && walks(rs, [&d.rhs_batch, &d.rhs_contracting, &d.rhs_free])
+        && walks(out, [&gb, &gm, &gn])
+        && (unit(&gn) || unit(&gm))
+}
+
 /// Operand `id` as a matrix over its batch, row and column dimension groups.
 fn operand(kc: &KernelContext, caps: &Captures, id: InstrId, batch: &[usize], row: &[usize], col: &[usize]) -> Result<Operand> {
     let inst = kc.comp.get(id);

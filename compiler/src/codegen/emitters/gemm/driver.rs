@@ -97,6 +97,7 @@ pub fn emit_gemm<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx>, g: &
     if super::precompiled::emit_precompiled(kc, caps, g)? {
         return Ok(1);
     }
+    cg.mark_generated_product();
     let base = cg.function().get_name().to_string_lossy().into_owned();
     let al = if g.pairs { ALayout::bf16_pairs(g.blocking.mr) } else { ALayout::packed(g.blocking.mr) };
     let uk = microkernel(cg, g.conv.compute, &g.blocking, al)?;
