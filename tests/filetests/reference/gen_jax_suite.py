@@ -9,6 +9,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from lib import write
 
 import jax
+from jax.numpy import bfloat16 as jnp_bf16
 jax.config.update("jax_enable_x64", True)
 from jax._src.lib import xla_client
 
@@ -311,3 +312,37 @@ ENTRY main {
   bw = (s32[], f32[2,3], f32[4,2,3], f32[4,2,3]) while(binit), condition=bcond, body=bbody
   ROOT gout = f32[2,3]{1,0} get-tuple-element(bw), index=1
 }""", "rtol=1e-6 atol=1e-6")
+
+# --- bf16 dots and convolutions read as f32 keep XLA:CPU's excess precision.
+rng = np.random.default_rng(37)
+bf16_values = lambda *shape: rng.uniform(-2, 2, shape).astype(np.float32).astype(jnp_bf16).astype(np.float32)
+a, b, x, k = bf16_values(3, 4), bf16_values(4, 3), bf16_values(1, 6, 2), bf16_values(3, 2, 2)
+f = rng.uniform(-2, 2, (4,)).astype(np.float32)
+case("bf16_product_read_as_f32", """XLA:CPU computes a bf16 dot or convolution in f32 and, allowing excess precision (its
+default), drops the f32 -> bf16 -> f32 converts its float normalization made: a bf16 dot
+converted to f32 is the unrounded f32 dot (api_test's test_excess_precision_hell found it:
+2.5531006 where hlojit gave the bf16 value 2.546875). The dot's own bf16 result (returned as
+its bits), the f64 conversion and a round trip written in the program (`trip`) stay rounded.
+The inputs are bf16 values, passed as f32.""", [a, b, x, k, f], """
+HloModule bf16_product_read_as_f32, entry_computation_layout={(f32[3,4]{1,0}, f32[4,3]{1,0}, f32[1,6,2]{2,1,0}, f32[3,2,2]{2,1,0}, f32[4]{0})->(f32[3,3]{1,0}, u16[3,3]{1,0}, f64[3,3]{1,0}, f32[1,4,2]{2,1,0}, f32[4]{0})}
+
+ENTRY main {
+  a32 = f32[3,4]{1,0} parameter(0)
+  a = bf16[3,4]{1,0} convert(a32)
+  b32 = f32[4,3]{1,0} parameter(1)
+  b = bf16[4,3]{1,0} convert(b32)
+  d = bf16[3,3]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  wide = f32[3,3]{1,0} convert(d)
+  bits = u16[3,3]{1,0} bitcast-convert(d)
+  wider = f64[3,3]{1,0} convert(d)
+  x32 = f32[1,6,2]{2,1,0} parameter(2)
+  x = bf16[1,6,2]{2,1,0} convert(x32)
+  k32 = f32[3,2,2]{2,1,0} parameter(3)
+  k = bf16[3,2,2]{2,1,0} convert(k32)
+  c = bf16[1,4,2]{2,1,0} convolution(x, k), window={size=3}, dim_labels=b0f_0io->b0f
+  cw = f32[1,4,2]{2,1,0} convert(c)
+  f = f32[4]{0} parameter(4)
+  fb = bf16[4]{0} convert(f)
+  trip = f32[4]{0} convert(fb)
+  ROOT t = (f32[3,3]{1,0}, u16[3,3]{1,0}, f64[3,3]{1,0}, f32[1,4,2]{2,1,0}, f32[4]{0}) tuple(wide, bits, wider, cw, trip)
+}""")
