@@ -10,7 +10,8 @@
 //! divisions XLA turns into multiplications are turned the same way ([`super::divide_rewrites`]),
 //! and so are powers by a constant exponent ([`super::power_rewrites`]) and products with
 //! constant factors ([`super::multiply_constants`]) or converted predicates
-//! ([`super::predicate_products`]), and logs of exp, pow, sqrt, rsqrt ([`super::log_rewrites`]); XLA's
+//! ([`super::predicate_products`]), and logs of exp, pow, sqrt, rsqrt ([`super::log_rewrites`]), and
+//! bf16 dots read as f32 keep XLA's excess precision ([`super::bf16_product_widening`]); XLA's
 //! `maximum(lo, clamp(lo, x, hi))` => `clamp(lo, x, hi)` is made even where lo > hi
 //! ([`super::max_of_clamp`]).
 //! Pure data movement is composed or dropped: see [`super::simplify_data_movement`].
@@ -20,7 +21,7 @@
 //! left alone, so the ordering they express survives.
 
 use super::{
-    constant_sums, divide_rewrites, log_rewrites, max_of_clamp, multiply_constants, power_rewrites, predicate_products,
+    bf16_product_widening, constant_sums, divide_rewrites, log_rewrites, max_of_clamp, multiply_constants, power_rewrites, predicate_products,
     simplify_data_movement,
 };
 use crate::error::Result;
@@ -136,7 +137,7 @@ fn simplify(comp: &mut Computation, id: InstrId, phase: Phase) -> Option<InstrId
         }
         Opcode::Convert => {
             let from = comp.get(operand(0)).shape.element_type()?;
-            (from == ty).then(|| operand(0))
+            if from == ty { Some(operand(0)) } else { bf16_product_widening::rewrite(comp, id) }
         }
         Opcode::Select => {
             let (p, on_true, on_false) = (operand(0), operand(1), operand(2));

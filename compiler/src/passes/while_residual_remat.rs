@@ -203,6 +203,12 @@ fn candidate(module: &Module, comp: &Computation, users: &[Vec<InstrId>], w1: In
                 continue;
             }
             let Some(g) = elementwise_of(body1, value_b, x) else { continue };
+            // Two stacks of the same values (`g` empty) would each qualify as the other's
+            // recomputation, and rewriting one back into the other never ends: only the later
+            // stack is read from the earlier.
+            if g.is_empty() && a > b {
+                continue;
+            }
             // `W2` carries `W1`'s `a` too, passed through unchanged.
             let Some(pa) = results(a).flat_map(|g| positions(g).collect::<Vec<_>>()).next() else { continue };
             if !passes_through(body2, pa) {

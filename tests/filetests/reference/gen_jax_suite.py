@@ -9,6 +9,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from lib import write
 
 import jax
+from jax.numpy import bfloat16 as jnp_bf16
 jax.config.update("jax_enable_x64", True)
 from jax._src.lib import xla_client
 
@@ -227,4 +228,121 @@ ENTRY main {
   rb = f32[4,12]{1,0} broadcast(r), dimensions={0}
   rewritten = f32[4,12]{1,0} divide(x, rb)
   ROOT t = (f32[4,12]{1,0}, f32[4]{0}, f32[4,12]{1,0}, f32[12,4]{1,0}, f32[4,12]{1,0}) tuple(kept, p, by_q_rows, by_q_cols, rewritten)
+}""")
+
+# --- A scan that stacks one value twice, and its reverse loop reading both stacks.
+rng = np.random.default_rng(31)
+xs = rng.uniform(-1, 1, (4, 2, 3)).astype(np.float32)
+h0 = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+case("scan_stacks_one_value_twice", """A scan that stacks the same value twice (api_test's test_remat_checkpoint_dots_outside_scan:
+a checkpointed body whose residuals sin(x) and cos(x) are each saved twice) and a reverse loop
+that reads both stacks. hlojit's while_residual_remat reads a stack from another when it is a
+cheap function of it; for two equal stacks each was the other's, so the pass rewrote the
+reverse loop's reads back and forth forever and the compile never finished. Now only the later
+stack is read from the earlier, and the forward loop stores one stack fewer:
+check: %fw = (s32[], f32[2,3], f32[4,2,3], f32[4,2,3]) while(""", [xs, h0], """
+HloModule scan_stacks_one_value_twice, entry_computation_layout={(f32[4,2,3]{2,1,0}, f32[2,3]{1,0})->f32[2,3]{1,0}}
+
+fbody {
+  p = (s32[], f32[2,3], f32[4,2,3], f32[4,2,3], f32[4,2,3]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  h = f32[2,3] get-tuple-element(p), index=1
+  xs = f32[4,2,3] get-tuple-element(p), index=4
+  z = s32[] constant(0)
+  xd = f32[1,2,3] dynamic-slice(xs, i, z, z), dynamic_slice_sizes={1,2,3}
+  x = f32[2,3] reshape(xd)
+  s = f32[2,3] add(x, h)
+  t = f32[2,3] sine(s)
+  tr = f32[1,2,3] reshape(t)
+  ys = f32[4,2,3] get-tuple-element(p), index=2
+  ys2 = f32[4,2,3] dynamic-update-slice(ys, tr, i, z, z)
+  ds = f32[4,2,3] get-tuple-element(p), index=3
+  ds2 = f32[4,2,3] dynamic-update-slice(ds, tr, i, z, z)
+  ROOT r = (s32[], f32[2,3], f32[4,2,3], f32[4,2,3], f32[4,2,3]) tuple(next, t, ys2, ds2, xs)
+}
+
+fcond {
+  p = (s32[], f32[2,3], f32[4,2,3], f32[4,2,3], f32[4,2,3]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+bbody {
+  p = (s32[], f32[2,3], f32[4,2,3], f32[4,2,3]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  g = f32[2,3] get-tuple-element(p), index=1
+  n = s32[] constant(3)
+  j = s32[] subtract(n, i)
+  z = s32[] constant(0)
+  ys = f32[4,2,3] get-tuple-element(p), index=2
+  yd = f32[1,2,3] dynamic-slice(ys, j, z, z), dynamic_slice_sizes={1,2,3}
+  y = f32[2,3] reshape(yd)
+  ds = f32[4,2,3] get-tuple-element(p), index=3
+  dd = f32[1,2,3] dynamic-slice(ds, j, z, z), dynamic_slice_sizes={1,2,3}
+  d = f32[2,3] reshape(dd)
+  gy = f32[2,3] multiply(g, y)
+  gyd = f32[2,3] add(gy, d)
+  ROOT r = (s32[], f32[2,3], f32[4,2,3], f32[4,2,3]) tuple(next, gyd, ys, ds)
+}
+
+bcond {
+  p = (s32[], f32[2,3], f32[4,2,3], f32[4,2,3]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY main {
+  xs = f32[4,2,3]{2,1,0} parameter(0)
+  h0 = f32[2,3]{1,0} parameter(1)
+  z = s32[] constant(0)
+  c = f32[] constant(0)
+  zeros = f32[4,2,3] broadcast(c), dimensions={}
+  init = (s32[], f32[2,3], f32[4,2,3], f32[4,2,3], f32[4,2,3]) tuple(z, h0, zeros, zeros, xs)
+  fw = (s32[], f32[2,3], f32[4,2,3], f32[4,2,3], f32[4,2,3]) while(init), condition=fcond, body=fbody
+  h = f32[2,3] get-tuple-element(fw), index=1
+  ys = f32[4,2,3] get-tuple-element(fw), index=2
+  ds = f32[4,2,3] get-tuple-element(fw), index=3
+  binit = (s32[], f32[2,3], f32[4,2,3], f32[4,2,3]) tuple(z, h, ys, ds)
+  bw = (s32[], f32[2,3], f32[4,2,3], f32[4,2,3]) while(binit), condition=bcond, body=bbody
+  ROOT gout = f32[2,3]{1,0} get-tuple-element(bw), index=1
+}""", "rtol=1e-6 atol=1e-6")
+
+# --- bf16 dots and convolutions read as f32 keep XLA:CPU's excess precision.
+rng = np.random.default_rng(37)
+bf16_values = lambda *shape: rng.uniform(-2, 2, shape).astype(np.float32).astype(jnp_bf16).astype(np.float32)
+a, b, x, k = bf16_values(3, 4), bf16_values(4, 3), bf16_values(1, 6, 2), bf16_values(3, 2, 2)
+f = rng.uniform(-2, 2, (4,)).astype(np.float32)
+case("bf16_product_read_as_f32", """XLA:CPU computes a bf16 dot or convolution in f32 and, allowing excess precision (its
+default), drops the f32 -> bf16 -> f32 converts its float normalization made: a bf16 dot
+converted to f32 is the unrounded f32 dot (api_test's test_excess_precision_hell found it:
+2.5531006 where hlojit gave the bf16 value 2.546875). The dot's own bf16 result (returned as
+its bits), the f64 conversion and a round trip written in the program (`trip`) stay rounded.
+The inputs are bf16 values, passed as f32.""", [a, b, x, k, f], """
+HloModule bf16_product_read_as_f32, entry_computation_layout={(f32[3,4]{1,0}, f32[4,3]{1,0}, f32[1,6,2]{2,1,0}, f32[3,2,2]{2,1,0}, f32[4]{0})->(f32[3,3]{1,0}, u16[3,3]{1,0}, f64[3,3]{1,0}, f32[1,4,2]{2,1,0}, f32[4]{0})}
+
+ENTRY main {
+  a32 = f32[3,4]{1,0} parameter(0)
+  a = bf16[3,4]{1,0} convert(a32)
+  b32 = f32[4,3]{1,0} parameter(1)
+  b = bf16[4,3]{1,0} convert(b32)
+  d = bf16[3,3]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  wide = f32[3,3]{1,0} convert(d)
+  bits = u16[3,3]{1,0} bitcast-convert(d)
+  wider = f64[3,3]{1,0} convert(d)
+  x32 = f32[1,6,2]{2,1,0} parameter(2)
+  x = bf16[1,6,2]{2,1,0} convert(x32)
+  k32 = f32[3,2,2]{2,1,0} parameter(3)
+  k = bf16[3,2,2]{2,1,0} convert(k32)
+  c = bf16[1,4,2]{2,1,0} convolution(x, k), window={size=3}, dim_labels=b0f_0io->b0f
+  cw = f32[1,4,2]{2,1,0} convert(c)
+  f = f32[4]{0} parameter(4)
+  fb = bf16[4]{0} convert(f)
+  trip = f32[4]{0} convert(fb)
+  ROOT t = (f32[3,3]{1,0}, u16[3,3]{1,0}, f64[3,3]{1,0}, f32[1,4,2]{2,1,0}, f32[4]{0}) tuple(wide, bits, wider, cw, trip)
 }""")
