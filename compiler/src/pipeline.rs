@@ -125,6 +125,8 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         // Before multi-output fusion: a row reduction that merges into its loop no longer
         // needs to share an operand walk with a sibling.
         .add(row_fusion::RowFusion)
+        // After row fusion, which makes a softmax one loop over the scores it reads.
+        .add(dot_row_epilogue_fusion::DotRowEpilogueFusion)
         // Multi-output fusion after plain fusion, as XLA orders them: it merges the kernels
         // fusion made (producer into consumer first, then siblings of a shared operand).
         .add(producer_consumer_fusion::ProducerConsumerFusion)

@@ -151,9 +151,7 @@ fn scratch_values(
         }
         false
     };
-    let in_row = |src: &Vec<DimSource>| {
-        row_dims.iter().all(|&d| src.get(d) == Some(&DimSource::Output(d)) || (out_dims[d] == 1 && src.get(d) == Some(&DimSource::Zero)))
-    };
+    let in_row = |src: &Vec<DimSource>| in_row(src, row_dims, out_dims);
     let mut chosen: Vec<InstrId> = Vec::new();
     for id in comp.post_order() {
         let inst = comp.get(id);
@@ -173,6 +171,32 @@ fn scratch_values(
     let all_chosen = chosen.clone();
     chosen.retain(|&id| !users[id.index()].iter().all(|u| all_chosen.contains(u)));
     chosen.into_iter().map(|id| (id, values.iter().position(|(v, _)| reads_from(*v, id)).unwrap_or(values.len()))).collect()
+}
+
+/// Whether an index lies in the row of the output element being computed: each row
+/// dimension is that output dimension (or 0, where it has one element).
+fn in_row(src: &[DimSource], row_dims: &[usize], out_dims: &[i64]) -> bool {
+    row_dims.iter().all(|&d| src.get(d) == Some(&DimSource::Output(d)) || (out_dims[d] == 1 && src.get(d) == Some(&DimSource::Zero)))
+}
+
+/// The row values of a loop (`comp`, rooted at an array of `input`'s dimensions and layout)
+/// that reads the array `input` only inside the row of the element it computes, when its rows
+/// are the dimensions other than `columns` (the loop then finishes each row of `input` from
+/// that row alone: a softmax over a product's columns, see `passes/dot_epilogue_fusion.rs`).
+pub fn rows_reading_within(comp: &Computation, input: InstrId, columns: &[usize]) -> Option<RowValues> {
+    let shape = comp.get(input).shape.as_array()?;
+    let is_input = |id: InstrId| id == input;
+    let rows = row_values(comp, &shape.dims, &shape.layout_or_default(), &is_input)?;
+    let mut other: Vec<usize> = (0..shape.dims.len()).filter(|d| !rows.row_dims.contains(d)).collect();
+    let mut columns = columns.to_vec();
+    other.sort_unstable();
+    columns.sort_unstable();
+    let sources = index_sources(comp, &is_input);
+    let within = match sources.get(&input) {
+        Some(Some(indices)) => indices.iter().all(|src| in_row(src, &rows.row_dims, &shape.dims)),
+        _ => false,
+    };
+    (other == columns && within).then_some(rows)
 }
 
 /// The one index instruction `id` of `comp` is read at, when it is made of output dimensions

@@ -158,8 +158,8 @@ fn emit_root(kc: &KernelContext) -> Result<i64> {
     } else {
         root.opcode
     };
-    if let Some(dot) = super::emitters::dot_epilogue::epilogue_dot(kc) {
-        return super::emitters::dot_epilogue::emit(kc, dot);
+    if let Some(epilogue) = super::emitters::dot_epilogue::epilogue_of(kc) {
+        return super::emitters::dot_epilogue::emit(kc, &epilogue);
     }
     if let Some(extent) = super::emitters::softmax_rows::emit(kc)? {
         return Ok(extent);

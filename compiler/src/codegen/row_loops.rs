@@ -27,7 +27,7 @@ use crate::analysis::row_values::{row_values, DimSource, RowValues};
 use crate::error::{Error, Result};
 use crate::hlo::InstrId;
 use hlojit_runtime::{ArrayShape, Layout};
-use inkwell::values::InstructionValue;
+use inkwell::values::{BasicValueEnum, InstructionValue};
 
 /// The row values of a loop kernel with one output of `dims` in `layout`, if it should
 /// be emitted as rows: the kernel computes a fusion, and its parallel dimension indexes rows.
@@ -45,7 +45,6 @@ pub fn plan(kc: &KernelContext, dims: &[i64], layout: &Layout) -> Option<RowValu
 pub fn emit(kc: &KernelContext, rows: &RowValues, dims: &[i64], layout: &Layout) -> Result<i64> {
     let cg = kc.cg;
     let mut e = kc.elemental();
-    let order: Vec<usize> = layout.major_to_minor().iter().map(|&d| d as usize).collect();
     let parallel = outer_dimension(dims, layout).unwrap_or(rows.row_dims[0]);
     let loop_dim = |d: usize| {
         if d == parallel {
@@ -55,8 +54,7 @@ pub fn emit(kc: &KernelContext, rows: &RowValues, dims: &[i64], layout: &Layout)
         }
     };
     let row_loops: Vec<LoopDim> = rows.row_dims.iter().filter(|&&d| d == parallel || dims[d] != 1).map(|&d| loop_dim(d)).collect();
-    let element_loops: Vec<LoopDim> =
-        order.iter().filter(|d| !rows.row_dims.contains(d) && dims[**d] != 1).map(|&d| loop_dim(d)).collect();
+    let element_loops = element_loops(cg, dims, layout, &rows.row_dims);
     let out = &kc.outputs[0];
     // A row contiguous in an output larger than the cache is computed into a row-sized
     // staging buffer and streamed out (see `streaming_stores`).
@@ -69,7 +67,6 @@ pub fn emit(kc: &KernelContext, rows: &RowValues, dims: &[i64], layout: &Layout)
         None
     };
     let scratch = rows.scratch.iter().map(|&(id, before)| Ok((id, before, row_scratch(kc, id, &rows.row_dims, layout)?))).collect::<Result<Vec<_>>>()?;
-    let mut fill_latches = Vec::new();
     let mut rows_nest = Nest::new(vec![cg.const_i64(0); dims.len()]);
     for l in &row_loops {
         rows_nest.enter(cg, &format!("row.d{}", l.dim), Some(l.dim), l.start, l.end)?;
@@ -77,29 +74,8 @@ pub fn emit(kc: &KernelContext, rows: &RowValues, dims: &[i64], layout: &Layout)
     let mut element_latches = Vec::new();
     let row_latches = e.scoped(|e| {
         rows_nest.finish_at_latches(cg, |row| {
-            for (position, (id, sources)) in rows.values.iter().enumerate() {
-                fill_latches.extend(fill_scratch(cg, e, row, &element_loops, &scratch, position)?);
-                let at: Vec<_> = sources
-                    .iter()
-                    .map(|s| match s {
-                        DimSource::Output(d) => row.dims[*d],
-                        _ => cg.const_i64(0),
-                    })
-                    .collect();
-                let value = e.gen(*id, &Index::new(at))?;
-                e.bind(*id, Input::Value(value));
-            }
-            fill_latches.extend(fill_scratch(cg, e, row, &element_loops, &scratch, rows.values.len())?);
-            let mut elements = Nest::new(row.dims.clone());
-            for l in &element_loops {
-                elements.enter(cg, &format!("row.elements.d{}", l.dim), Some(l.dim), l.start, l.end)?;
-            }
-            element_latches = e.scoped(|e| {
-                elements.finish_at_latches(cg, |idx| {
-                    let v = e.gen_scalar(kc.root, idx)?;
-                    staging.as_ref().unwrap_or(out).store(cg, idx, v)
-                })
-            })?;
+            let target = staging.as_ref().unwrap_or(out);
+            element_latches.extend(emit_row(cg, e, kc.root, rows, row, &element_loops, &scratch, &|idx, v| target.store(cg, idx, v))?);
             if let Some(staging) = &staging {
                 let count = cg.const_i64(row_elements);
                 streaming_stores::stream_copy(cg, out.element_type(), staging.ptr, out.address(cg, row)?, count)?;
@@ -115,7 +91,7 @@ pub fn emit(kc: &KernelContext, rows: &RowValues, dims: &[i64], layout: &Layout)
     if staging.is_some() {
         streaming_stores::fence(cg)?;
     }
-    let latches: Vec<_> = element_latches.into_iter().chain(fill_latches).chain(row_latches).collect();
+    let latches: Vec<_> = element_latches.into_iter().chain(row_latches).collect();
     super::independent_loops::declare_independent(cg, cg.function(), &latches)?;
     let extent = dims[parallel].max(1);
     // Each reduction walks its row once more; the other row values cost one element per row.
@@ -124,16 +100,69 @@ pub fn emit(kc: &KernelContext, rows: &RowValues, dims: &[i64], layout: &Layout)
     Ok(extent)
 }
 
-/// A scratch for one row of value `id`: its dimensions with the row dimensions set to 1, in
-/// the output's physical order (the loops over the row walk it contiguously). A dimension of
-/// size 1 adds nothing to an address, so the index of any element of the current row reads
-/// its place in the scratch.
+/// Emits one row of a row kernel at `row` (an index whose row dimensions are set): its row
+/// values in order, each scratch value filled just before the first row value that reads it,
+/// then the loops over the row's elements, each element of `root` handed to `store`. Returns
+/// the latches of the loops over elements, none of whose iterations reads what another writes.
+#[allow(clippy::too_many_arguments)]
+pub fn emit_row<'ctx>(
+    cg: &Codegen<'ctx>,
+    e: &mut Elemental<'_, 'ctx>,
+    root: InstrId,
+    rows: &RowValues,
+    row: &Index<'ctx>,
+    element_loops: &[LoopDim<'ctx>],
+    scratch: &[(InstrId, usize, IrArray<'ctx>)],
+    store: &dyn Fn(&Index<'ctx>, BasicValueEnum<'ctx>) -> Result<()>,
+) -> Result<Vec<InstructionValue<'ctx>>> {
+    let mut latches = Vec::new();
+    for (position, (id, sources)) in rows.values.iter().enumerate() {
+        latches.extend(fill_scratch(cg, e, row, element_loops, scratch, position)?);
+        let at: Vec<_> = sources
+            .iter()
+            .map(|s| match s {
+                DimSource::Output(d) => row.dims[*d],
+                _ => cg.const_i64(0),
+            })
+            .collect();
+        let value = e.gen(*id, &Index::new(at))?;
+        e.bind(*id, Input::Value(value));
+    }
+    latches.extend(fill_scratch(cg, e, row, element_loops, scratch, rows.values.len())?);
+    let mut elements = Nest::new(row.dims.clone());
+    for l in element_loops {
+        elements.enter(cg, &format!("row.elements.d{}", l.dim), Some(l.dim), l.start, l.end)?;
+    }
+    latches.extend(e.scoped(|e| {
+        elements.finish_at_latches(cg, |idx| {
+            let v = e.gen_scalar(root, idx)?;
+            store(idx, v)
+        })
+    })?);
+    Ok(latches)
+}
+
+/// The loops over a row's elements: the dimensions other than the row dimensions (and those of
+/// one element), in the layout's major-to-minor order.
+pub fn element_loops<'ctx>(cg: &Codegen<'ctx>, dims: &[i64], layout: &Layout, row_dims: &[usize]) -> Vec<LoopDim<'ctx>> {
+    layout.major_to_minor().iter().map(|&d| d as usize).filter(|d| !row_dims.contains(d) && dims[*d] != 1).map(|d| LoopDim::full(cg, d, dims[d])).collect()
+}
+
+/// One row of an array of `shape`: its dimensions with the row dimensions set to 1, in the
+/// output's physical order (the loops over the row walk it contiguously). A dimension of size
+/// 1 adds nothing to an address, so the index of any element of the current row reads its
+/// place in it.
+pub fn row_shape(shape: &ArrayShape, row_dims: &[usize], layout: &Layout) -> ArrayShape {
+    let dims: Vec<i64> = shape.dims.iter().enumerate().map(|(d, &n)| if row_dims.contains(&d) { 1 } else { n }).collect();
+    ArrayShape::new(shape.element_type, dims).with_layout(Layout::new(layout.minor_to_major.clone()))
+}
+
+/// A scratch for one row of value `id` (see [`row_shape`]).
 fn row_scratch<'ctx>(kc: &KernelContext<'_, 'ctx>, id: InstrId, row_dims: &[usize], layout: &Layout) -> Result<IrArray<'ctx>> {
     let inst = kc.comp.get(id);
     let shape = inst.shape.as_array().ok_or_else(|| Error::Internal(format!("row scratch for {}: not an array", inst.name)))?;
-    let dims: Vec<i64> = shape.dims.iter().enumerate().map(|(d, &n)| if row_dims.contains(&d) { 1 } else { n }).collect();
-    let row = ArrayShape::new(shape.element_type, dims).with_layout(Layout::new(layout.minor_to_major.clone()));
-    let bytes = row.dims.iter().product::<i64>() * shape.element_type.byte_size() as i64;
+    let row = row_shape(shape, row_dims, layout);
+    let bytes = row.element_count() * row.element_type.byte_size() as i64;
     let ptr = kc.cg.scratch_alloc(bytes.max(1), "row.scratch")?;
     IrArray::new(ptr, &row)
 }

@@ -9,10 +9,11 @@
 //! f64 or through f16 (XLA's optimized HLO for each, through jaxlib 0.10).
 //!
 //! Here the convert becomes the same dot (or convolution) with an f32 result. Other users of the
-//! bf16 product keep the bf16 instruction, which is the same f32 sum rounded once.
+//! bf16 product read it rounded from that one (`convert(bf16, wide)`): the bf16 product is the
+//! same f32 sum rounded once, so the product is computed once, not twice.
 
 use super::fused_body::unique_name;
-use crate::hlo::{Computation, InstrId, Opcode};
+use crate::hlo::{Computation, InstrId, Instruction, Opcode};
 use hlojit_runtime::ElementType;
 use std::collections::HashSet;
 
@@ -24,9 +25,19 @@ pub(super) fn rewrite(comp: &mut Computation, convert: InstrId) -> Option<InstrI
     if !widens || !matches!(product.opcode, Opcode::Dot | Opcode::Convolution) || !product.control_predecessors.is_empty() {
         return None;
     }
+    let product_id = inst.operands[0];
     let mut wide = product.clone();
     wide.shape = inst.shape.clone();
     let mut names: HashSet<String> = comp.instructions.iter().map(|i| i.name.clone()).collect();
     wide.name = unique_name(&mut names, &format!("{}.f32", product.name));
-    Some(comp.add(wide))
+    let narrow_shape = product.shape.clone();
+    let narrow_name = unique_name(&mut names, &format!("{}.rounded", product.name));
+    let others = comp.users()[product_id.index()].iter().any(|&u| u != convert) || comp.root == product_id;
+    let wide = comp.add(wide);
+    if others {
+        let narrow = comp.add(Instruction::new(narrow_name, Opcode::Convert, narrow_shape, vec![wide]));
+        // The convert too: it is replaced by `wide` itself.
+        comp.replace_all_uses(product_id, narrow);
+    }
+    Some(wide)
 }

@@ -32,11 +32,19 @@ const MIN_ROWS_AND_COLUMNS: i64 = 64;
 /// Least multiply-adds: below this the second pass over the result costs little.
 const MIN_MACS: i64 = 1 << 20;
 
+/// Whether `user` is an epilogue `dot` (in `comp`) can take.
+pub(super) type Accepts = fn(&Module, &Computation, InstrId, InstrId) -> bool;
+
 /// Fuses the epilogues of the dots of every sequenced computation.
 pub fn fuse_epilogues(module: &mut Module) -> Result<bool> {
+    fuse_accepted(module, is_epilogue)
+}
+
+/// Fuses every dot with the epilogue `accepts` takes, in every sequenced computation.
+pub(super) fn fuse_accepted(module: &mut Module, accepts: Accepts) -> Result<bool> {
     let mut changed = false;
     for c in super::fusion::sequenced_computations(module) {
-        while let Some((dot, user)) = find_candidate(module, c) {
+        while let Some((dot, user)) = find_candidate(module, c, accepts) {
             fuse(module, c, dot, user)?;
             changed = true;
         }
@@ -45,7 +53,7 @@ pub fn fuse_epilogues(module: &mut Module) -> Result<bool> {
 }
 
 /// The first dot of `c` with an epilogue to fuse, and that epilogue (its only user).
-fn find_candidate(module: &Module, c: CompId) -> Option<(InstrId, InstrId)> {
+fn find_candidate(module: &Module, c: CompId, accepts: Accepts) -> Option<(InstrId, InstrId)> {
     let comp = module.computation(c);
     let users = comp.users();
     comp.ids().find_map(|id| {
@@ -55,7 +63,7 @@ fn find_candidate(module: &Module, c: CompId) -> Option<(InstrId, InstrId)> {
         }
         let [user] = users[id.index()][..] else { return None };
         let no_control_users = comp.ids().all(|i| !comp.get(i).control_predecessors.contains(&id));
-        (no_control_users && is_epilogue(module, comp, id, user)).then_some((id, user))
+        (no_control_users && accepts(module, comp, id, user)).then_some((id, user))
     })
 }
 

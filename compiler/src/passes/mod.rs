@@ -11,6 +11,7 @@ pub mod conv_taps;
 pub mod cse;
 pub mod dce;
 pub mod dot_epilogue_fusion;
+pub mod dot_row_epilogue_fusion;
 mod bf16_product_widening;
 mod divide_rewrites;
 pub mod dynamic_padder;

@@ -149,28 +149,6 @@ ENTRY main {{
         [S],
         "rtol=1e-6 atol=1e-6",
     ),
-    "dot_epilogue_not_through_a_row_reduction": (
-        """The dot's result has a second reader besides the loop, its row sum (as a normalization
-has): the loop is not its only user, so the dot stays a kernel of its own, stored once for both.
-check: ENTRY
-check: dot(
-check-not: kind=kOutput""",
-        f"""HloModule dot_then_row_max
-{ADD}
-ENTRY main {{
-  s = f32[] parameter(0)
-  b = f32[64] parameter(1)
-{pattern("x", (64, 256), 7, 3, 9, 4)}
-{pattern("w", (256, 64), 5, 11, 7, 3)}
-  d = f32[64,64] dot(x, w), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
-  z = f32[] constant(0)
-  rs = f32[64] reduce(d, z), dimensions={{1}}, to_apply=add
-  rb = f32[64,64] broadcast(rs), dimensions={{0}}
-  ROOT o = f32[64,64] subtract(d, rb)
-}}""",
-        [S, B64],
-        "rtol=1e-6 atol=1e-5",
-    ),
     "dot_epilogue_few_rows_in_the_strip_kernel": (
         """A dot with few rows (2 batches of 4 x 256 x 96, as an LSTM step's h @ W_h) plus a bias,
 then tanh: the strip kernel (precompiled on x86) computes the kernel's strips of columns and

@@ -322,8 +322,11 @@ case("bf16_product_read_as_f32", """XLA:CPU computes a bf16 dot or convolution i
 default), drops the f32 -> bf16 -> f32 converts its float normalization made: a bf16 dot
 converted to f32 is the unrounded f32 dot (api_test's test_excess_precision_hell found it:
 2.5531006 where hlojit gave the bf16 value 2.546875). The dot's own bf16 result (returned as
-its bits), the f64 conversion and a round trip written in the program (`trip`) stay rounded.
-The inputs are bf16 values, passed as f32.""", [a, b, x, k, f], """
+its bits), the f64 conversion and a round trip written in the program (`trip`) stay rounded,
+read from the one f32 product rounded to bf16 (the dot is computed once).
+The inputs are bf16 values, passed as f32.
+check: dot(
+check-not: dot(""", [a, b, x, k, f], """
 HloModule bf16_product_read_as_f32, entry_computation_layout={(f32[3,4]{1,0}, f32[4,3]{1,0}, f32[1,6,2]{2,1,0}, f32[3,2,2]{2,1,0}, f32[4]{0})->(f32[3,3]{1,0}, u16[3,3]{1,0}, f64[3,3]{1,0}, f32[1,4,2]{2,1,0}, f32[4]{0})}
 
 ENTRY main {

@@ -49,6 +49,8 @@ fn emit(kc: &KernelContext, epilogue: Option<&Epilogue>) -> Result<i64> {
     }
     kc.cg.mark_generated_product();
     match epilogue {
+        // `row_epilogue` admits only dots the GEMM engine takes.
+        Some(epilogue) if epilogue.rows.is_some() => Err(Error::Internal(format!("{}: a whole-row epilogue off the GEMM engine", dot.name))),
         // The row kernel stores sums as it finishes them, in its own order; the per-element
         // loop finishes each through the epilogue.
         Some(epilogue) => emit_per_element(kc, lhs, rhs, &dims, Some(epilogue)),

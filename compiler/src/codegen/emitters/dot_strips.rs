@@ -124,6 +124,10 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
     if !matches!(ty, ElementType::F32 | ElementType::F64) {
         return Ok(None);
     }
+    // Its regions are strips of columns; a whole-row epilogue goes to the GEMM engine.
+    if epilogue.is_some_and(|e| e.rows.is_some()) {
+        return Ok(None);
+    }
     let lanes = (cg.simd_bytes as i64 / ty.byte_size() as i64).max(1);
     let macs = d.b.saturating_mul(d.m).saturating_mul(d.n).saturating_mul(d.k);
     // No lower bound on the work: measured in a 20,000-step loop on Zen 3, a strip is never

@@ -130,10 +130,45 @@ pub struct GemmF32 {
     /// together cover C once, so each element passes through the epilogue exactly once.
     pub epilogue: Option<Epilogue>,
     pub epilogue_ctx: *const std::ffi::c_void,
+    /// Non-zero when the epilogue finishes whole rows (a softmax over each row of the
+    /// product): every region it gets then spans all `n` columns, which it may read before it
+    /// writes any of them. The work is then never split across columns.
+    pub epilogue_rows: i64,
 }
 
 /// `epilogue(ctx, batch, r0, r1, c0, c1)`, see [`GemmF32::epilogue`].
 pub type Epilogue = unsafe extern "C" fn(*const std::ffi::c_void, i64, i64, i64, i64, i64);
+
+impl GemmF32 {
+    /// Whether the epilogue must see whole rows (see [`GemmF32::epilogue_rows`]).
+    fn finishes_rows(&self) -> bool {
+        self.epilogue.is_some() && self.epilogue_rows != 0
+    }
+
+    /// Column parts a row block may be split into: one where the epilogue finishes whole rows.
+    fn splittable_panels(&self, panels: i64) -> i64 {
+        if self.finishes_rows() {
+            1
+        } else {
+            panels
+        }
+    }
+
+    /// Finishes columns `[c0, c1)` of rows `[r0, r1)` of batch `b` after their last k block:
+    /// now where the epilogue works on any region, and where it needs whole rows only once
+    /// the region reaches the last column (a unit then holds all of its rows' columns).
+    ///
+    /// # Safety
+    /// The region's elements of C are final.
+    unsafe fn finish(&self, b: i64, r0: i64, r1: i64, c0: i64, c1: i64) {
+        let Some(epilogue) = self.epilogue else { return };
+        if !self.finishes_rows() {
+            unsafe { epilogue(self.epilogue_ctx, b, r0, r1, c0, c1) };
+        } else if c1 == self.n {
+            unsafe { epilogue(self.epilogue_ctx, b, r0, r1, 0, self.n) };
+        }
+    }
+}
 
 /// The instruction sets with a precompiled variant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -437,13 +472,13 @@ unsafe fn gemm(g: &GemmF32, isa: Isa, operands: Operands) -> i32 {
     // Panel ranges a unit packs for itself must stay in L2 beside A's block.
     let least_parts = ceil_div(plan.panels * plan.panel() * 4, UNIT_B_BYTES).min(plan.panels);
     if serial {
-        plan.n_parts = if plan.m_blocks == 1 { least_parts } else { 1 };
+        plan.n_parts = if plan.m_blocks == 1 { least_parts.min(g.splittable_panels(plan.panels)) } else { 1 };
     } else {
         // Units of equal size, a multiple of the threads where possible: whole batches split
         // into panel ranges where A fits one block, `share_units` otherwise.
-        let share = match one_block.then(|| panel_parts(g.batch, plan.panels, threads, least_parts)).flatten() {
+        let share = match one_block.then(|| panel_parts(g.batch, g.splittable_panels(plan.panels), threads, least_parts)).flatten() {
             Some(n_parts) => Share { strips, n_parts },
-            None => share_units(strips, plan.mc / g.mr, g.batch, plan.panels, threads),
+            None => share_units(strips, plan.mc / g.mr, g.batch, g.splittable_panels(plan.panels), threads),
         };
         plan.mc = share.strips * g.mr;
         plan.m_blocks = ceil_div(g.m, plan.mc);
@@ -743,9 +778,9 @@ unsafe fn run_unit(p: &Plan, ap: *mut u32, bp: *mut u32, b: i64, r0: i64, r1: i6
         if strip_pass {
             for is in 0..nstrips {
                 (j0..j1).for_each(|js| tile(is, js));
-                if let (Some(epilogue), true) = (g.epilogue, last) {
+                if last {
                     let first_row = r0 + is * g.mr;
-                    unsafe { epilogue(g.epilogue_ctx, b, first_row, (first_row + g.mr).min(r1), j0 * p.nr, (j1 * p.nr).min(g.n)) };
+                    unsafe { g.finish(b, first_row, (first_row + g.mr).min(r1), j0 * p.nr, (j1 * p.nr).min(g.n)) };
                 }
             }
         } else {
@@ -755,9 +790,11 @@ unsafe fn run_unit(p: &Plan, ap: *mut u32, bp: *mut u32, b: i64, r0: i64, r1: i6
                 // finish it now, while the micro-kernels' stores are still in L1 (rows x nr
                 // words, 12-24 KiB), instead of in a later pass over the whole result from
                 // memory.
-                if let (Some(epilogue), true) = (g.epilogue, last) {
+                // A whole-row epilogue runs after the last panel, on the block's rows (then
+                // in L2).
+                if last {
                     let first_col = js * p.nr;
-                    unsafe { epilogue(g.epilogue_ctx, b, r0, r1, first_col, (first_col + p.nr).min(g.n)) };
+                    unsafe { g.finish(b, r0, r1, first_col, (first_col + p.nr).min(g.n)) };
                 }
             }
         }

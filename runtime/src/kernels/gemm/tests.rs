@@ -19,7 +19,17 @@ fn check(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, mr: i
 /// not read in place.
 #[allow(clippy::too_many_arguments)]
 fn check_a(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64, nc: i64, bt: bool, at: bool) {
-    check_full(isa, operands, batch, m, n, k, mr, nv, kc, nc, bt, at, false);
+    check_full(isa, operands, batch, m, n, k, mr, nv, kc, nc, bt, at, Finish::Nothing);
+}
+
+/// What the GEMM's epilogue does to C in [`check_full`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Finish {
+    Nothing,
+    /// [`double_plus_one`] on any regions.
+    Elements,
+    /// [`minus_row_max`] on whole rows.
+    Rows,
 }
 
 /// What the test epilogue sees: C and how often it finished each element.
@@ -31,6 +41,18 @@ struct Seen {
     /// Elements per batch and columns, to number the elements.
     m: i64,
     n: i64,
+    /// Regions a whole-row epilogue got that were not whole rows.
+    partial_rows: std::sync::atomic::AtomicU32,
+}
+
+impl Seen {
+    fn element(&self, b: i64, i: i64, j: i64) -> *mut f32 {
+        self.c.wrapping_offset((b * self.c_batch + i * self.c_row + j) as isize)
+    }
+
+    fn count(&self, b: i64, i: i64, j: i64) {
+        self.counts[(b * self.m * self.n + i * self.n + j) as usize].fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// An epilogue as generated code would be: `x -> 2x + 1` on the region, counting visits.
@@ -38,17 +60,34 @@ unsafe extern "C" fn double_plus_one(ctx: *const std::ffi::c_void, b: i64, r0: i
     let s = unsafe { &*(ctx as *const Seen) };
     for i in r0..r1 {
         for j in c0..c1 {
-            let p = unsafe { s.c.offset((b * s.c_batch + i * s.c_row + j) as isize) };
+            let p = s.element(b, i, j);
             unsafe { *p = 2.0 * *p + 1.0 };
-            s.counts[(b * s.m * s.n + i * s.n + j) as usize].fetch_add(1, Ordering::Relaxed);
+            s.count(b, i, j);
         }
     }
 }
 
-/// As [`check_a`]; with `epilogue`, the GEMM runs [`double_plus_one`], which must see every
-/// element once and only after its last k block (2 x product + 1).
+/// A whole-row epilogue as a softmax's would be: `x -> x - max(row)`, the max read from the
+/// row before any of it is written.
+unsafe extern "C" fn minus_row_max(ctx: *const std::ffi::c_void, b: i64, r0: i64, r1: i64, c0: i64, c1: i64) {
+    let s = unsafe { &*(ctx as *const Seen) };
+    if (c0, c1) != (0, s.n) {
+        s.partial_rows.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    for i in r0..r1 {
+        let max = (0..s.n).map(|j| unsafe { *s.element(b, i, j) }).fold(f32::NEG_INFINITY, f32::max);
+        for j in 0..s.n {
+            unsafe { *s.element(b, i, j) -= max };
+            s.count(b, i, j);
+        }
+    }
+}
+
+/// As [`check_a`], the GEMM finishing C as `finish` says: its epilogue must see every element
+/// once and only after its last k block (a whole-row one only whole rows).
 #[allow(clippy::too_many_arguments)]
-fn check_full(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64, nc: i64, bt: bool, at: bool, epilogue: bool) {
+fn check_full(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, mr: i64, nv: i64, kc: i64, nc: i64, bt: bool, at: bool, finish: Finish) {
     let mut seed = (m * 31 + n * 7 + k) as u64;
     let a: Vec<f32> = (0..batch * m * k).map(|_| small(&mut seed)).collect();
     let b: Vec<f32> = (0..batch * k * n).map(|_| small(&mut seed)).collect();
@@ -89,24 +128,40 @@ fn check_full(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, 
         nc,
         epilogue: None,
         epilogue_ctx: std::ptr::null(),
+        epilogue_rows: 0,
     };
-    let seen = Seen { c: c.as_mut_ptr(), c_batch: m * n, c_row: n, counts: (0..batch * m * n).map(|_| Default::default()).collect(), m, n };
-    let desc = if epilogue { GemmF32 { epilogue: Some(double_plus_one), epilogue_ctx: &seen as *const Seen as *const std::ffi::c_void, ..desc } } else { desc };
+    let seen = Seen { c: c.as_mut_ptr(), c_batch: m * n, c_row: n, counts: (0..batch * m * n).map(|_| Default::default()).collect(), m, n, partial_rows: Default::default() };
+    let ctx = &seen as *const Seen as *const std::ffi::c_void;
+    let desc = match finish {
+        Finish::Nothing => desc,
+        Finish::Elements => GemmF32 { epilogue: Some(double_plus_one), epilogue_ctx: ctx, ..desc },
+        Finish::Rows => GemmF32 { epilogue: Some(minus_row_max), epilogue_ctx: ctx, epilogue_rows: 1, ..desc },
+    };
     let status = unsafe { gemm(&desc, isa, operands) };
     assert_eq!(status, 0);
-    if epilogue {
+    if finish != Finish::Nothing {
+        assert_eq!(seen.partial_rows.load(Ordering::Relaxed), 0, "{isa:?} {batch}x{m}x{n}x{k}: a whole-row epilogue got part of a row");
         assert!(seen.counts.iter().all(|c| c.load(Ordering::Relaxed) == 1), "{isa:?} {batch}x{m}x{n}x{k}: an element finished other than once");
     }
+    let product = |bi: i64, i: i64, j: i64| -> i64 {
+        (0..k)
+            .map(|p| {
+                let bv = if bt { b[(bi * k * n + j * k + p) as usize] } else { b[(bi * k * n + p * n + j) as usize] };
+                let av = if at { a[(bi * m * k + p * m + i) as usize] } else { a[(bi * m * k + i * k + p) as usize] };
+                av as i64 * bv as i64
+            })
+            .sum()
+    };
     for bi in 0..batch {
         for i in 0..m {
+            let row_max = if finish == Finish::Rows { (0..n).map(|j| product(bi, i, j)).max().unwrap_or(0) } else { 0 };
             for j in 0..n {
-                let mut want = 0i64;
-                for p in 0..k {
-                    let bv = if bt { b[(bi * k * n + j * k + p) as usize] } else { b[(bi * k * n + p * n + j) as usize] };
-                    let av = if at { a[(bi * m * k + p * m + i) as usize] } else { a[(bi * m * k + i * k + p) as usize] };
-                    want += av as i64 * bv as i64;
-                }
-                let want = if epilogue { 2 * want + 1 } else { want };
+                let want = product(bi, i, j);
+                let want = match finish {
+                    Finish::Nothing => want,
+                    Finish::Elements => 2 * want + 1,
+                    Finish::Rows => want - row_max,
+                };
                 let got = c[(bi * m * n + i * n + j) as usize];
                 assert_eq!(got, want as f32, "{isa:?} {operands:?} {batch}x{m}x{n}x{k} tile {mr}x{nv}: C[{bi}][{i}][{j}]");
             }
@@ -163,15 +218,36 @@ fn epilogue_finishes_every_element_once_after_its_last_k_block() {
         let nr = nv * isa.lanes();
         // Serial with edges and three k blocks; batched, parallel, B transposed; deep blocks
         // with A read in place; several A blocks and parallel column parts.
-        check_full(isa, Operands::F32, 1, 2 * mr + 3, 2 * nr + 5, 70, mr, nv, 32, 2 * nr, false, false, true);
-        check_full(isa, Operands::F32, 3, 100, 3 * nr + 1, 300, mr, nv, 128, nr, true, false, true);
-        check_full(isa, Operands::F32, 2, 8 * mr + 3, 2 * nr + 5, 600, mr, nv, 256, nr, false, false, true);
+        check_full(isa, Operands::F32, 1, 2 * mr + 3, 2 * nr + 5, 70, mr, nv, 32, 2 * nr, false, false, Finish::Elements);
+        check_full(isa, Operands::F32, 3, 100, 3 * nr + 1, 300, mr, nv, 128, nr, true, false, Finish::Elements);
+        check_full(isa, Operands::F32, 2, 8 * mr + 3, 2 * nr + 5, 600, mr, nv, 256, nr, false, false, Finish::Elements);
         let rows = 2 * block_rows(mr, 512, 1 << 20) + mr + 1;
-        check_full(isa, Operands::Bf16, 1, rows, (DIRECT_A_MAX_PANELS + 1) * nr + 3, 1000, mr, nv, 512, nr, false, false, true);
+        check_full(isa, Operands::Bf16, 1, rows, (DIRECT_A_MAX_PANELS + 1) * nr + 3, 1000, mr, nv, 512, nr, false, false, Finish::Elements);
         // Panels too deep for a strip to walk several at once (`strip_pass`): each panel meets
         // the block's strips in turn, its column of tiles finished together.
         assert!(!strip_pass(isa, 2, 8192 * nr));
-        check_full(isa, Operands::F32, 1, 2 * mr + 1, 8 * nr + 3, 8200, mr, nv, 8192, nr, false, true, true);
+        check_full(isa, Operands::F32, 1, 2 * mr + 1, 8 * nr + 3, 8200, mr, nv, 8192, nr, false, true, Finish::Elements);
+    }
+}
+
+/// A whole-row epilogue gets whole rows however the work would otherwise be split: shallow
+/// blocks walked strip by strip (attention scores, k = 64), one A block whose panels the
+/// threads would share, several A blocks, panels walked one at a time, several k blocks.
+#[test]
+fn whole_row_epilogue_sees_each_final_row_once() {
+    for (isa, mr, nv) in [(Isa::Avx512, 12, 2), (Isa::Avx2Fma, 6, 2)] {
+        if !host_supports(isa) {
+            continue;
+        }
+        let nr = nv * isa.lanes();
+        assert_eq!(strip_pass(isa, 4, 64 * nr), isa == Isa::Avx512);
+        check_full(isa, Operands::F32, 4, 3 * mr + 2, 4 * nr - 3, 64, mr, nv, 512, nr, true, false, Finish::Rows);
+        check_full(isa, Operands::F32, 1, mr + 1, 9 * nr + 5, 600, mr, nv, 512, nr, false, false, Finish::Rows);
+        let rows = 2 * block_rows(mr, 256, 1 << 20) + mr + 1;
+        check_full(isa, Operands::F32, 1, rows, 3 * nr + 1, 300, mr, nv, 256, nr, false, false, Finish::Rows);
+        assert!(!strip_pass(isa, 2, 8192 * nr));
+        check_full(isa, Operands::F32, 2, 2 * mr + 1, 2 * nr + 3, 8200, mr, nv, 8192, nr, false, true, Finish::Rows);
+        check_full(isa, Operands::Bf16, 1, 2 * mr + 3, 2 * nr + 5, 70, mr, nv, 32, 2 * nr, false, false, Finish::Rows);
     }
 }
 
@@ -224,7 +300,7 @@ fn check_s8(operands: Operands, case: S8Case, values: S8Values, mr: i64, nv: i64
         b: b.as_ptr() as *const std::ffi::c_void, b_batch: k * n, b_row, b_col,
         c: c.as_mut_ptr() as *mut std::ffi::c_void, c_batch: m * n, c_row: n,
         mr, nv, kc, nc: n,
-        epilogue: None, epilogue_ctx: std::ptr::null(),
+        epilogue: None, epilogue_ctx: std::ptr::null(), epilogue_rows: 0,
     };
     let isa = if operands == Operands::S8Quads { Isa::Avx512 } else { Isa::Avx2Fma };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
@@ -322,7 +398,7 @@ fn unknown_tiles_are_refused_with_an_error() {
         b: std::ptr::null(), b_batch: 0, b_row: 0, b_col: 0,
         c: std::ptr::null_mut(), c_batch: 0, c_row: 0,
         mr: 7, nv: 2, kc: 1, nc: 1,
-        epilogue: None, epilogue_ctx: std::ptr::null(),
+        epilogue: None, epilogue_ctx: std::ptr::null(), epilogue_rows: 0,
     };
     assert_eq!(unsafe { gemm(&desc, Isa::Avx512, Operands::F32) }, 1);
     assert!(crate::custom_call::take_last_error().unwrap().contains("no precompiled GEMM tile 7x2"));
@@ -378,7 +454,7 @@ fn fractional_product(isa: Isa, operands: Operands, m: i64, n: i64, k: i64, mr: 
         b: b_ptr, b_batch: 0, b_row: n, b_col: 1,
         c: c.as_mut_ptr() as *mut std::ffi::c_void, c_batch: 0, c_row: n,
         mr, nv, kc, nc: n,
-        epilogue: None, epilogue_ctx: std::ptr::null(),
+        epilogue: None, epilogue_ctx: std::ptr::null(), epilogue_rows: 0,
     };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     // The descriptor's pointers are not `Send`: passed as an address (the call returns
@@ -434,7 +510,7 @@ fn bf16_pair_tiles_with_odd_depths_edges_strides_k_blocks_and_threads() {
         let rows = 2 * block_rows(mr, 256, 1 << 20) + mr + 1;
         check(Isa::Avx512, ops, 1, rows, (DIRECT_A_MAX_PANELS + 1) * nr + 3, 1000, mr, nv, 512, nr, false);
     }
-    check_full(Isa::Avx512, ops, 2, 8 * 12 + 3, 2 * 32 + 5, 601, 12, 2, 256, 32, false, false, true);
+    check_full(Isa::Avx512, ops, 2, 8 * 12 + 3, 2 * 32 + 5, 601, 12, 2, 256, 32, false, false, Finish::Elements);
 }
 
 #[test]

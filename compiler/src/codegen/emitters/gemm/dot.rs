@@ -28,6 +28,13 @@ fn is_small_matrix_vector(d: &DotDims) -> bool {
     d.b == 1 && d.m == 1 && d.k.saturating_mul(d.n) <= MATRIX_VECTOR_MAX_ELEMENTS
 }
 
+/// Whether a dot of these dimensions (of a type the engine computes) runs on the blocked GEMM
+/// engine: enough work for packing and task setup to pay off.
+pub fn on_gemm_engine(d: &DotDims) -> bool {
+    let macs = d.b.saturating_mul(d.m).saturating_mul(d.n).saturating_mul(d.k);
+    d.k > 0 && macs >= GEMM_MIN_MACS && !(d.m == 1 && d.n == 1) && !is_small_matrix_vector(d)
+}
+
 /// Emits the dot with the blocked GEMM engine when that pays off; `None` leaves it to the
 /// generic loop nest.
 /// With `epilogue`, the finished values go through it before they are stored.
@@ -35,8 +42,7 @@ pub fn try_emit(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &DotD
     let out = &kc.outputs[0];
     let out_type = out.element_type();
     let Some(compute) = compute_type(out_type) else { return Ok(None) };
-    let macs = d.b.saturating_mul(d.m).saturating_mul(d.n).saturating_mul(d.k);
-    if d.k == 0 || macs < GEMM_MIN_MACS || (d.m == 1 && d.n == 1) || is_small_matrix_vector(d) {
+    if !on_gemm_engine(d) {
         return Ok(None);
     }
     let caps = Captures::new(kc, 2)?;
@@ -57,7 +63,11 @@ pub fn try_emit(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &DotD
     let lanes = (kc.cg.simd_bytes as i64 / compute.byte_size() as i64).max(1);
     // The vector dimension should be the wide one.
     let prefer_swap = d.n < lanes && d.m > d.n;
-    let swap = if direct_normal && direct_swapped {
+    // A whole-row epilogue needs regions of whole rows of the dot, not of its transpose.
+    let whole_rows = epilogue.is_some_and(|e| e.rows.is_some());
+    let swap = if whole_rows {
+        false
+    } else if direct_normal && direct_swapped {
         prefer_swap
     } else if direct_normal || direct_swapped {
         direct_swapped

@@ -349,6 +349,9 @@ fn emit_unit<'ctx>(
     let out = &kc.outputs[0];
     let out = IrArray { ptr: out_ptr, shape: out.shape.clone(), physical: out.physical.clone() };
     if let (OutputMode::Staged { map }, Some(_)) = (&g.out, s.cs) {
+        // An elementwise epilogue finishes each element on its way out; a whole-row one the
+        // stored rows after.
+        let per_element = g.epilogue.as_ref().filter(|(ep, _)| ep.rows.is_none());
         for_loop(cg, "store.m", r0, r1, |m| {
             let row = c_row_ptr(m)?;
             for_loop(cg, "store.n", cg.const_i64(0), cg.const_i64(g.n), |n| {
@@ -356,7 +359,7 @@ fn emit_unit<'ctx>(
                     let v = cg.b.build_load(elem, cg.gep(elem, row, n)?, "")?;
                     let v = g.conv.finish(e, v)?;
                     let index = map.index(cg, u.b, m, n)?;
-                    let v = match &g.epilogue {
+                    let v = match per_element {
                         Some((ep, _)) => ep.finish_value(e, &index, v)?,
                         None => v,
                     };
@@ -364,6 +367,9 @@ fn emit_unit<'ctx>(
                 })
             })
         })?;
+        if let Some((ep, map)) = g.epilogue.as_ref().filter(|(ep, _)| ep.rows.is_some()) {
+            ep.emit_region(&mut env.e, &out, map, u.b, r0, r1, cg.const_i64(0), cg.const_i64(g.n))?;
+        }
     } else if let Some((ep, map)) = &g.epilogue {
         // The unit's rows are final: finish them while they are in cache.
         ep.emit_region(&mut env.e, &out, map, u.b, r0, r1, cg.const_i64(0), cg.const_i64(g.n))?;

@@ -83,16 +83,16 @@ pub fn emit_precompiled<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx
     let int = |p| cg.b.build_ptr_to_int(p, cg.i64(), "");
     let c = |v: i64| cg.const_i64(v);
     // A fused epilogue: a generated region function and the captures it reads.
-    let (epilogue, epilogue_ctx) = match &g.epilogue {
+    let (epilogue, epilogue_ctx, epilogue_rows) = match &g.epilogue {
         Some((ep, map)) => {
             let ctx = caps.store(cg, &[c(0), c(0)])?;
             let function = emit_region_function(kc, caps, ep, map)?;
-            (int(function.as_global_value().as_pointer_value())?, int(ctx)?)
+            (int(function.as_global_value().as_pointer_value())?, int(ctx)?, c(i64::from(ep.rows.is_some())))
         }
-        None => (c(0), c(0)),
+        None => (c(0), c(0), c(0)),
     };
     // The fields of `GemmF32`, in order.
-    let fields: [IntValue<'ctx>; 21] = [
+    let fields: [IntValue<'ctx>; 22] = [
         c(g.batch),
         c(g.m),
         c(g.n),
@@ -114,6 +114,7 @@ pub fn emit_precompiled<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx
         c(bl.nc),
         epilogue,
         epilogue_ctx,
+        epilogue_rows,
     ];
     // The status is non-zero only when scratch memory ran out: the runtime has then recorded
     // the failure, which the sequencing code collects after the kernel.

@@ -120,7 +120,7 @@ pub(crate) unsafe fn gemm_on<U: TileUnit + Default>(g: &GemmF32, kind: Kind, kc_
         unsafe { pack_b_task(ctx, 0, pack_units) };
         return unsafe { run_units::<U>(&plan, 0, g.batch * plan.m_blocks) };
     }
-    let share = share_units(ceil_div(g.m, STRIP), plan.mc / STRIP, g.batch, plan.panels, threads);
+    let share = share_units(ceil_div(g.m, STRIP), plan.mc / STRIP, g.batch, g.splittable_panels(plan.panels), threads);
     plan.mc = share.strips * STRIP;
     plan.m_blocks = ceil_div(g.m, plan.mc);
     plan.n_parts = share.n_parts;
@@ -215,9 +215,9 @@ unsafe fn run_unit<U: TileUnit>(unit: &mut U, p: &Plan, ap: *mut u32, b: i64, r0
                     Kind::S8 => unsafe { block_product::<U, true>(unit, g, &block, a, panel, steps) },
                 }
             }
-            if let (Some(epilogue), true) = (g.epilogue, last) {
+            if last {
                 let first = js * PANEL;
-                unsafe { epilogue(g.epilogue_ctx, b, r0, r1, first, (first + PANEL).min(g.n)) };
+                unsafe { g.finish(b, r0, r1, first, (first + PANEL).min(g.n)) };
             }
         }
     }

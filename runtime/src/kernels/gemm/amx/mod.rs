@@ -88,7 +88,7 @@ fn product_of_integers<U: unit::TileUnit + Default>(kind: Kind, m: i64, n: i64, 
         b, b_batch: 0, b_row: n, b_col: 1,
         c: c.as_mut_ptr() as *mut std::ffi::c_void, c_batch: 0, c_row: n,
         mr: 0, nv: 0, kc: 0, nc: 0,
-        epilogue: None, epilogue_ctx: std::ptr::null(),
+        epilogue: None, epilogue_ctx: std::ptr::null(), epilogue_rows: 0,
     };
     // Below the parallel threshold: one thread, one tile unit.
     if unsafe { gemm_on::<U>(&desc, kind, kc_words) } != 0 {

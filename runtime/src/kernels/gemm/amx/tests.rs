@@ -78,12 +78,18 @@ struct Seen {
     n: i64,
     m: i64,
     counts: Vec<AtomicU32>,
+    /// Whether the epilogue asked for whole rows, and the regions it got that were not.
+    whole_rows: bool,
+    partial_rows: AtomicU32,
 }
 
 /// Counts visits (the product is checked unchanged: the count says each element came once,
 /// after its last k block, which the exact result then shows).
 unsafe extern "C" fn count_visits(ctx: *const std::ffi::c_void, b: i64, r0: i64, r1: i64, c0: i64, c1: i64) {
     let s = unsafe { &*(ctx as *const Seen) };
+    if s.whole_rows && (c0, c1) != (0, s.n) {
+        s.partial_rows.fetch_add(1, Ordering::Relaxed);
+    }
     for i in r0..r1 {
         for j in c0..c1 {
             s.counts[(b * s.m * s.n + i * s.n + j) as usize].fetch_add(1, Ordering::Relaxed);
@@ -92,8 +98,9 @@ unsafe extern "C" fn count_visits(ctx: *const std::ffi::c_void, b: i64, r0: i64,
 }
 
 /// C of the case on `U` tile units (a rayon pool of `threads`), as 4-byte words; with
-/// `epilogue`, checks that every element was finished exactly once.
-fn run<U: TileUnit + Default>(kind: Kind, c: Case, ops: &Operands, threads: usize, epilogue: bool) -> Vec<u32> {
+/// `epilogue`, checks that every element was finished exactly once (and, with `whole_rows`,
+/// in regions of whole rows).
+fn run<U: TileUnit + Default>(kind: Kind, c: Case, ops: &Operands, threads: usize, epilogue: bool, whole_rows: bool) -> Vec<u32> {
     let a8: Vec<u8> = ops.a.iter().map(|&x| x as u8).collect();
     let b8: Vec<u8> = ops.b.iter().map(|&x| x as u8).collect();
     let (a, b) = match kind {
@@ -103,7 +110,7 @@ fn run<U: TileUnit + Default>(kind: Kind, c: Case, ops: &Operands, threads: usiz
     let mut out = vec![0xdead_beefu32; (c.batch * c.m * c.n) as usize];
     let (a_row, a_col) = if c.at { (1, c.m) } else { (c.k, 1) };
     let (b_row, b_col) = if c.bt { (1, c.k) } else { (c.n, 1) };
-    let seen = Seen { n: c.n, m: c.m, counts: (0..c.batch * c.m * c.n).map(|_| AtomicU32::new(0)).collect() };
+    let seen = Seen { n: c.n, m: c.m, counts: (0..c.batch * c.m * c.n).map(|_| AtomicU32::new(0)).collect(), whole_rows, partial_rows: AtomicU32::new(0) };
     let desc = GemmF32 {
         batch: c.batch, m: c.m, n: c.n, k: c.k,
         a, a_batch: c.m * c.k, a_row, a_col,
@@ -112,12 +119,14 @@ fn run<U: TileUnit + Default>(kind: Kind, c: Case, ops: &Operands, threads: usiz
         mr: 0, nv: 0, kc: 0, nc: 0,
         epilogue: if epilogue { Some(count_visits as Epilogue) } else { None },
         epilogue_ctx: &seen as *const Seen as *const std::ffi::c_void,
+        epilogue_rows: i64::from(whole_rows),
     };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     let desc = &desc as *const GemmF32 as usize;
     assert_eq!(pool.install(move || unsafe { gemm_on::<U>(&*(desc as *const GemmF32), kind, c.kc_words) }), 0);
     if epilogue {
         assert!(seen.counts.iter().all(|n| n.load(Ordering::Relaxed) == 1), "{c:?}: an element finished other than once");
+        assert_eq!(seen.partial_rows.load(Ordering::Relaxed), 0, "{c:?}: a whole-row epilogue got part of a row");
     }
     out
 }
@@ -155,7 +164,7 @@ fn check(kind: Kind, c: Case, values: Values, got: &[u32], what: &str) {
 
 /// The case on the model, checked.
 fn check_model(kind: Kind, c: Case, values: Values, threads: usize) {
-    let got = run::<TileModel>(kind, c, &operands(kind, c, values), threads, false);
+    let got = run::<TileModel>(kind, c, &operands(kind, c, values), threads, false, false);
     check(kind, c, values, &got, &format!("model, {threads} threads"));
 }
 
@@ -186,8 +195,12 @@ fn model_driver_handles_k_blocks_strides_batches_and_threads() {
             }
         }
         let c = Case { batch: 3, m: 40, n: 50, k: 300, kc_words: 32, bt: false, at: false };
-        let got = run::<TileModel>(kind, c, &operands(kind, c, Values::Exact), 2, true);
+        let got = run::<TileModel>(kind, c, &operands(kind, c, Values::Exact), 2, true, false);
         check(kind, c, Values::Exact, &got, "model with an epilogue");
+        // Wider than a panel: the threads would share a row block's panels.
+        let c = Case { batch: 1, m: 40, n: 150, k: 300, kc_words: 32, bt: false, at: false };
+        let got = run::<TileModel>(kind, c, &operands(kind, c, Values::Exact), 2, true, true);
+        check(kind, c, Values::Exact, &got, "model with a whole-row epilogue");
     }
 }
 
@@ -200,7 +213,7 @@ fn model_driver_rounds_within_bounds_and_wraps() {
     // 2^14 per product of -128 and -128, 2^17 + 5 products: the sums pass 2^31.
     let c = Case { batch: 1, m: 3, n: 2, k: (1 << 17) + 5, kc_words: 4096, bt: false, at: false };
     let ops = Operands { a: vec![0x80; (c.m * c.k) as usize], b: vec![0x80; (c.k * c.n) as usize] };
-    let got = run::<TileModel>(Kind::S8, c, &ops, 1, false);
+    let got = run::<TileModel>(Kind::S8, c, &ops, 1, false, false);
     let want = (((1i64 << 17) + 5) << 14) as i32;
     assert!(got.iter().all(|&w| w as i32 == want), "wrapped sums: {:?}, want {want}", &got[..3]);
 }
@@ -285,10 +298,10 @@ fn hardware_matches_the_model_or_is_reported_unusable() {
                     let c = Case { batch: 2, m: 70, n: 67, k: 16 * 4 * 4 + 9, kc_words: 32, bt: true, at: false };
                     let ops = operands(kind, c, values);
                     for threads in [1, 2] {
-                        let hw = run::<Hardware>(kind, c, &ops, threads, false);
+                        let hw = run::<Hardware>(kind, c, &ops, threads, false, false);
                         check(kind, c, values, &hw, "hardware");
                         if values == Values::Exact {
-                            assert!(hw == run::<TileModel>(kind, c, &ops, threads, false), "{kind:?}: hardware and model differ");
+                            assert!(hw == run::<TileModel>(kind, c, &ops, threads, false, false), "{kind:?}: hardware and model differ");
                         }
                     }
                 }
@@ -327,7 +340,7 @@ fn entry_points_fall_back_to_the_word_kernels() {
                 b, b_batch: 0, b_row: c.n, b_col: 1,
                 c: out.as_mut_ptr() as *mut std::ffi::c_void, c_batch: 0, c_row: c.n,
                 mr: 12, nv: 2, kc: 1024, nc: c.n,
-                epilogue: None, epilogue_ctx: std::ptr::null(),
+                epilogue: None, epilogue_ctx: std::ptr::null(), epilogue_rows: 0,
             };
             assert_eq!(f(&desc), 0);
             out
