@@ -92,4 +92,29 @@ mod tests {
         let ones: GroupLayout = (&[12, 12, 4, 4, 1], &[2, 1, 3, 1, 4], &[0, 1, 3]);
         assert_eq!(BatchWalk::of(ones, 3), Some(BatchWalk { inner_count: 1, outer: 12, inner: 0 }));
     }
+
+    #[test]
+    fn attention_dots_are_expected_to_call_the_runtime() {
+        // Scores, context and a gradient of JAX's attention: batch x heads as dims (0, 2) of
+        // the [batch, seq, heads, dim] operands; and a batch group in three runs (a layout that
+        // puts the free and contracting dims between the batch dims), which no split walks.
+        let text = "HloModule m
+ENTRY main {
+  q = f32[2,24,3,16] parameter(0)
+  k = f32[2,24,3,16] parameter(1)
+  p = f32[2,3,24,24] parameter(2)
+  x = f32[2,3,4,20,16]{2,4,1,3,0} parameter(3)
+  s = f32[2,3,24,24] dot(q, k), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}
+  c = f32[2,3,24,16] dot(p, k), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={1}
+  g = f32[2,3,16,24] dot(q, p), lhs_batch_dims={0,2}, lhs_contracting_dims={1}, rhs_batch_dims={0,1}, rhs_contracting_dims={2}
+  r = f32[2,3,4,20,20] dot(x, x), lhs_batch_dims={0,1,2}, lhs_contracting_dims={4}, rhs_batch_dims={0,1,2}, rhs_contracting_dims={4}
+  ROOT t = (f32[2,3,24,24], f32[2,3,24,16], f32[2,3,16,24], f32[2,3,4,20,20]) tuple(s, c, g, r)
+}
+";
+        let module = crate::hlo::text::parse_module(text).expect("parses");
+        let comp = module.entry_computation();
+        let expected: Vec<(String, bool)> = comp.ids_of(crate::hlo::Opcode::Dot).into_iter().map(|id| (comp.get(id).name.clone(), super::super::dot::likely_precompiled(comp, comp.get(id), false))).collect();
+        let named = |n: &str, e: bool| (n.to_string(), e);
+        assert_eq!(expected, [named("s", true), named("c", true), named("g", true), named("r", false)]);
+    }
 }
