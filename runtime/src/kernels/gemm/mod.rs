@@ -3,7 +3,8 @@
 //! operands (XLA's `preferred_element_type=f32` dot), stored straight into an f32 result. One variant per instruction set (AVX-512, AVX2 + FMA), each
 //! compiled with its `#[target_feature]`; the compiler calls the one its target's features
 //! allow (the host's for the JIT, `--cpu`/`--features` for AOT objects, which link this
-//! library), with the block sizes it would have generated code for.
+//! library), with the block sizes it would have generated code for. Batches may lie two
+//! strides apart (`GemmF32::batch_inner`: attention's batch x heads).
 //!
 //! It computes what the compiler's generated GEMM computes (`compiler/src/codegen/emitters/
 //! gemm/driver.rs`), the same bits: B packed in `nr`-column panels per k block, A packed per
