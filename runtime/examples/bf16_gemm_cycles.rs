@@ -7,7 +7,7 @@
 //! (kc in elements; 1024 is what the compiler's `Blocking::bf16_pairs` picks)
 
 #[cfg(target_arch = "x86_64")]
-use hlojit_runtime::kernels::gemm::{hlojit_rt_gemm_bf16_pairs_avx512, host_multiplies_bf16_pairs, GemmF32};
+use hlojit_runtime::kernels::gemm::{hlojit_rt_gemm_bf16_pairs_avx512, host_multiplies_bf16_pairs, BatchStrides, GemmF32};
 
 #[path = "common/cpu_time.rs"]
 mod cpu_time;
@@ -47,10 +47,10 @@ fn main() {
     let mut c = vec![0f32; (m * n) as usize];
     // The blocking the compiler picks for a wide bf16-pair problem on AVX-512.
     let g = GemmF32 {
-        batch: 1, m, n, k,
-        a: a.as_ptr() as *const _, a_batch: 0, a_row: k, a_col: 1,
-        b: b.as_ptr() as *const _, b_batch: 0, b_row: n, b_col: 1,
-        c: c.as_mut_ptr() as *mut _, c_batch: 0, c_row: n,
+        batch: 1, batch_inner: 1, m, n, k,
+        a: a.as_ptr() as *const _, a_batch: BatchStrides::single(0), a_row: k, a_col: 1,
+        b: b.as_ptr() as *const _, b_batch: BatchStrides::single(0), b_row: n, b_col: 1,
+        c: c.as_mut_ptr() as *mut _, c_batch: BatchStrides::single(0), c_row: n,
         mr: 12, nv: 2, kc, nc: 256,
         epilogue: None, epilogue_ctx: std::ptr::null(),
     };

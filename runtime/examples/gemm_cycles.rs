@@ -7,7 +7,7 @@
 //! variant (default: AVX-512 where the host has it), `BATCH`, and `MR` / `NV` for the
 //! register tile (default: the compiler's blocking for the ISA and `N`).
 
-use hlojit_runtime::kernels::gemm::{hlojit_rt_gemm_f32_avx2, hlojit_rt_gemm_f32_avx512, host_supports, GemmF32, Isa};
+use hlojit_runtime::kernels::gemm::{hlojit_rt_gemm_f32_avx2, hlojit_rt_gemm_f32_avx512, host_supports, BatchStrides, GemmF32, Isa};
 
 #[path = "common/cpu_time.rs"]
 mod cpu_time;
@@ -64,19 +64,20 @@ fn main() {
     let mut c = vec![0f32; (batch * m * n) as usize];
     let g = GemmF32 {
         batch,
+        batch_inner: 1,
         m,
         n,
         k,
         a: a.as_ptr() as *const _,
-        a_batch: m * k,
+        a_batch: BatchStrides::single(m * k),
         a_row: if at { 1 } else { k },
         a_col: if at { m } else { 1 },
         b: b.as_ptr() as *const _,
-        b_batch: k * n,
+        b_batch: BatchStrides::single(k * n),
         b_row: if bt { 1 } else { n },
         b_col: if bt { k } else { 1 },
         c: c.as_mut_ptr() as *mut _,
-        c_batch: m * n,
+        c_batch: BatchStrides::single(m * n),
         c_row: n,
         mr,
         nv,

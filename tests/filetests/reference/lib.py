@@ -11,6 +11,11 @@ HLO_TYPES = {
     np.dtype(np.uint8): "u8", np.dtype(np.uint16): "u16", np.dtype(np.uint32): "u32", np.dtype(np.uint64): "u64",
     np.dtype(np.bool_): "pred",
 }
+try:
+    import ml_dtypes
+    HLO_TYPES[np.dtype(ml_dtypes.bfloat16)] = "bf16"
+except ImportError:
+    pass
 
 
 def fmt_scalar(v, dt):
@@ -31,6 +36,8 @@ def fmt_scalar(v, dt):
 
 def fmt_array(a):
     a = np.asarray(a)
+    if HLO_TYPES.get(a.dtype) == "bf16":
+        a = a.astype(np.float32)  # exact; numpy does not count bf16 as floating
     if a.ndim == 0:
         return fmt_scalar(a[()], a.dtype)
 

@@ -3,7 +3,8 @@
 //! operands (XLA's `preferred_element_type=f32` dot), stored straight into an f32 result. One variant per instruction set (AVX-512, AVX2 + FMA), each
 //! compiled with its `#[target_feature]`; the compiler calls the one its target's features
 //! allow (the host's for the JIT, `--cpu`/`--features` for AOT objects, which link this
-//! library), with the block sizes it would have generated code for.
+//! library), with the block sizes it would have generated code for. Batches may lie two
+//! strides apart (`GemmF32::batch_inner`: attention's batch x heads).
 //!
 //! It computes what the compiler's generated GEMM computes (`compiler/src/codegen/emitters/
 //! gemm/driver.rs`), the same bits: B packed in `nr`-column panels per k block, A packed per
@@ -101,22 +102,27 @@ fn plan_depth(g: &GemmF32) -> i64 {
 #[derive(Clone, Copy, Debug)]
 pub struct GemmF32 {
     pub batch: i64,
+    /// Batches per outer batch (at least 1): batch `b` is inner batch `b % batch_inner` of
+    /// outer batch `b / batch_inner`, so that a batch group no single stride walks (heads and
+    /// batch apart, as in attention's `[batch, seq, heads, dim]` operands) is read and written
+    /// where it lies; [`GemmF32::batch_offset`].
+    pub batch_inner: i64,
     pub m: i64,
     pub n: i64,
     pub k: i64,
-    /// `A[b][i][p]` at `a + b * a_batch + i * a_row + p * a_col`.
+    /// `A[b][i][p]` at `a + batch_offset(b, a_batch) + i * a_row + p * a_col`.
     pub a: *const std::ffi::c_void,
-    pub a_batch: i64,
+    pub a_batch: BatchStrides,
     pub a_row: i64,
     pub a_col: i64,
-    /// `B[b][p][j]` at `b + b * b_batch + p * b_row + j * b_col`.
+    /// `B[b][p][j]` at `b + batch_offset(b, b_batch) + p * b_row + j * b_col`.
     pub b: *const std::ffi::c_void,
-    pub b_batch: i64,
+    pub b_batch: BatchStrides,
     pub b_row: i64,
     pub b_col: i64,
-    /// `C[b][i][j]` at `c + b * c_batch + i * c_row + j`.
+    /// `C[b][i][j]` at `c + batch_offset(b, c_batch) + i * c_row + j`.
     pub c: *mut std::ffi::c_void,
-    pub c_batch: i64,
+    pub c_batch: BatchStrides,
     pub c_row: i64,
     /// Register tile rows and vectors per row, k block depth, B block width.
     pub mr: i64,
@@ -134,6 +140,38 @@ pub struct GemmF32 {
     /// product): every region it gets then spans all `n` columns, which it may read before it
     /// writes any of them. The work is then never split across columns.
     pub epilogue_rows: i64,
+}
+
+/// Element strides of an operand's outer and inner batch index (see [`GemmF32::batch_inner`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchStrides {
+    pub outer: i64,
+    pub inner: i64,
+}
+
+impl BatchStrides {
+    /// Batches one stride apart (with `batch_inner` 1).
+    pub fn single(stride: i64) -> BatchStrides {
+        BatchStrides { outer: stride, inner: 0 }
+    }
+}
+
+impl GemmF32 {
+    /// Whether [`GemmF32::batch_offset`] can number the batches; if not, this thread's last
+    /// error says so (generated code always passes at least 1).
+    fn batches_numbered(&self) -> bool {
+        if self.batch_inner < 1 {
+            set_last_error(format!("GEMM descriptor with {} inner batches", self.batch_inner));
+        }
+        self.batch_inner >= 1
+    }
+
+    /// The element offset of batch `b` in an operand whose batches lie `strides` apart.
+    #[inline(always)]
+    pub fn batch_offset(&self, b: i64, strides: BatchStrides) -> i64 {
+        b / self.batch_inner * strides.outer + b % self.batch_inner * strides.inner
+    }
 }
 
 /// `epilogue(ctx, batch, r0, r1, c0, c1)`, see [`GemmF32::epilogue`].
@@ -418,6 +456,9 @@ impl Plan {
 }
 
 unsafe fn gemm(g: &GemmF32, isa: Isa, operands: Operands) -> i32 {
+    if !g.batches_numbered() {
+        return 1;
+    }
     let Some(uk) = Microkernel::select(isa, operands, g.mr, g.nv) else {
         set_last_error(format!("no precompiled GEMM tile {}x{} for {isa:?} {operands:?}", g.mr, g.nv));
         return 1;
@@ -550,7 +591,7 @@ unsafe fn pack_b_panels(p: &Plan, u0: i64, u1: i64, dst0: *mut u32) {
             let depth = g.kc.min(g.k - k0);
             let cols = (g.n - first).min(run * p.nr);
             let dst = dst_of(u);
-            let offset = (b * g.b_batch + k0 * g.b_row + first) as isize;
+            let offset = (g.batch_offset(b, g.b_batch) + k0 * g.b_row + first) as isize;
             match p.operands {
                 Operands::Bf16 => unsafe { row_pack::pack_panels_by_rows((g.b as *const u16).offset(offset), g.b_row, dst, p.panel(), cols, run, depth, p.nr) },
                 _ => unsafe { row_pack::pack_panels_by_rows((g.b as *const f32).offset(offset), g.b_row, dst, p.panel(), cols, run, depth, p.nr) },
@@ -569,7 +610,7 @@ unsafe fn pack_b_panels(p: &Plan, u0: i64, u1: i64, dst0: *mut u32) {
         let depth = g.kc.min(g.k - k0);
         let dst = dst_of(u);
         // Strip rows are B's columns: dst[kk * nr + i] = B[b][k0 + kk][first + i].
-        let offset = b * g.b_batch + first * g.b_col;
+        let offset = g.batch_offset(b, g.b_batch) + first * g.b_col;
         unsafe { pack_operand(p, g.b, offset, k0, g.b_col, g.b_row, dst, valid, depth, p.nr) };
     }
 }
@@ -589,7 +630,7 @@ unsafe fn pack_pair_panels_by_rows(p: &Plan, u0: i64, u1: i64, dst0: *mut u32) {
         let elements = p.elements(k0, g.kc);
         let cols = (g.n - first).min(run * p.nr);
         let dst = unsafe { dst0.add(((u - u0) * p.panel()) as usize) };
-        let src = unsafe { (g.b as *const u16).offset((b * g.b_batch + 2 * k0 * g.b_row + first) as isize) };
+        let src = unsafe { (g.b as *const u16).offset((g.batch_offset(b, g.b_batch) + 2 * k0 * g.b_row + first) as isize) };
         unsafe { bf16_pack::pair_panels_by_rows(src, g.b_row, dst, p.panel(), cols, run, elements, p.nr) };
         u += run;
     }
@@ -607,7 +648,7 @@ unsafe fn pack_quad_panels(p: &Plan, u0: i64, u1: i64, dst0: *mut u32) {
         let words = g.kc.min(g.k - k0);
         let dst = unsafe { dst0.add(((u - u0) * p.panel()) as usize) };
         // Strip rows are B's columns.
-        let src = unsafe { (g.b as *const i8).offset((b * g.b_batch + first * g.b_col + 4 * k0 * g.b_row) as isize) };
+        let src = unsafe { (g.b as *const i8).offset((g.batch_offset(b, g.b_batch) + first * g.b_col + 4 * k0 * g.b_row) as isize) };
         let valid = (g.n - first).min(p.nr);
         unsafe { int8_quads::pack(src, g.b_col, g.b_row, dst, valid, p.elements(k0, words), p.nr, 0) };
         unsafe { int8_quads::column_correction(dst, words, p.nr, dst.add((words * p.nr) as usize)) };
@@ -770,7 +811,7 @@ unsafe fn run_unit(p: &Plan, ap: *mut u32, bp: *mut u32, b: i64, r0: i64, r1: i6
             let first = is * g.mr;
             let dst = unsafe { ap.add((first * kcv) as usize) };
             let valid = (rows - first).min(g.mr);
-            let offset = b * g.a_batch + (r0 + first) * g.a_row;
+            let offset = g.batch_offset(b, g.a_batch) + (r0 + first) * g.a_row;
             unsafe { pack_operand(p, g.a, offset, pcb * g.kc, g.a_row, g.a_col, dst, valid, kcv, g.mr) };
         }
         let last = pcb + 1 == p.k_blocks;
@@ -812,9 +853,9 @@ unsafe fn run_tile(p: &Plan, ap: *mut u32, b_ptr: *const u32, b: i64, r0: i64, r
     let rows_here = (rows - first_row).min(g.mr);
     let cols_here = (g.n - first_col).min(p.nr);
     // C's elements (f32 or s32) as 4-byte words.
-    let c_ptr = unsafe { (g.c as *mut u32).offset((b * g.c_batch + (r0 + first_row) * g.c_row + first_col) as isize) };
+    let c_ptr = unsafe { (g.c as *mut u32).offset((g.batch_offset(b, g.c_batch) + (r0 + first_row) * g.c_row + first_col) as isize) };
     if p.direct_a {
-        let offset = b * g.a_batch + (r0 + first_row) * g.a_row + pc;
+        let offset = g.batch_offset(b, g.a_batch) + (r0 + first_row) * g.a_row + pc;
         let a = unsafe { (g.a as *const f32).offset(offset as isize) };
         unsafe { p.uk.call_direct(a, g.a_row as usize, b_ptr, c_ptr, kcv as usize, g.c_row as usize, rows_here as usize, cols_here as usize, pcb > 0) };
     } else {
@@ -922,3 +963,5 @@ impl Drop for Scratch {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod batch_tests;

@@ -71,6 +71,6 @@ unsafe fn pack_strip(p: &Plan, s: i64) {
     // As `run_unit` packs its block: strip `is` at `first * kcv` words.
     let dst = unsafe { block(p, b, ib, pcb).add((first * kcv) as usize) };
     let valid = (rows - first).min(g.mr);
-    let offset = b * g.a_batch + (r0 + first) * g.a_row;
+    let offset = g.batch_offset(b, g.a_batch) + (r0 + first) * g.a_row;
     unsafe { pack_operand(p, g.a, offset, pc, g.a_row, g.a_col, dst, valid, kcv, g.mr) };
 }

@@ -108,19 +108,20 @@ fn check_full(isa: Isa, operands: Operands, batch: i64, m: i64, n: i64, k: i64, 
     let a_ptr = if at && operands == Operands::F32 { a.as_ptr() as *const std::ffi::c_void } else if at { a16.as_ptr() as *const std::ffi::c_void } else { a_ptr };
     let desc = GemmF32 {
         batch,
+        batch_inner: 1,
         m,
         n,
         k,
         a: a_ptr,
-        a_batch: m * k,
+        a_batch: BatchStrides::single(m * k),
         a_row,
         a_col,
         b: b_ptr,
-        b_batch: k * n,
+        b_batch: BatchStrides::single(k * n),
         b_row,
         b_col,
         c: c.as_mut_ptr() as *mut std::ffi::c_void,
-        c_batch: m * n,
+        c_batch: BatchStrides::single(m * n),
         c_row: n,
         mr,
         nv,
@@ -295,10 +296,10 @@ fn check_s8(operands: Operands, case: S8Case, values: S8Values, mr: i64, nv: i64
     let (b_row, b_col) = if bt { (1, k) } else { (n, 1) };
     let (a_row, a_col) = if at { (1, m) } else { (k, 1) };
     let desc = GemmF32 {
-        batch, m, n, k,
-        a: a.as_ptr() as *const std::ffi::c_void, a_batch: m * k, a_row, a_col,
-        b: b.as_ptr() as *const std::ffi::c_void, b_batch: k * n, b_row, b_col,
-        c: c.as_mut_ptr() as *mut std::ffi::c_void, c_batch: m * n, c_row: n,
+        batch, batch_inner: 1, m, n, k,
+        a: a.as_ptr() as *const std::ffi::c_void, a_batch: BatchStrides::single(m * k), a_row, a_col,
+        b: b.as_ptr() as *const std::ffi::c_void, b_batch: BatchStrides::single(k * n), b_row, b_col,
+        c: c.as_mut_ptr() as *mut std::ffi::c_void, c_batch: BatchStrides::single(m * n), c_row: n,
         mr, nv, kc, nc: n,
         epilogue: None, epilogue_ctx: std::ptr::null(), epilogue_rows: 0,
     };
@@ -393,10 +394,10 @@ fn unknown_tiles_are_refused_with_an_error() {
     assert!(!has_tile(Isa::Avx512, Operands::S8, 12, 1));
     assert!(!has_tile(Isa::Avx2Fma, Operands::S8Quads, 6, 2));
     let desc = GemmF32 {
-        batch: 1, m: 1, n: 1, k: 1,
-        a: std::ptr::null(), a_batch: 0, a_row: 0, a_col: 0,
-        b: std::ptr::null(), b_batch: 0, b_row: 0, b_col: 0,
-        c: std::ptr::null_mut(), c_batch: 0, c_row: 0,
+        batch: 1, batch_inner: 1, m: 1, n: 1, k: 1,
+        a: std::ptr::null(), a_batch: BatchStrides::single(0), a_row: 0, a_col: 0,
+        b: std::ptr::null(), b_batch: BatchStrides::single(0), b_row: 0, b_col: 0,
+        c: std::ptr::null_mut(), c_batch: BatchStrides::single(0), c_row: 0,
         mr: 7, nv: 2, kc: 1, nc: 1,
         epilogue: None, epilogue_ctx: std::ptr::null(), epilogue_rows: 0,
     };
@@ -449,10 +450,10 @@ fn fractional_product(isa: Isa, operands: Operands, m: i64, n: i64, k: i64, mr: 
     let mut c = vec![0f32; (m * n) as usize];
     let (a_row, a_col) = if at { (1, m) } else { (k, 1) };
     let desc = GemmF32 {
-        batch: 1, m, n, k,
-        a: a_ptr, a_batch: 0, a_row, a_col,
-        b: b_ptr, b_batch: 0, b_row: n, b_col: 1,
-        c: c.as_mut_ptr() as *mut std::ffi::c_void, c_batch: 0, c_row: n,
+        batch: 1, batch_inner: 1, m, n, k,
+        a: a_ptr, a_batch: BatchStrides::single(0), a_row, a_col,
+        b: b_ptr, b_batch: BatchStrides::single(0), b_row: n, b_col: 1,
+        c: c.as_mut_ptr() as *mut std::ffi::c_void, c_batch: BatchStrides::single(0), c_row: n,
         mr, nv, kc, nc: n,
         epilogue: None, epilogue_ctx: std::ptr::null(), epilogue_rows: 0,
     };

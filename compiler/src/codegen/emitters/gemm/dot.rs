@@ -3,6 +3,7 @@
 //! otherwise); the result is written in place when its column group is contiguous (or,
 //! transposing the problem, its row group), and through a scratch block otherwise.
 
+use super::batch_walk::{batch_split, BatchWalk, GroupLayout};
 use super::config::{compute_type, Blocking};
 use super::dims::{group_stride, logical_strides, DotDims};
 use super::driver::{emit_gemm, Gemm, OutputMode};
@@ -46,16 +47,24 @@ pub fn try_emit(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &DotD
         return Ok(None);
     }
     let caps = Captures::new(kc, 2)?;
-    let a = operand(kc, &caps, lhs, &d.lhs_batch, &d.lhs_free, &d.lhs_contracting)?;
-    let b = operand(kc, &caps, rhs, &d.rhs_batch, &d.rhs_contracting, &d.rhs_free)?;
-
     let (gb, gm, gn) = d.out_groups();
     let out_dims = &out.shape.dims;
+    let strides = logical_strides(&out.shape);
+    let (lhs_strides, rhs_strides) = (buffer_strides(&caps, lhs), buffer_strides(&caps, rhs));
+    let (lhs_dims, rhs_dims) = (kc.comp.get(lhs).shape.dims(), kc.comp.get(rhs).shape.dims());
+    let split = batch_split(&[
+        lhs_strides.as_deref().map(|s| (s, lhs_dims, &d.lhs_batch[..])),
+        rhs_strides.as_deref().map(|s| (s, rhs_dims, &d.rhs_batch[..])),
+        strides.as_deref().map(|s| (s, &out_dims[..], &gb[..])),
+    ]);
+    let a = operand(kc, &caps, lhs, lhs_strides.as_deref(), [&d.lhs_batch, &d.lhs_free, &d.lhs_contracting], split)?;
+    let b = operand(kc, &caps, rhs, rhs_strides.as_deref(), [&d.rhs_batch, &d.rhs_contracting, &d.rhs_free], split)?;
+
     let with_sizes = |g: &[usize]| g.iter().map(|&x| (x, out_dims[x])).collect::<Vec<_>>();
     let map = GroupMap { rank: out_dims.len(), batch: with_sizes(&gb), row: with_sizes(&gm), col: with_sizes(&gn) };
-    let strides = logical_strides(&out.shape);
     let stride = |g: &[usize]| strides.as_ref().and_then(|s| group_stride(s, out_dims, g));
-    let (sb, sm, sn) = (stride(&gb), stride(&gm), stride(&gn));
+    let sb = strides.as_deref().and_then(|s| BatchWalk::of((s, out_dims, &gb), split));
+    let (sm, sn) = (stride(&gm), stride(&gn));
     let same_type = compute == out_type;
     let unit = |s: Option<i64>, extent: i64| s == Some(1) || (s.is_some() && extent == 1);
     let direct_normal = same_type && sb.is_some() && sm.is_some() && unit(sn, d.n);
@@ -76,11 +85,11 @@ pub fn try_emit(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &DotD
     };
     let (a, b, m, n) = if swap { (b.transposed(), a.transposed(), d.n, d.m) } else { (a, b, d.m, d.n) };
     let gemm_map = if swap { map.transposed() } else { map.clone() };
-    let out_mode = match (swap, direct_normal, direct_swapped) {
-        (false, true, _) => OutputMode::Direct { batch: sb.unwrap_or(0), row: sm.unwrap_or(0) },
-        (true, _, true) => OutputMode::Direct { batch: sb.unwrap_or(0), row: sn.unwrap_or(0) },
-        (false, _, _) => OutputMode::Staged { map },
-        (true, _, _) => OutputMode::Staged { map: map.transposed() },
+    let out_mode = match (swap, sb, sm, sn) {
+        (false, Some(batch), Some(row), _) if direct_normal => OutputMode::Direct { batch, row },
+        (true, Some(batch), _, Some(row)) if direct_swapped => OutputMode::Direct { batch, row },
+        (false, ..) => OutputMode::Staged { map },
+        (true, ..) => OutputMode::Staged { map: map.transposed() },
     };
     // bf16 x bf16 runs as bf16 pairs where the target multiplies them natively.
     let pairs = kc.cg.avx512_bf16
@@ -108,9 +117,10 @@ pub fn try_emit(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &DotD
 /// on a target that has them: large enough for either (not a small matrix times a vector,
 /// which the generated loop nest streams), and reading both operands where they lie and
 /// storing its result directly, as those take them: each operand a buffer (a kernel's or a
-/// fusion's parameter) whose batch, row and column groups each walk with one stride, and the
-/// result's groups too, its columns (or rows) contiguous. A guess made before lowering, from
-/// the layouts the shapes carry; lowering decides.
+/// fusion's parameter) whose row and column groups each walk with one stride and its batch
+/// group with one or two (`batch_walk.rs`, split alike in all three), and the result's groups
+/// too, its columns (or rows) contiguous. A guess made before lowering, from the layouts the
+/// shapes carry; lowering decides.
 pub fn likely_precompiled(comp: &crate::hlo::Computation, dot: &crate::hlo::Instruction, in_fusion: bool) -> bool {
     let [lhs, rhs] = dot.operands[..] else { return false };
     let Some(out) = dot.shape.as_array() else { return false };
@@ -122,34 +132,48 @@ pub fn likely_precompiled(comp: &crate::hlo::Computation, dot: &crate::hlo::Inst
         return false;
     }
     let buffer = |i: &crate::hlo::Instruction| !in_fusion || i.opcode == crate::hlo::Opcode::Parameter;
-    let walks = |shape: &hlojit_runtime::ArrayShape, groups: [&[usize]; 3]| {
-        logical_strides(shape).is_some_and(|s| groups.iter().all(|g| group_stride(&s, &shape.dims, g).is_some()))
-    };
     let (gb, gm, gn) = d.out_groups();
-    let out_strides = logical_strides(out);
+    let (l_strides, r_strides, out_strides) = (logical_strides(ls), logical_strides(rs), logical_strides(out));
+    fn layout<'a>(s: &'a Option<Vec<i64>>, dims: &'a [i64], g: &'a [usize]) -> Option<GroupLayout<'a>> {
+        s.as_deref().map(|s| (s, dims, g))
+    }
+    let split = batch_split(&[layout(&l_strides, &ls.dims, &d.lhs_batch), layout(&r_strides, &rs.dims, &d.rhs_batch), layout(&out_strides, &out.dims, &gb)]);
+    let walks = |s: &Option<Vec<i64>>, dims: &[i64], groups: [&[usize]; 3]| s.as_deref().and_then(|s| matrix_walk(s, dims, groups, split)).is_some();
     let unit = |g: &[usize]| out_strides.as_ref().and_then(|s| group_stride(s, &out.dims, g)).is_some_and(|s| s == 1 || g.iter().map(|&x| out.dims[x]).product::<i64>() == 1);
     buffer(l)
         && buffer(r)
-        && walks(ls, [&d.lhs_batch, &d.lhs_free, &d.lhs_contracting])
-        && walks(rs, [&d.rhs_batch, &d.rhs_contracting, &d.rhs_free])
-        && walks(out, [&gb, &gm, &gn])
+        && walks(&l_strides, &ls.dims, [&d.lhs_batch, &d.lhs_free, &d.lhs_contracting])
+        && walks(&r_strides, &rs.dims, [&d.rhs_batch, &d.rhs_contracting, &d.rhs_free])
+        && walks(&out_strides, &out.dims, [&gb, &gm, &gn])
         && (unit(&gn) || unit(&gm))
 }
 
-/// Operand `id` as a matrix over its batch, row and column dimension groups.
-fn operand(kc: &KernelContext, caps: &Captures, id: InstrId, batch: &[usize], row: &[usize], col: &[usize]) -> Result<Operand> {
+/// How a matrix over the dimension groups `[batch, row, col]` of an array with element
+/// `strides` is walked: its batches split after `split` dimensions, rows and columns each with
+/// one stride; `None` if its layout does not allow that.
+fn matrix_walk(strides: &[i64], dims: &[i64], [batch, row, col]: [&[usize]; 3], split: usize) -> Option<(BatchWalk, i64, i64)> {
+    Some((BatchWalk::of((strides, dims, batch), split)?, group_stride(strides, dims, row)?, group_stride(strides, dims, col)?))
+}
+
+/// The element strides of a buffer the kernel binds `id` to (untiled), if it binds one.
+fn buffer_strides(caps: &Captures, id: InstrId) -> Option<Vec<i64>> {
+    caps.slot_of(id)?;
+    logical_strides(&caps.array_of(id)?.shape)
+}
+
+/// Operand `id` as a matrix over its batch, row and column dimension groups: read where it
+/// lies if it is a buffer with element `strides` that allow it (batches split after `split`
+/// dimensions), generated otherwise.
+fn operand(kc: &KernelContext, caps: &Captures, id: InstrId, strides: Option<&[i64]>, groups: [&[usize]; 3], split: usize) -> Result<Operand> {
     let inst = kc.comp.get(id);
     let ty = inst.shape.element_type().ok_or_else(|| Error::Internal(format!("{}: dot operand is not an array", inst.name)))?;
     let dims = inst.shape.dims();
+    let [batch, row, col] = groups;
     let size = |g: &[usize]| g.iter().map(|&x| dims[x]).product::<i64>();
     let (rows, cols) = (size(row), size(col));
-    if let (Some(slot), Some(array)) = (caps.slot_of(id), caps.array_of(id)) {
-        if let Some(strides) = logical_strides(&array.shape) {
-            let s = |g: &[usize]| group_stride(&strides, dims, g);
-            if let (Some(b), Some(r), Some(c)) = (s(batch), s(row), s(col)) {
-                return Ok(Operand { source: Source::Strided { slot, batch: b, row: r, col: c }, ty, rows, cols });
-            }
-        }
+    let walk = strides.and_then(|s| matrix_walk(s, dims, groups, split));
+    if let (Some(slot), Some((batch, row, col))) = (caps.slot_of(id), walk) {
+        return Ok(Operand { source: Source::Strided { slot, batch, row, col }, ty, rows, cols });
     }
     let with_sizes = |g: &[usize]| g.iter().map(|&x| (x, dims[x])).collect::<Vec<_>>();
     let map = GroupMap { rank: dims.len(), batch: with_sizes(batch), row: with_sizes(row), col: with_sizes(col) };

@@ -8,6 +8,7 @@
 //! runtime's thread pool (`hlojit_rt_parallel_for`), with one part per thread for a single
 //! batch and whole batches otherwise; small problems run on the calling thread.
 
+use super::batch_walk::BatchWalk;
 use super::config::Blocking;
 use super::microkernel::{microkernel, ALayout};
 use super::operand::{Captures, GroupMap, Operand, TaskEnv};
@@ -31,8 +32,8 @@ const PARALLEL_MIN_FLOPS: f64 = 4.0e6;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OutputMode {
     /// Straight into the result buffer (its element type is the compute type): element
-    /// `(b, m, n)` at `b * batch + m * row + n`.
-    Direct { batch: i64, row: i64 },
+    /// `(b, m, n)` at `batch.offset(b) + m * row + n`.
+    Direct { batch: BatchWalk, row: i64 },
     /// Into a compute-type scratch block; finished rows are converted and stored at the
     /// result index `map` gives for `(b, m, n)`.
     Staged { map: GroupMap },
@@ -277,8 +278,7 @@ fn emit_unit<'ctx>(
     // Where row m of the C tiles starts, and the distance between rows.
     let (c_base, ldc) = match (&g.out, s.cs) {
         (OutputMode::Direct { batch, row }, _) => {
-            let off = cg.b.build_int_nsw_mul(u.b, cg.const_i64(*batch), "")?;
-            (cg.gep(elem, out_ptr, off)?, *row)
+            (cg.gep(elem, out_ptr, batch.offset(cg, u.b)?)?, *row)
         }
         (OutputMode::Staged { .. }, Some(cs)) => (cs, g.n),
         (OutputMode::Staged { .. }, None) => return Err(crate::error::Error::Internal("staged GEMM without scratch".into())),

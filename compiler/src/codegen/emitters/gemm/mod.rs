@@ -3,6 +3,7 @@
 //! micro-kernel, parallel driver) that both lower to when the problem is big enough.
 
 pub mod accumulate;
+pub mod batch_walk;
 pub mod config;
 pub mod conv;
 pub mod conv_dims;

@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::hlo::InstrId;
 use hlojit_runtime::ElementType;
 use inkwell::types::{BasicTypeEnum, StructType};
+use super::batch_walk::BatchWalk;
 use super::microkernel::set_vector_attributes;
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use std::collections::HashMap;
@@ -52,8 +53,9 @@ impl GroupMap {
 /// Where an operand's elements come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
-    /// A buffer: the captured pointer `slot`, and the element strides of batch, row and column.
-    Strided { slot: usize, batch: i64, row: i64, col: i64 },
+    /// A buffer: the captured pointer `slot`, where its batches lie, and the element strides
+    /// of row and column.
+    Strided { slot: usize, batch: BatchWalk, row: i64, col: i64 },
     /// Elements of instruction `id`, generated at the index `map` gives.
     Generated { id: InstrId, map: GroupMap },
     /// A convolution kernel as `[group][taps * Cg][Og]` matrices.
@@ -126,8 +128,8 @@ impl Operand {
         let cg = e.cg;
         match &self.source {
             Source::Strided { slot, batch, row, col } => {
-                let mut off = cg.const_i64(0);
-                for (v, s) in [(b, *batch), (r, *row), (c, *col)] {
+                let mut off = batch.offset(cg, b)?;
+                for (v, s) in [(r, *row), (c, *col)] {
                     if s != 0 {
                         let t = if s == 1 { v } else { cg.b.build_int_nsw_mul(v, cg.const_i64(s), "")? };
                         off = cg.b.build_int_nsw_add(off, t, "")?;

@@ -80,7 +80,7 @@ pub fn pack_strip<'ctx>(
 ) -> Result<()> {
     let cg = e.cg;
     if let Source::Strided { slot, batch, row, col } = op.source {
-        let mut off = cg.b.build_int_nsw_mul(s.b, cg.const_i64(batch), "")?;
+        let mut off = batch.offset(cg, s.b)?;
         off = cg.b.build_int_nsw_add(off, cg.b.build_int_nsw_mul(s.p0, cg.const_i64(row), "")?, "")?;
         off = cg.b.build_int_nsw_add(off, cg.b.build_int_nsw_mul(s.k0, cg.const_i64(col), "")?, "")?;
         let src = cg.gep(cg.memory_type(op.ty), ptrs[slot], off)?;

@@ -80,6 +80,11 @@ pub fn emit_precompiled<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx
     else {
         return Ok(false);
     };
+    // One numbering of the batches for all three (`batch_walk.rs`: they are split alike).
+    let inner_count = c_batch.inner_count;
+    if a_batch.inner_count != inner_count || b_batch.inner_count != inner_count {
+        return Ok(false);
+    }
     let int = |p| cg.b.build_ptr_to_int(p, cg.i64(), "");
     let c = |v: i64| cg.const_i64(v);
     // A fused epilogue: a generated region function and the captures it reads.
@@ -92,21 +97,25 @@ pub fn emit_precompiled<'ctx>(kc: &KernelContext<'_, 'ctx>, caps: &Captures<'ctx
         None => (c(0), c(0), c(0)),
     };
     // The fields of `GemmF32`, in order.
-    let fields: [IntValue<'ctx>; 22] = [
+    let fields: [IntValue<'ctx>; 26] = [
         c(g.batch),
+        c(inner_count),
         c(g.m),
         c(g.n),
         c(g.k),
         int(caps.ptrs[*sa])?,
-        c(*a_batch),
+        c(a_batch.outer),
+        c(a_batch.inner),
         c(*a_row),
         c(*a_col),
         int(caps.ptrs[*sb])?,
-        c(*b_batch),
+        c(b_batch.outer),
+        c(b_batch.inner),
         c(*b_row),
         c(*b_col),
         int(caps.ptrs[caps.out_slot])?,
-        c(*c_batch),
+        c(c_batch.outer),
+        c(c_batch.inner),
         c(*c_row),
         c(bl.mr),
         c(bl.nv),

@@ -100,6 +100,9 @@ impl Plan {
 /// `g` describes valid operands (bf16 or s8 as `kind` says) and result (f32 or s32); the tile
 /// unit can run (the hardware: `hardware::unusable_because` said nothing and the probe passed).
 pub(crate) unsafe fn gemm_on<U: TileUnit + Default>(g: &GemmF32, kind: Kind, kc_words: i64) -> i32 {
+    if !g.batches_numbered() {
+        return 1;
+    }
     let words = ceil_div(g.k, kind.per_word());
     if g.batch <= 0 || g.m <= 0 || g.n <= 0 || words <= 0 {
         // No k blocks: the word kernels store nothing either.
@@ -148,7 +151,7 @@ unsafe extern "C" fn pack_b_task(ctx: *const *mut u8, u0: i64, u1: i64) {
         let elements = p.elements(pcb);
         let dst = unsafe { p.bp.add((u * p.panel_words()) as usize) };
         // Strip rows are B's columns.
-        let offset = (b * g.b_batch + first * g.b_col + k0 * g.b_row) as isize;
+        let offset = (g.batch_offset(b, g.b_batch) + first * g.b_col + k0 * g.b_row) as isize;
         match p.kind {
             #[cfg(target_arch = "x86_64")]
             Kind::Bf16 if g.b_col == 1 && avx512bw() => unsafe { bf16_pack::pair_panels_by_rows((g.b as *const u16).offset(offset), g.b_row, dst, p.panel_words(), valid, 1, elements, PANEL) },
@@ -235,7 +238,7 @@ unsafe fn pack_a(p: &Plan, ap: *mut u32, b: i64, r0: i64, r1: i64, pcb: i64, ste
     let per_step = STEP * p.kind.per_word();
     let rows = ceil_div(r1 - r0, STRIP) * STRIP;
     for i in 0..rows {
-        let src = (b * g.a_batch + (r0 + i) * g.a_row + p.kind.per_word() * pcb * p.kc * g.a_col) * size as i64;
+        let src = (g.batch_offset(b, g.a_batch) + (r0 + i) * g.a_row + p.kind.per_word() * pcb * p.kc * g.a_col) * size as i64;
         let src = (g.a as *const u8).wrapping_offset(src as isize);
         for s in 0..steps {
             let word = ((i / 16 * steps + s) * A_TILE_WORDS + i % 16 * STEP) as usize;
@@ -309,7 +312,7 @@ fn c_tile(g: &GemmF32, c: &CBlock, dr: i64, dc: i64) -> (usize, usize, *mut u32)
     let (row, col) = (c.row + dr, c.col + dc);
     let rows = (c.rows_end - row).clamp(0, 16) as usize;
     let cols = (g.n - col).clamp(0, 16) as usize;
-    let at = (g.c as *mut u32).wrapping_offset((c.b * g.c_batch + row * g.c_row + col) as isize);
+    let at = (g.c as *mut u32).wrapping_offset((g.batch_offset(c.b, g.c_batch) + row * g.c_row + col) as isize);
     (rows, cols, at)
 }
 

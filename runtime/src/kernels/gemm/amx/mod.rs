@@ -18,7 +18,7 @@ mod unit;
 #[cfg(test)]
 mod tests;
 
-use super::{gemm, GemmF32, Isa, Operands};
+use super::{gemm, BatchStrides, GemmF32, Isa, Operands};
 use driver::{gemm_on, Kind};
 use hardware::{Hardware, Product};
 use model::TileModel;
@@ -83,10 +83,10 @@ fn product_of_integers<U: unit::TileUnit + Default>(kind: Kind, m: i64, n: i64, 
     };
     let mut c = vec![0u32; (m * n) as usize];
     let desc = GemmF32 {
-        batch: 1, m, n, k,
-        a, a_batch: 0, a_row: k, a_col: 1,
-        b, b_batch: 0, b_row: n, b_col: 1,
-        c: c.as_mut_ptr() as *mut std::ffi::c_void, c_batch: 0, c_row: n,
+        batch: 1, batch_inner: 1, m, n, k,
+        a, a_batch: BatchStrides::single(0), a_row: k, a_col: 1,
+        b, b_batch: BatchStrides::single(0), b_row: n, b_col: 1,
+        c: c.as_mut_ptr() as *mut std::ffi::c_void, c_batch: BatchStrides::single(0), c_row: n,
         mr: 0, nv: 0, kc: 0, nc: 0,
         epilogue: None, epilogue_ctx: std::ptr::null(), epilogue_rows: 0,
     };

@@ -112,10 +112,10 @@ fn run<U: TileUnit + Default>(kind: Kind, c: Case, ops: &Operands, threads: usiz
     let (b_row, b_col) = if c.bt { (1, c.k) } else { (c.n, 1) };
     let seen = Seen { n: c.n, m: c.m, counts: (0..c.batch * c.m * c.n).map(|_| AtomicU32::new(0)).collect(), whole_rows, partial_rows: AtomicU32::new(0) };
     let desc = GemmF32 {
-        batch: c.batch, m: c.m, n: c.n, k: c.k,
-        a, a_batch: c.m * c.k, a_row, a_col,
-        b, b_batch: c.k * c.n, b_row, b_col,
-        c: out.as_mut_ptr() as *mut std::ffi::c_void, c_batch: c.m * c.n, c_row: c.n,
+        batch: c.batch, batch_inner: 1, m: c.m, n: c.n, k: c.k,
+        a, a_batch: BatchStrides::single(c.m * c.k), a_row, a_col,
+        b, b_batch: BatchStrides::single(c.k * c.n), b_row, b_col,
+        c: out.as_mut_ptr() as *mut std::ffi::c_void, c_batch: BatchStrides::single(c.m * c.n), c_row: c.n,
         mr: 0, nv: 0, kc: 0, nc: 0,
         epilogue: if epilogue { Some(count_visits as Epilogue) } else { None },
         epilogue_ctx: &seen as *const Seen as *const std::ffi::c_void,
@@ -205,6 +205,15 @@ fn model_driver_handles_k_blocks_strides_batches_and_threads() {
 }
 
 /// Fractions: rounded sums within the depth's bound; s8 sums that wrap modulo 2^32.
+#[test]
+fn model_driver_walks_batches_of_two_strides() {
+    use super::super::batch_tests::{attention_cases, Elements};
+    // Sizes around the driver's 32-row strips and 32-column panels (the descriptor's tile is
+    // not used); k blocks of two steps, so that the small cases take several.
+    attention_cases(&|g: &GemmF32| unsafe { gemm_on::<TileModel>(g, Kind::Bf16, 32) }, Elements::Bf16, 32, 2, 16);
+    attention_cases(&|g: &GemmF32| unsafe { gemm_on::<TileModel>(g, Kind::S8, 32) }, Elements::S8, 32, 2, 16);
+}
+
 #[test]
 fn model_driver_rounds_within_bounds_and_wraps() {
     for threads in [1, 2] {
@@ -335,10 +344,10 @@ fn entry_points_fall_back_to_the_word_kernels() {
         let result = |f: &dyn Fn(&GemmF32) -> i32| {
             let mut out = vec![0u32; (c.m * c.n) as usize];
             let desc = GemmF32 {
-                batch: 1, m: c.m, n: c.n, k: c.k,
-                a, a_batch: 0, a_row: c.k, a_col: 1,
-                b, b_batch: 0, b_row: c.n, b_col: 1,
-                c: out.as_mut_ptr() as *mut std::ffi::c_void, c_batch: 0, c_row: c.n,
+                batch: 1, batch_inner: 1, m: c.m, n: c.n, k: c.k,
+                a, a_batch: BatchStrides::single(0), a_row: c.k, a_col: 1,
+                b, b_batch: BatchStrides::single(0), b_row: c.n, b_col: 1,
+                c: out.as_mut_ptr() as *mut std::ffi::c_void, c_batch: BatchStrides::single(0), c_row: c.n,
                 mr: 12, nv: 2, kc: 1024, nc: c.n,
                 epilogue: None, epilogue_ctx: std::ptr::null(), epilogue_rows: 0,
             };
