@@ -5,8 +5,8 @@
 //! (manual regions) and Shardy's `xla.sdy.*` markers. XLA's SPMD partitioner consumes them; on
 //! one partition every shard is the whole array, so each marker is its operand, which is what
 //! XLA:CPU computes. The same holds on several partitions when every value is replicated
-//! (JAX's pjit with replicated in and out shardings): XLA's SPMD partitioner then gives each
-//! partition the whole program. Partitioning a program whose values are split across
+//! (JAX's pjit with replicated in and out shardings) or manual (already per device): XLA's
+//! SPMD partitioner then leaves each partition the program as written. Partitioning a program whose values are split across
 //! partitions is a different job (the markers then change shapes, parameters arrive in parts);
 //! such a program gets an error here rather than wrong results.
 
@@ -18,11 +18,13 @@ pub fn is_sharding_marker(target: &str) -> bool {
     matches!(target, "Sharding" | "SPMDFullToShardShape" | "SPMDShardToFullShape") || target.starts_with("xla.sdy.")
 }
 
-/// Whether an HLO `sharding` attribute (`{replicated}`, `{{replicated}, {replicated}}` for a
-/// tuple) gives every partition the whole value.
-fn is_replicated(sharding: &str) -> bool {
+/// Whether an HLO `sharding` attribute leaves each partition's value as the program writes
+/// it: `{replicated}` (the whole value everywhere) or `{manual}` (already per device, as in
+/// the partitioned pmap modules of the conformance corpus), per leaf of a tuple
+/// (`{{replicated}, {manual}}`).
+fn is_unsplit(sharding: &str) -> bool {
     let leaves = sharding.trim().trim_start_matches('{').trim_end_matches('}');
-    leaves.split(',').all(|leaf| leaf.trim().trim_matches(|c| c == '{' || c == '}').trim() == "replicated")
+    leaves.split(',').all(|leaf| matches!(leaf.trim().trim_matches(|c| c == '{' || c == '}').trim(), "replicated" | "manual"))
 }
 
 /// Whether Shardy's annotations in `frontend_attributes` split or place a value: a sharding
@@ -32,12 +34,12 @@ fn sdy_splits(frontend_attributes: &str) -> bool {
     frontend_attributes.contains("xla.sdy.") && (frontend_attributes.contains("\\\"") || frontend_attributes.contains("@maximal_mesh"))
 }
 
-/// The first instruction whose value is not replicated over the partitions, with its
-/// annotation.
+/// The first instruction whose value is split over the partitions (or placed on one), with
+/// its annotation.
 fn split_value(module: &Module) -> Option<String> {
     module.comp_ids().find_map(|c| {
         module.computation(c).instructions.iter().find_map(|inst| {
-            let sharding = inst.attrs.raw("sharding").filter(|s| !is_replicated(s));
+            let sharding = inst.attrs.raw("sharding").filter(|s| !is_unsplit(s));
             let sdy = inst.attrs.raw("frontend_attributes").filter(|f| sdy_splits(f));
             sharding.or(sdy).map(|why| format!("{} ({why})", inst.name))
         })
@@ -51,7 +53,11 @@ fn split_value(module: &Module) -> Option<String> {
 /// partitioning), or a marker whose result is not its operand's shape, names the instruction.
 pub fn run(module: &mut Module) -> Result<bool> {
     let partitions = module.header_attribute("num_partitions").and_then(|v| v.trim().parse::<i64>().ok()).unwrap_or(1);
-    if partitions > 1 {
+    // A module XLA has scheduled went through its whole pipeline, SPMD partitioning included:
+    // its shapes are per device already, and the annotations it keeps on parameters only say
+    // how those parts make up the global arrays.
+    let partitioned = module.header_attribute("is_scheduled").is_some_and(|v| v.trim() == "true");
+    if partitions > 1 && !partitioned {
         if let Some(split) = split_value(module) {
             return Err(Error::Unsupported(format!(
                 "{split}: partitioning a program whose values are split across its {partitions} partitions (SPMD) is not supported; programs whose values are all replicated, or that are already per-device (shard_map, pmap) without sharding annotations, run"
@@ -163,9 +169,22 @@ ENTRY main {
     }
 
     #[test]
-    fn replicated_annotations() {
-        assert!(is_replicated("{replicated}") && is_replicated("{{replicated}, {replicated}}"));
-        assert!(!is_replicated("{maximal device=0}") && !is_replicated("{manual}") && !is_replicated("{devices=[2,1]0,1}"));
+    fn a_module_xla_partitioned_runs_as_written() {
+        let text = "HloModule m, is_scheduled=true, num_partitions=2
+ENTRY main {
+  x = f32[2]{0} parameter(0), sharding={devices=[2]<=[2]}
+  ROOT y = f32[2]{0} negate(x)
+}
+";
+        let mut m = parse_module(text).unwrap();
+        assert!(!run(&mut m).unwrap());
+        assert!(run(&mut parse_module(&text.replace("is_scheduled=true, ", "")).unwrap()).is_err());
+    }
+
+    #[test]
+    fn unsplit_annotations() {
+        assert!(is_unsplit("{replicated}") && is_unsplit("{{replicated}, {replicated}}") && is_unsplit("{manual}"));
+        assert!(!is_unsplit("{maximal device=0}") && !is_unsplit("{unreduced}") && !is_unsplit("{devices=[2,1]0,1}"));
         assert!(!sdy_splits(r##"{xla.sdy.sharding="#sdy.sharding<@mesh, [{}, {}]>"}"##));
         assert!(sdy_splits(r##"{xla.sdy.manual_axes="#sdy<manual_axes{\"x\"}>"}"##));
     }
