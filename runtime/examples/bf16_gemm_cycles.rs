@@ -52,7 +52,7 @@ fn main() {
         b: b.as_ptr() as *const _, b_batch: BatchStrides::single(0), b_row: n, b_col: 1,
         c: c.as_mut_ptr() as *mut _, c_batch: BatchStrides::single(0), c_row: n,
         mr: 12, nv: 2, kc, nc: 256,
-        epilogue: None, epilogue_ctx: std::ptr::null(),
+        epilogue: None, epilogue_ctx: std::ptr::null(), epilogue_rows: 0,
     };
     let it = 20_000_000;
     let (w0, c0) = (std::time::Instant::now(), cpu_seconds());

@@ -85,6 +85,7 @@ fn main() {
         nc: 1024,
         epilogue: None,
         epilogue_ctx: std::ptr::null(),
+        epilogue_rows: 0,
     };
     let gemm = |g: &GemmF32| unsafe {
         match isa {

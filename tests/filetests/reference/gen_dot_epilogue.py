@@ -237,12 +237,13 @@ ENTRY main {{
 }
 
 
-def main():
-    for name, (comment, module, inputs, tol) in CASES.items():
+def write_cases(cases):
+    """Runs each case's module on XLA:CPU and writes its file test."""
+    for name, (comment, module, inputs, tol) in cases.items():
         outs = run_xla(module, inputs)
         write(os.path.join(OUT, name + ".hlo"), comment, inputs, outs, module, tol)
         print("wrote", name)
 
 
 if __name__ == "__main__":
-    main()
+    write_cases(CASES)

@@ -13,12 +13,14 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from lib import write  # noqa: E402
-from gen_pipeline import run_xla  # noqa: E402
-from gen_dot_epilogue import ADD, OUT, pattern  # noqa: E402
+from gen_dot_epilogue import ADD, pattern, write_cases  # noqa: E402
 
 MAX = "max { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT m = f32[] maximum(a, b) }"
 S = np.float32(0.75)
+# d = x w, 64 x 256 x 64, with `s` as the scale.
+PRODUCT_64 = f"""{pattern("x", (64, 256), 7, 3, 9, 4)}
+{pattern("w", (256, 64), 5, 11, 7, 3)}
+  d = f32[64,64] dot(x, w), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}"""
 # The dot and the loop's reductions in one fused computation, which the entry calls as a
 # kOutput fusion and nothing else of them.
 ONE_KERNEL = """check: dot(
@@ -97,9 +99,7 @@ inside its kernel.
 {ADD}
 ENTRY main {{
   s = f32[] parameter(0)
-{pattern("x", (64, 256), 7, 3, 9, 4)}
-{pattern("w", (256, 64), 5, 11, 7, 3)}
-  d = f32[64,64] dot(x, w), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+{PRODUCT_64}
   z = f32[] constant(0)
   rs = f32[64] reduce(d, z), dimensions={{1}}, to_apply=add
   rb = f32[64,64] broadcast(rs), dimensions={{0}}
@@ -119,9 +119,7 @@ check-not: kind=kOutput""",
 {ADD}
 ENTRY main {{
   s = f32[] parameter(0)
-{pattern("x", (64, 256), 7, 3, 9, 4)}
-{pattern("w", (256, 64), 5, 11, 7, 3)}
-  d = f32[64,64] dot(x, w), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+{PRODUCT_64}
   rev = f32[64,64] reverse(d), dimensions={{0}}
   z = f32[] constant(0)
   rs = f32[64] reduce(rev, z), dimensions={{1}}, to_apply=add
@@ -142,9 +140,7 @@ check-not: kind=kOutput""",
 {MAX}
 ENTRY main {{
   s = f32[] parameter(0)
-{pattern("x", (64, 256), 7, 3, 9, 4)}
-{pattern("w", (256, 64), 5, 11, 7, 3)}
-  d = f32[64,64] dot(x, w), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+{PRODUCT_64}
   lo = f32[] constant(-inf)
   mx = f32[64] reduce(d, lo), dimensions={{1}}, to_apply=max
   mxb = f32[64,64] broadcast(mx), dimensions={{0}}
@@ -162,12 +158,5 @@ ENTRY main {{
 }
 
 
-def main():
-    for name, (comment, module, inputs, tol) in CASES.items():
-        outs = run_xla(module, inputs)
-        write(os.path.join(OUT, name + ".hlo"), comment, inputs, outs, module, tol)
-        print("wrote", name)
-
-
 if __name__ == "__main__":
-    main()
+    write_cases(CASES)

@@ -183,9 +183,7 @@ impl Epilogue {
             one_vector_per_iteration(cg, latch)
         })
     }
-}
 
-impl Epilogue {
     /// Finishes whole rows `[r0, r1)` of batch `b`: each row of the dot is copied to a stack
     /// buffer (the loop may read any of its elements after others are written) and the row
     /// loop runs on it, storing into `out`.
