@@ -8,6 +8,11 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 from lib import write
 
+# Host devices for the multi-device cases (set before jax is imported; one-device cases use the first).
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4").strip()
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools"))
+from jax_suite_devices import device_grid, run_xla_devices
+
 import jax
 from jax.numpy import bfloat16 as jnp_bf16
 jax.config.update("jax_enable_x64", True)
@@ -26,6 +31,16 @@ def xla_run(text, inputs):
     exe = dev.client.compile_and_load(mlir, xla_client.DeviceList((dev,)), xla_client.CompileOptions())
     res = exe.execute_sharded([jax.device_put(a, dev) for a in inputs]).disassemble_into_single_device_arrays()
     return [np.asarray(r[0]) for r in res]
+
+
+def devices_case(name, comment, inputs, module):
+    """A module for several devices, run as tools/jax_suite_devices.py runs JAX's (SPMD
+    partitioning on, each device given its part of each input): inputs and results are
+    written stacked over the devices, as file tests take them."""
+    inputs = [np.asarray(a) for a in inputs]
+    per_device_in, per_device_out = run_xla_devices(module, inputs, *device_grid(module))
+    write(f"{ROOT}/jax_suite/{name}.hlo", comment + "\n" + NOTE, [np.stack(p) for p in per_device_in],
+          [np.stack(o) for o in per_device_out], module)
 
 
 def case(name, comment, inputs, module, tolerance=None, expects=None):
@@ -348,4 +363,30 @@ ENTRY main {
   fb = bf16[4]{0} convert(f)
   trip = f32[4]{0} convert(fb)
   ROOT t = (f32[3,3]{1,0}, u16[3,3]{1,0}, f64[3,3]{1,0}, f32[1,4,2]{2,1,0}, f32[4]{0}) tuple(wide, bits, wider, cw, trip)
+}""")
+
+
+# --- pjit over a mesh with every value replicated: each partition runs the whole program.
+x = np.array([[1.5, -2.0, 3.25], [0.5, 4.0, -1.0]], np.float32)
+devices_case("replicated_partitions", """jax.jit over a 4-device mesh with replicated in and out shardings, as pjit_test compiles
+hundreds: XLA's SPMD partitioner gives every partition the whole program, so the `Sharding`
+and Shardy `xla.sdy.FuncResultSharding` markers are identities and each device returns the
+whole result. hlojit refused every marker in a program for several partitions before.
+Inputs and results are stacked over the 4 devices.""", [x], """
+HloModule jit_f, entry_computation_layout={(f32[2,3]{1,0})->(f32[3]{0}, f32[2,3]{1,0})}, num_partitions=4, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=2, "y"=2]>}}
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY main {
+  x = f32[2,3]{1,0} parameter(0), sharding={replicated}, frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{}, {}]>"}
+  zero = f32[] constant(0)
+  sum = f32[3]{0} reduce(x, zero), dimensions={0}, to_apply=add
+  constrained = f32[3]{0} custom-call(sum), custom_call_target="Sharding", sharding={replicated}, frontend_attributes={xla.sdy.sharding="#sdy.sharding_per_value<[<@mesh, [{}]>]>"}
+  result = f32[3]{0} custom-call(constrained), custom_call_target="xla.sdy.FuncResultSharding", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.sharding="#sdy.sharding_per_value<[<@mesh, [{}]>]>"}
+  twice = f32[2,3]{1,0} add(x, x)
+  ROOT t = (f32[3]{0}, f32[2,3]{1,0}) tuple(result, twice)
 }""")
