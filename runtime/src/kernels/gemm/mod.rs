@@ -75,7 +75,7 @@ const A_BLOCK_BYTES: i64 = 384 * 1024;
 /// depth: such a GEMM is shared out in panel ranges only, so that every B panel belongs to one
 /// unit, which packs it itself (`run_unit`). A little more than [`A_BLOCK_BYTES`]: a 256-row
 /// A at depth 512 (mlp_train's forward dots) is one block of 528 KiB.
-const ONE_BLOCK_A_BYTES: i64 = 576 * 1024;
+pub const ONE_BLOCK_A_BYTES: i64 = 576 * 1024;
 
 /// Bytes of the B panels a unit packs for itself (per k block): what L2 keeps beside the A
 /// block.

@@ -106,7 +106,12 @@ pub fn try_emit(kc: &KernelContext<'_, '_>, lhs: InstrId, rhs: InstrId, d: &DotD
         b,
         out: out_mode,
         conv: Conversion { out: out_type, compute },
-        blocking: if pairs { Blocking::bf16_pairs(kc.cg.simd_bytes as i64, n) } else { Blocking::new(compute.byte_size() as i64, kc.cg.simd_bytes as i64, n) },
+        blocking: if pairs {
+            Blocking::bf16_pairs(kc.cg.simd_bytes as i64, n)
+        } else {
+            let bytes = compute.byte_size() as i64;
+            Blocking::new(bytes, kc.cg.simd_bytes as i64, n).deepened(bytes, m, d.k)
+        },
         pairs,
         epilogue: epilogue.map(|e| (e.clone(), gemm_map)),
     };
