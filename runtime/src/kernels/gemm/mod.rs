@@ -172,12 +172,7 @@ impl GemmF32 {
     pub fn batch_offset(&self, b: i64, strides: BatchStrides) -> i64 {
         b / self.batch_inner * strides.outer + b % self.batch_inner * strides.inner
     }
-}
 
-/// `epilogue(ctx, batch, r0, r1, c0, c1)`, see [`GemmF32::epilogue`].
-pub type Epilogue = unsafe extern "C" fn(*const std::ffi::c_void, i64, i64, i64, i64, i64);
-
-impl GemmF32 {
     /// Whether the epilogue must see whole rows (see [`GemmF32::epilogue_rows`]).
     fn finishes_rows(&self) -> bool {
         self.epilogue.is_some() && self.epilogue_rows != 0
@@ -207,6 +202,9 @@ impl GemmF32 {
         }
     }
 }
+
+/// `epilogue(ctx, batch, r0, r1, c0, c1)`, see [`GemmF32::epilogue`].
+pub type Epilogue = unsafe extern "C" fn(*const std::ffi::c_void, i64, i64, i64, i64, i64);
 
 /// The instruction sets with a precompiled variant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
