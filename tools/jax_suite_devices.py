@@ -20,7 +20,7 @@ for bit, through jax_suite_narrow.py's comparison).
 hlojit is asked first (`hlojit opt`, its passes without running): a module it refuses is counted
 as an error with its message, without running XLA.
 """
-import argparse, collections, json, os, re, shutil, subprocess, sys, tempfile
+import collections, json, os, re, shutil, subprocess, sys, tempfile
 
 import numpy as np
 
@@ -205,11 +205,7 @@ def compare_module(tool, hlojit, path, text, seed, xla, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("tool")
-    ap.add_argument("out")
-    ap.add_argument("--hlojit", default="target/release/hlojit")
-    ap.add_argument("--seed", type=int, default=0)
+    ap = narrow.tool_arguments(__doc__)
     ap.add_argument("--report", help="where the JSON report goes (default OUT/report_devices.json)")
     a = ap.parse_args()
     tool = narrow.load_tool(a.tool)

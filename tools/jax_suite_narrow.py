@@ -101,12 +101,19 @@ def compare(tool, dt, got_file, want):
     return None
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def tool_arguments(doc):
+    """The arguments every re-run tool takes: the shared tool, its output folder, the hlojit
+    binary and the input seed."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("tool")
     ap.add_argument("out")
     ap.add_argument("--hlojit", default="target/release/hlojit")
     ap.add_argument("--seed", type=int, default=0)
+    return ap
+
+
+def main():
+    ap = tool_arguments(__doc__)
     a = ap.parse_args()
     tool = load_tool(a.tool)
     report = json.load(open(os.path.join(a.out, "report.json")))

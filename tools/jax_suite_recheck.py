@@ -26,11 +26,11 @@ supports, and nothing else is re-judged:
 Re-runs each such mismatch with the tool's inputs (same seed) and writes OUT/report_recheck.json
 (module -> rule, accepted or mismatch, the measured quantity).
 """
-import argparse, collections, json, os, re, shutil, subprocess, tempfile
+import collections, json, os, re, shutil, subprocess, tempfile
 
 import numpy as np
 
-from jax_suite_narrow import load_tool
+from jax_suite_narrow import load_tool, tool_arguments
 
 GEES = re.compile(r'custom_call_target="lapack_[cz]gees_ffi"')
 EXPM_PADE = re.compile(r"^%_calc_P_Q[.\d]* ", re.M)
@@ -90,11 +90,7 @@ def normwise(got, want, rtol):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("tool")
-    ap.add_argument("out")
-    ap.add_argument("--hlojit", default="target/release/hlojit")
-    ap.add_argument("--seed", type=int, default=0)
+    ap = tool_arguments(__doc__)
     a = ap.parse_args()
     tool = load_tool(a.tool)
     report = json.load(open(os.path.join(a.out, "report.json")))
