@@ -130,8 +130,16 @@ impl<'m> Converter<'m> {
     /// - `sdy.sharding_constraint` and `sdy.reshard` on a mesh of one device (JAX writes them
     ///   for `with_sharding_constraint` and `device_put` under jit); a mesh with more devices
     ///   makes it a sharded program, which hlojit does not partition.
+    /// - `sdy.sharding_group` (`shard_alike`): asks that its operands get one sharding; it has
+    ///   no results, so on one device it is nothing.
     fn pass_through(&self, op: &Op, operands: &[Val]) -> CResult<Option<Vec<Val>>> {
         match op.name.as_str() {
+            "sdy.sharding_group" => {
+                if operands.len() != 1 || !op.result_types.is_empty() {
+                    return Err(self.err("sdy.sharding_group takes one operand and has no results"));
+                }
+                return Ok(Some(Vec::new()));
+            }
             "builtin.unrealized_conversion_cast" => {
                 if operands.len() != op.result_types.len() || operands.iter().zip(&op.result_types).any(|(v, t)| &v.ty != t) {
                     return Err(self.err("unrealized_conversion_cast between different types"));
