@@ -111,11 +111,12 @@ pub fn header(module: &Module, name: &str) -> Result<String> {
     let _ = writeln!(w, " *");
     let _ = writeln!(w, " * Link the object with hlojit's runtime library (no LLVM needed):");
     let _ = writeln!(w, " *   cc main.c {name}.o {}", link_libs());
-    let _ = writeln!(w, " * The library must come from the hlojit build that compiled the object: the object");
-    let _ = writeln!(w, " * references {}, which only that build's runtime defines (its", hlojit_runtime::abi_identity::ABI_SYMBOL);
-    let _ = writeln!(w, " * name hashes the runtime's sources), so with another build's library the link fails with");
-    let _ = writeln!(w, " * \"undefined reference to `{}'\" instead of running on", hlojit_runtime::abi_identity::ABI_SYMBOL);
-    let _ = writeln!(w, " * descriptors laid out otherwise. Compile the module again or link the matching library.");
+    let identity = hlojit_runtime::abi_identity::ABI_SYMBOL;
+    let _ = writeln!(w, " * Only the library of the hlojit build that compiled the object links: the object");
+    let _ = writeln!(w, " * references {identity}, which that build's runtime defines (a hash");
+    let _ = writeln!(w, " * of its sources). Another build's library, whose descriptors may differ, fails with");
+    let _ = writeln!(w, " * \"undefined reference to `{identity}'\": compile the module again");
+    let _ = writeln!(w, " * or link the library of the build that compiled it.");
     let _ = writeln!(w, " *");
     let _ = writeln!(w, " * Every argument and result is one dense array buffer (tuples are flattened, depth");
     let _ = writeln!(w, " * first) in the layout its comment gives, allocated by the caller; arguments in parameter");
