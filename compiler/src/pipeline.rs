@@ -282,6 +282,9 @@ pub fn compile_to(module: &Module, entry_name: &str, options: &CompileOptions, o
     cg.for_linker = !for_jit;
     let plan = LoweringPlan::new(module, entry_name)?;
     lower_planned(&cg, module, &plan, options.dump.as_ref())?;
+    if !for_jit {
+        crate::backend::aot::reference_runtime_identity(&cg, entry_name)?;
+    }
     let optimization = optimization_for(module, &plan, &(0..plan.kernels.len()).collect::<Vec<_>>(), true, Products::lowered(cg.generated_products.get()));
     finish(&cg, &machine, optimization, strength_reduction_for(module, &plan), output, options.dump.as_ref(), &mut CompileStats::default())
 }

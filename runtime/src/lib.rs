@@ -1,6 +1,7 @@
 //! hlojit's runtime: what both JIT-compiled and AOT-compiled computations need at run time and
 //! what host programs use to talk to them. It never links LLVM.
 
+pub mod abi_identity;
 pub mod block_cache;
 pub mod buffer;
 pub mod collectives;

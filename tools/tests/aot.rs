@@ -37,6 +37,36 @@ fn runtime_library(dest: &Path) -> PathBuf {
     lib
 }
 
+/// Compiles `examples/aot-c/model.hlo` into `dir/model.o` and `dir/model.h`.
+fn compile_example(dir: &Path) {
+    run(Command::new(hlojit())
+        .arg("compile")
+        .arg(repo().join("examples/aot-c/model.hlo"))
+        .args(["--emit", "obj", "--name", "model", "-o"])
+        .arg(dir.join("model.o"))
+        .arg("--header")
+        .arg(dir.join("model.h")));
+}
+
+/// The link line the header gives for `examples/aot-c` with `dir/model.o` and the runtime
+/// library in `lib_dir`: the object, the runtime library, pthread, dl, libm (no LAPACK: the
+/// runtime opens it when a LAPACK target first runs).
+fn link_example(dir: &Path, lib_dir: &Path, program: &Path) -> Command {
+    let mut cc = Command::new("cc");
+    cc.args(["-O2", "-Wall", "-Werror", "-I"])
+        .arg(dir)
+        .arg("-I")
+        .arg(repo().join("ffi/include"))
+        .arg(repo().join("examples/aot-c/main.c"))
+        .arg(repo().join("examples/aot-c/target.c"))
+        .arg(dir.join("model.o"))
+        .arg("-L")
+        .arg(lib_dir)
+        .args(["-lhlojit_runtime", "-lpthread", "-ldl", "-lm", "-o"])
+        .arg(program);
+    cc
+}
+
 /// Deterministic inputs: x f32[4,8], b f32[8], spanning both signs and GELU's curved part.
 fn inputs(scale: f32) -> (Vec<f32>, Vec<f32>) {
     let x = (0..32).map(|i| ((i * 7 % 13) as f32 - 6.0) * 0.37 * scale).collect();
@@ -100,13 +130,7 @@ fn target_plugin(dir: &Path) -> PathBuf {
 fn c_program_links_the_object_and_matches_the_jit() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    run(Command::new(hlojit())
-        .arg("compile")
-        .arg(repo().join("examples/aot-c/model.hlo"))
-        .args(["--emit", "obj", "--name", "model", "-o"])
-        .arg(d.join("model.o"))
-        .arg("--header")
-        .arg(d.join("model.h")));
+    compile_example(d);
     let header = std::fs::read_to_string(d.join("model.h")).unwrap();
     for want in [
         "int model(const void* const* args, void* const* results);",
@@ -121,20 +145,7 @@ fn c_program_links_the_object_and_matches_the_jit() {
     }
     runtime_library(d);
     let program = d.join("aot_example");
-    // The link line the header gives: the object, the runtime library, pthread, dl, libm (no
-    // LAPACK: the runtime opens it when a LAPACK target first runs).
-    run(Command::new("cc")
-        .args(["-O2", "-Wall", "-Werror", "-I"])
-        .arg(d)
-        .arg("-I")
-        .arg(repo().join("ffi/include"))
-        .arg(repo().join("examples/aot-c/main.c"))
-        .arg(repo().join("examples/aot-c/target.c"))
-        .arg(d.join("model.o"))
-        .arg("-L")
-        .arg(d)
-        .args(["-lhlojit_runtime", "-lpthread", "-ldl", "-lm", "-o"])
-        .arg(&program));
+    run(&mut link_example(d, d, &program));
     let plugin = target_plugin(d);
     let (x, b) = inputs(1.0);
     let aot = run_aot(&program, d, &x, &b).unwrap();
@@ -151,6 +162,43 @@ fn c_program_links_the_object_and_matches_the_jit() {
     // The built-in demo inputs run too.
     let demo = run(&mut Command::new(&program));
     assert!(String::from_utf8_lossy(&demo.stdout).starts_with("result 0 (f32[4,8]{1,0}):"));
+}
+
+/// The object references the ABI identity of the runtime its compiler was built with, and no
+/// other; this build's runtime library defines it. The same library with only that symbol
+/// renamed (as a library built from other runtime sources names it) does not link, even with
+/// `--gc-sections`, and the linker names the symbol.
+#[test]
+fn object_refuses_a_runtime_library_of_another_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    compile_example(d);
+    let symbols = |args: &[&str], file: &Path| -> Vec<String> {
+        let out = run(Command::new("nm").args(args).arg(file));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.lines().filter_map(|l| l.split_whitespace().last()).filter(|s| s.starts_with("hlojit_rt_abi_")).map(str::to_string).collect()
+    };
+    let identity = hlojit_runtime::abi_identity::ABI_SYMBOL;
+    assert_eq!(symbols(&["-u"], &d.join("model.o")), [identity], "the object's undefined identity symbols");
+    let library = runtime_library(d);
+    assert_eq!(symbols(&["--defined-only"], &library), [identity], "the runtime library's identity symbols");
+    let header = std::fs::read_to_string(d.join("model.h")).unwrap();
+    assert!(header.contains(&format!("undefined reference to `{identity}'")), "{header}");
+
+    let other = d.join("other");
+    std::fs::create_dir(&other).unwrap();
+    let other_library = other.join("libhlojit_runtime.a");
+    std::fs::copy(&library, &other_library).unwrap();
+    let renamed = format!("{identity}=hlojit_rt_abi_{}", "0".repeat(16));
+    run(Command::new("objcopy").arg("--redefine-sym").arg(renamed).arg(&other_library));
+    let out = link_example(d, &other, &d.join("mismatched")).arg("-Wl,--gc-sections").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "linked with a runtime of another identity");
+    assert!(stderr.contains("undefined reference to") && stderr.contains(identity), "the linker's message: {stderr}");
+    // Nothing else was missing: the identity is the only symbol the linker names.
+    let named: Vec<&str> = stderr.lines().filter(|l| l.contains("undefined reference")).collect();
+    assert!(named.iter().all(|l| l.contains(identity)), "{stderr}");
+    run(link_example(d, d, &d.join("matched")).arg("-Wl,--gc-sections"));
 }
 
 #[test]

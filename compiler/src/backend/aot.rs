@@ -7,9 +7,11 @@
 //! and a C header declaring it with the number, element types, dimensions and byte sizes of
 //! its arguments and results. The object needs only `libhlojit_runtime.a` (no LLVM) and libm;
 //! its custom-call targets are ordinary external symbols the linker resolves, the built-in
-//! ones (LAPACK, jaxlib's) weakly defined in the object itself.
+//! ones (LAPACK, jaxlib's) weakly defined in the object itself. It references the runtime's ABI
+//! identity (`hlojit_runtime::abi_identity`), so only the library of its compiler's build links.
 
 use crate::codegen::array::buffer_bytes;
+use crate::codegen::context::Codegen;
 use crate::error::{Error, Result};
 use crate::hlo::Module;
 use crate::pipeline::{compile_to, prepare, CompileOptions, OutputKind};
@@ -34,6 +36,27 @@ pub struct AotOutput {
 /// target first runs).
 pub fn link_libs() -> String {
     "-Ltarget/release -lhlojit_runtime -lpthread -ldl -lm".to_string()
+}
+
+/// Makes the entry function `entry` read the runtime's identity byte
+/// (`hlojit_runtime::abi_identity::ABI_SYMBOL`) first thing: a volatile load, which no optimizer
+/// removes, from the function's own section, which the linker keeps whenever the function is
+/// used. A runtime library of another build leaves the symbol undefined and the link fails
+/// naming it. One load per call.
+pub(crate) fn reference_runtime_identity(cg: &Codegen, entry: &str) -> Result<()> {
+    let symbol = hlojit_runtime::abi_identity::ABI_SYMBOL;
+    let first = cg
+        .module
+        .get_function(entry)
+        .and_then(|f| f.get_first_basic_block())
+        .and_then(|b| b.get_first_instruction())
+        .ok_or_else(|| Error::Internal(format!("no entry function '{entry}' to reference {symbol} from")))?;
+    let identity = cg.module.add_global(cg.i8(), None, symbol);
+    cg.b.position_before(&first);
+    let load = cg.b.build_load(cg.i8(), identity.as_pointer_value(), "runtime.abi")?.into_int_value();
+    let instruction = load.as_instruction().ok_or_else(|| Error::Internal("a load is an instruction".into()))?;
+    instruction.set_volatile(true).map_err(|e| Error::Llvm(e.to_string()))?;
+    Ok(())
 }
 
 /// Whether `name` can be the C function's name.
@@ -88,6 +111,12 @@ pub fn header(module: &Module, name: &str) -> Result<String> {
     let _ = writeln!(w, " *");
     let _ = writeln!(w, " * Link the object with hlojit's runtime library (no LLVM needed):");
     let _ = writeln!(w, " *   cc main.c {name}.o {}", link_libs());
+    let identity = hlojit_runtime::abi_identity::ABI_SYMBOL;
+    let _ = writeln!(w, " * Only the library of the hlojit build that compiled the object links: the object");
+    let _ = writeln!(w, " * references {identity}, which that build's runtime defines (a hash");
+    let _ = writeln!(w, " * of its sources). Another build's library, whose descriptors may differ, fails with");
+    let _ = writeln!(w, " * \"undefined reference to `{identity}'\": compile the module again");
+    let _ = writeln!(w, " * or link the library of the build that compiled it.");
     let _ = writeln!(w, " *");
     let _ = writeln!(w, " * Every argument and result is one dense array buffer (tuples are flattened, depth");
     let _ = writeln!(w, " * first) in the layout its comment gives, allocated by the caller; arguments in parameter");
@@ -169,6 +198,19 @@ pub fn header(module: &Module, name: &str) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aot_code_references_the_runtime_identity_and_jit_code_does_not() {
+        let module = crate::hlo::text::parse_module("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] negate(x)\n}\n").unwrap();
+        let options = CompileOptions::default();
+        let prepared = prepare(&module, &options).unwrap();
+        let ir = |for_jit| String::from_utf8(compile_to(&prepared, "entry", &options, OutputKind::LlvmIr, for_jit).unwrap()).unwrap();
+        let symbol = hlojit_runtime::abi_identity::ABI_SYMBOL;
+        let aot = ir(false);
+        assert!(aot.contains(&format!("load volatile i8, ptr @{symbol}")), "{aot}");
+        assert!(aot.contains(&format!("@{symbol} = external global i8")), "{aot}");
+        assert!(!ir(true).contains("hlojit_rt_abi_"), "the JIT's code runs against its own runtime");
+    }
 
     #[test]
     fn c_identifiers() {

@@ -12,6 +12,7 @@
 //! Why precompiled: generated, the strip kernel of an LSTM step (16 x 256 x 1024) was about
 //! 30 ms of LLVM's time per module, 40% of the whole compile.
 
+use super::gemm::BatchStrides;
 #[cfg(target_arch = "x86_64")]
 use super::simd::Simd;
 
@@ -19,21 +20,24 @@ use super::simd::Simd;
 #[repr(C)]
 pub struct DotStripsF32 {
     pub batch: i64,
+    /// Batches per outer batch, as the GEMM's `batch_inner` (attention's batch x heads, whose
+    /// operands keep the heads between sequence and features); 1 where one stride walks them.
+    pub batch_inner: i64,
     pub m: i64,
     pub n: i64,
     pub k: i64,
     /// A: `m x k` per batch, any strides.
     pub a: i64,
-    pub a_batch: i64,
+    pub a_batch: BatchStrides,
     pub a_row: i64,
     pub a_col: i64,
     /// B: `k x n` per batch, columns contiguous.
     pub b: i64,
-    pub b_batch: i64,
+    pub b_batch: BatchStrides,
     pub b_row: i64,
     /// The result: `m x n` per batch, columns contiguous.
     pub c: i64,
-    pub c_batch: i64,
+    pub c_batch: BatchStrides,
     pub c_row: i64,
     /// [`strip_block`] for these `m`, `n` and the kernel's lanes (computed once, by the
     /// caller: a small dot in a loop has no time to spare for it on every call).
@@ -145,19 +149,23 @@ struct Block {
 unsafe fn units(d: &DotStripsF32, begin: i64, end: i64, lanes: i64, run_block: impl Fn(&Block, i64, i64, usize)) {
     let width = d.block_vectors * lanes;
     let strips = (d.n + width - 1) / width;
+    // Generated code passes at least 1; a division by zero must not abort the process.
+    let batch_inner = d.batch_inner.max(1);
     for unit in begin..end {
         let (batch, j0) = (unit / strips, unit % strips * width);
         let columns = (d.n - j0).min(width);
         let vectors = (columns + lanes - 1) / lanes;
         let tail = (columns % lanes) as usize;
+        // The batch's offsets once per unit (a division each), not per row block.
+        let (a_batch, b_batch, c_batch) = (d.a_batch.offset(batch, batch_inner), d.b_batch.offset(batch, batch_inner), d.c_batch.offset(batch, batch_inner));
         let mut r0 = 0;
         while r0 < d.m {
             let rows = d.block_rows.min(d.m - r0);
-            let at = |base: i64, batch_stride: i64, offset: i64| (base as *mut f32).wrapping_offset((batch * batch_stride + offset) as isize);
+            let at = |base: i64, offset: i64| (base as *mut f32).wrapping_offset(offset as isize);
             let p = Block {
-                a: at(d.a, d.a_batch, r0 * d.a_row),
-                b: at(d.b, d.b_batch, j0),
-                c: at(d.c, d.c_batch, r0 * d.c_row + j0),
+                a: at(d.a, a_batch + r0 * d.a_row),
+                b: at(d.b, b_batch + j0),
+                c: at(d.c, c_batch + r0 * d.c_row + j0),
                 k: d.k,
                 a_row: d.a_row as isize,
                 a_col: d.a_col as isize,
@@ -289,8 +297,9 @@ mod tests {
     }
 
     /// Every element against a plain loop of fused multiply-adds in contracting order, for
-    /// blocks with partial rows, tails, strides and batches, on the instruction sets this CPU
-    /// has; the units split in two calls.
+    /// blocks with partial rows, tails, strides and batches (walked with one stride, or two as
+    /// attention's batch x heads: A's in order, B's heads-major, C's with a gap between outer
+    /// batches), on the instruction sets this CPU has; the units split in two calls.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn strips_sum_each_element_in_contracting_order() {
@@ -310,17 +319,25 @@ mod tests {
             state ^= state << 17;
             ((state >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 8.0
         };
+        let cases = [(1, 1, 16, 1024, 37), (2, 1, 5, 19, 3), (1, 1, 1, 100, 64), (3, 1, 13, 40, 9), (1, 1, 8, 8, 1), (1, 1, 2, 130, 0), (6, 3, 2, 40, 9), (8, 4, 1, 64, 20)];
         for &(lanes, kernel) in &kernels {
-            for (batch, m, n, k) in [(1, 16, 1024, 37), (2, 5, 19, 3), (1, 1, 100, 64), (3, 13, 40, 9), (1, 8, 8, 1), (1, 2, 130, 0)] {
+            for (batch, inner, m, n, k) in cases {
+                let outer = batch / inner;
                 // A transposed (column-major per batch) and padded, B and C with padded rows.
-                let (a_col, a_row, a_batch) = (m + 1, 1, (m + 1) * k + 3);
-                let (b_row, b_batch) = (n + 5, (n + 5) * k + 2);
-                let (c_row, c_batch) = (n + 3, (n + 3) * m + 1);
-                let a: Vec<f32> = (0..batch * a_batch).map(|_| next()).collect();
-                let b: Vec<f32> = (0..batch * b_batch).map(|_| next()).collect();
-                let mut c = vec![f32::NAN; (batch * c_batch) as usize];
+                let (a_col, a_row, a_per) = (m + 1, 1, (m + 1) * k + 3);
+                let (b_row, b_per) = (n + 5, (n + 5) * k + 2);
+                let (c_row, c_per) = (n + 3, (n + 3) * m + 1);
+                let a_batch = BatchStrides { outer: a_per * inner, inner: a_per };
+                let b_batch = BatchStrides { outer: b_per, inner: b_per * outer };
+                let c_batch = BatchStrides { outer: c_per * inner + 1, inner: c_per };
+                let at = |s: BatchStrides, t: i64| s.offset(t, inner);
+                let a: Vec<f32> = (0..batch * a_per).map(|_| next()).collect();
+                let b: Vec<f32> = (0..batch * b_per).map(|_| next()).collect();
+                let c_len = at(c_batch, batch - 1) + c_per;
+                let mut c = vec![f32::NAN; c_len as usize];
                 let d = DotStripsF32 {
                     batch,
+                    batch_inner: inner,
                     m,
                     n,
                     k,
@@ -343,14 +360,15 @@ mod tests {
                     kernel(&d, 0, units / 2);
                     kernel(&d, units / 2, units);
                 }
+                let mut written = vec![false; c.len()];
                 for (t, i, j) in (0..batch).flat_map(|t| (0..m).flat_map(move |i| (0..n).map(move |j| (t, i, j)))) {
-                    let want = (0..k).fold(0f32, |s, l| a[(t * a_batch + i * a_row + l * a_col) as usize].mul_add(b[(t * b_batch + l * b_row + j) as usize], s));
-                    let got = c[(t * c_batch + i * c_row + j) as usize];
-                    assert_eq!(got.to_bits(), want.to_bits(), "{lanes} lanes, {batch}x{m}x{n}x{k}: [{t},{i},{j}]");
+                    let want = (0..k).fold(0f32, |s, l| a[(at(a_batch, t) + i * a_row + l * a_col) as usize].mul_add(b[(at(b_batch, t) + l * b_row + j) as usize], s));
+                    let x = (at(c_batch, t) + i * c_row + j) as usize;
+                    assert_eq!(c[x].to_bits(), want.to_bits(), "{lanes} lanes, {batch}x{m}x{n}x{k} ({inner} inner): [{t},{i},{j}]");
+                    written[x] = true;
                 }
                 // Nothing outside the result was written.
-                let inside = |x: i64| x % c_batch / c_row < m && x % c_batch % c_row < n && x % c_batch < m * c_row && x / c_batch < batch;
-                assert!((0..batch * c_batch).filter(|&x| !inside(x)).all(|x| c[x as usize].is_nan()), "{batch}x{m}x{n}x{k}: wrote outside");
+                assert!(c.iter().zip(&written).all(|(v, &w)| w || v.is_nan()), "{batch}x{m}x{n}x{k} ({inner} inner): wrote outside");
             }
         }
     }

@@ -53,13 +53,17 @@ f32_module = module("attention_batches_f32", "f32")
 f32_expected = run_hlo_on_xla_cpu(f32_module, f32)
 write(f"{OUT}/attention_dots_call_the_precompiled_gemm.hlo",
       f"""Attention's dots, whose batch x heads group is dims 0 and 2 of [batch, seq, heads, dim]
-operands (and of a result laid out so), call the runtime's precompiled GEMM with a batch
-index of two strides (gemm/batch_walk.rs) instead of generating one: no micro-kernel in the
+operands (and of a result laid out so), call the runtime's precompiled kernels with a batch
+index of two strides (gemm/batch_walk.rs) instead of generating them: the GEMM, and for the
+gradient, which has 16 rows, the strip kernel (dot_strips.rs). No micro-kernel in the
 module, the lean pipeline of loop kernels.
 {NOTE}
 cpu: znver4
 check-ir-not: hlojit.ukernel
-{calls("hlojit_rt_gemm_f32_avx512")}
+check-ir: call i32 @hlojit_rt_gemm_f32_avx512(
+check-ir: call i32 @hlojit_rt_gemm_f32_avx512(
+check-ir: call void @hlojit_rt_dot_strips_f32_avx512(
+check-ir: call i32 @hlojit_rt_gemm_f32_avx512(
 check-ir: !"loop kernels\"""",
       f32, f32_expected, f32_module)
 
@@ -79,11 +83,13 @@ sse_module = module("attention_batches_sse", "f32")
 write(f"{OUT}/attention_dots_generated_with_two_stride_batches.hlo",
       f"""For a target without precompiled GEMMs (x86-64's SSE2) the generated GEMM reads and
 writes the same two-stride batches where they lie, as the runtime does: the scores' K (its
-columns contiguous along k) and the gradient's transposed Q go through the shared packers
-of strided buffers, which operands generated element by element do not use.
+columns contiguous along k) and the two contexts' V go through the shared packers of strided
+buffers, which operands generated element by element do not use; the gradient (16 rows)
+is generated strips walking them too.
 {NOTE}
 cpu: x86-64
 check-ir-not: hlojit_rt_gemm_
 check-ir: define {{{{.*}}}}@hlojit.pack.f32.f32.f32.w8.Depth(
-check-ir: define {{{{.*}}}}@hlojit.pack.f32.f32.f32.w6.Rows(""",
+check-ir: define {{{{.*}}}}@hlojit.pack.f32.f32.f32.w8.Rows(
+check-ir: dot.strip""",
       f32, f32_expected, sse_module)

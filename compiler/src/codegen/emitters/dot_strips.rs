@@ -11,7 +11,9 @@
 //! micro-kernel.
 
 use super::dot_epilogue::Epilogue;
-use super::gemm::dims::{group_stride, logical_strides, DotDims};
+use super::gemm::batch_walk::{batch_split, BatchWalk};
+use super::gemm::dims::{logical_strides, DotDims};
+use super::gemm::dot::matrix_walk;
 use super::gemm::operand::GroupMap;
 use super::gemm::loops::scalar_loop;
 use super::gemm::microkernel::vector_type;
@@ -92,19 +94,27 @@ fn precompiled(cg: &crate::codegen::context::Codegen, ty: ElementType) -> Option
 pub(crate) const MAX_ROWS: i64 = 16;
 
 
-/// Where a matrix lives: its buffer and element strides of its (batch, row, column) groups.
+/// Where a matrix lives: its buffer, how its batches are walked (`batch_walk.rs`) and the
+/// element strides of its rows and columns.
 struct Strided<'ctx> {
     ptr: PointerValue<'ctx>,
-    batch: i64,
+    batch: BatchWalk,
     row: i64,
     col: i64,
 }
 
-/// A matrix view of operand or result `array` over dimension groups, if its layout allows.
-fn strided<'ctx>(ptr: PointerValue<'ctx>, shape: &hlojit_runtime::ArrayShape, groups: [&[usize]; 3]) -> Option<Strided<'ctx>> {
-    let strides = logical_strides(shape)?;
-    let s = |g: &[usize]| group_stride(&strides, &shape.dims, g);
-    Some(Strided { ptr, batch: s(groups[0])?, row: s(groups[1])?, col: s(groups[2])? })
+/// Matrix views of the operands and the result over their (batch, row, column) dimension
+/// groups, the batches split alike in all three, if their layouts allow.
+fn strided<'ctx>(views: [(&crate::codegen::array::IrArray<'ctx>, [&[usize]; 3]); 3]) -> Option<[Strided<'ctx>; 3]> {
+    let strides = views.map(|(array, _)| logical_strides(&array.shape));
+    let layouts: Vec<_> = views.iter().zip(&strides).map(|((array, groups), s)| s.as_deref().map(|s| (s, &array.shape.dims[..], groups[0]))).collect();
+    let split = batch_split(&layouts);
+    let view = |i: usize| -> Option<Strided<'ctx>> {
+        let (array, groups) = views[i];
+        let (batch, row, col) = matrix_walk(strides[i].as_deref()?, &array.shape.dims, groups, split)?;
+        Some(Strided { ptr: array.ptr, batch, row, col })
+    };
+    Some([view(0)?, view(1)?, view(2)?])
 }
 
 fn bound_array<'a, 'ctx>(kc: &'a KernelContext<'_, 'ctx>, id: InstrId) -> Option<&'a crate::codegen::array::IrArray<'ctx>> {
@@ -142,11 +152,11 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
         return Ok(None);
     }
     let (gb, gm, gn) = d.out_groups();
-    let a = strided(la.ptr, &la.shape, [&d.lhs_batch, &d.lhs_free, &d.lhs_contracting]);
-    let b = strided(ra.ptr, &ra.shape, [&d.rhs_batch, &d.rhs_contracting, &d.rhs_free]);
-    let c = strided(out.ptr, &out.shape, [&gb, &gm, &gn]);
-    let (Some(a), Some(b), Some(c)) = (a, b, c) else { return Ok(None) };
-    if b.col != 1 || c.col != 1 {
+    let views = [(la, [&d.lhs_batch[..], &d.lhs_free, &d.lhs_contracting]), (ra, [&d.rhs_batch[..], &d.rhs_contracting, &d.rhs_free]), (out, [&gb[..], &gm, &gn])];
+    let Some([a, b, c]) = strided(views) else { return Ok(None) };
+    // One numbering of the batches for all three.
+    let inner_count = c.batch.inner_count;
+    if b.col != 1 || c.col != 1 || a.batch.inner_count != inner_count || b.batch.inner_count != inner_count {
         return Ok(None);
     }
     kc.work_elements.set(Some(macs / 8));
@@ -157,10 +167,10 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
         let block = strip_block(d.m, d.n, lanes);
         #[rustfmt::skip]
         let fields = [
-            n(d.b), n(d.m), n(d.n), n(d.k),
-            int(a.ptr)?, n(a.batch), n(a.row), n(a.col),
-            int(b.ptr)?, n(b.batch), n(b.row),
-            int(c.ptr)?, n(c.batch), n(c.row),
+            n(d.b), n(inner_count), n(d.m), n(d.n), n(d.k),
+            int(a.ptr)?, n(a.batch.outer), n(a.batch.inner), n(a.row), n(a.col),
+            int(b.ptr)?, n(b.batch.outer), n(b.batch.inner), n(b.row),
+            int(c.ptr)?, n(c.batch.outer), n(c.batch.inner), n(c.row),
             n(block.rows), n(block.vectors),
         ];
         let desc = cg.descriptor(&fields, "dot.strips.desc")?;
@@ -192,9 +202,9 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
     // Rows `rows` of one strip of `width` columns from column `j0`; `masks` limit the last,
     // partial strip.
     let strip_rows = |batch: IntValue<'ctx>, j0: IntValue<'ctx>, masks: Option<&[VectorValue<'ctx>]>, rows: std::ops::Range<i64>| -> Result<()> {
-        let a_base = cg.gep(elem, a.ptr, add(mul(batch, a.batch)?, cg.const_i64(rows.start * a.row))?)?;
-        let b_base = cg.gep(elem, b.ptr, add(mul(batch, b.batch)?, j0)?)?;
-        let c_base = cg.gep(elem, c.ptr, add(add(mul(batch, c.batch)?, j0)?, cg.const_i64(rows.start * c.row))?)?;
+        let a_base = cg.gep(elem, a.ptr, add(a.batch.offset(cg, batch)?, cg.const_i64(rows.start * a.row))?)?;
+        let b_base = cg.gep(elem, b.ptr, add(b.batch.offset(cg, batch)?, j0)?)?;
+        let c_base = cg.gep(elem, c.ptr, add(add(c.batch.offset(cg, batch)?, j0)?, cg.const_i64(rows.start * c.row))?)?;
         let rows = rows.end - rows.start;
         for acc in &accs[..(rows * vectors) as usize] {
             cg.b.build_store(*acc, vt.const_zero())?;

@@ -51,12 +51,15 @@ fn inputs(dims: &[i64], seed: u64, specials: bool) -> ArrayLiteral {
 #[test]
 fn the_precompiled_strips_have_the_generated_kernels_bits() {
     // (a, b, result, dimension numbers): the LSTM step; A transposed; a batch with a column
-    // tail and a partial row block; one row (a batch-1 layer) with a tail.
+    // tail and a partial row block; one row (a batch-1 layer) with a tail; attention's context
+    // with batch x heads as dims 0 and 2 of B, then of A too (two batch strides).
     let cases = [
         ("f32[16,256]{1,0}", "f32[256,1024]{1,0}", "f32[16,1024]{1,0}", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
         ("f32[96,13]{1,0}", "f32[96,200]{1,0}", "f32[13,200]{1,0}", "lhs_contracting_dims={0}, rhs_contracting_dims={0}"),
         ("f32[3,7,40]{2,1,0}", "f32[3,40,150]{2,1,0}", "f32[3,7,150]{2,1,0}", "lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}"),
         ("f32[1,784]{1,0}", "f32[784,250]{1,0}", "f32[1,250]{1,0}", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+        ("f32[2,3,4,96]{3,2,1,0}", "f32[2,96,3,72]{3,2,1,0}", "f32[2,3,4,72]{3,2,1,0}", "lhs_batch_dims={0,1}, rhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_contracting_dims={1}"),
+        ("f32[2,5,3,96]{3,2,1,0}", "f32[2,96,3,72]{3,2,1,0}", "f32[2,3,5,72]{3,2,1,0}", "lhs_batch_dims={0,2}, rhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_contracting_dims={1}"),
     ];
     let dims = |s: &str| -> Vec<i64> { s[4..s.find(']').unwrap()].split(',').map(|d| d.parse().unwrap()).collect() };
     for (options, symbol) in targets() {

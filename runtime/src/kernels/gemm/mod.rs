@@ -155,6 +155,12 @@ impl BatchStrides {
     pub fn single(stride: i64) -> BatchStrides {
         BatchStrides { outer: stride, inner: 0 }
     }
+
+    /// The element offset of batch `b`, with `batch_inner` (at least 1) batches per outer one.
+    #[inline(always)]
+    pub fn offset(self, b: i64, batch_inner: i64) -> i64 {
+        b / batch_inner * self.outer + b % batch_inner * self.inner
+    }
 }
 
 impl GemmF32 {
@@ -170,7 +176,7 @@ impl GemmF32 {
     /// The element offset of batch `b` in an operand whose batches lie `strides` apart.
     #[inline(always)]
     pub fn batch_offset(&self, b: i64, strides: BatchStrides) -> i64 {
-        b / self.batch_inner * strides.outer + b % self.batch_inner * strides.inner
+        strides.offset(b, self.batch_inner)
     }
 
     /// Whether the epilogue must see whole rows (see [`GemmF32::epilogue_rows`]).

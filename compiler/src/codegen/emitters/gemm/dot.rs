@@ -156,7 +156,7 @@ pub fn likely_precompiled(comp: &crate::hlo::Computation, dot: &crate::hlo::Inst
 /// How a matrix over the dimension groups `[batch, row, col]` of an array with element
 /// `strides` is walked: its batches split after `split` dimensions, rows and columns each with
 /// one stride; `None` if its layout does not allow that.
-fn matrix_walk(strides: &[i64], dims: &[i64], [batch, row, col]: [&[usize]; 3], split: usize) -> Option<(BatchWalk, i64, i64)> {
+pub(crate) fn matrix_walk(strides: &[i64], dims: &[i64], [batch, row, col]: [&[usize]; 3], split: usize) -> Option<(BatchWalk, i64, i64)> {
     Some((BatchWalk::of((strides, dims, batch), split)?, group_stride(strides, dims, row)?, group_stride(strides, dims, col)?))
 }
 
