@@ -144,7 +144,14 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
     // slower than the plain loop nest (1 x 8 x 8: 0.26 ms both) and faster from a thousand
     // multiply-adds on (4 x 16 x 16: 0.51 vs 0.97 ms, 1 x 32 x 64 in rnn_scan: the plain
     // nest's row of sums lives in memory, a strip's in registers).
-    if d.m > MAX_ROWS || d.n < lanes || d.k == 0 {
+    // A product with few columns laid out column by column (a classifier's weight gradient
+    // `g^T h` with its transpose folded into the dot: 1024 x 10 in a {0,1} layout) is
+    // computed transposed, `C^T = B^T A^T`, whose rows are the few ones: its operand is then
+    // read where it lies instead of packed for ten columns that fill no register tile. Its
+    // strips would be the result's rows, which an epilogue does not take.
+    let transposed = d.m > MAX_ROWS && d.n <= MAX_ROWS && epilogue.is_none();
+    let (m, n) = if transposed { (d.n, d.m) } else { (d.m, d.n) };
+    if m > MAX_ROWS || n < lanes || d.k == 0 {
         return Ok(None);
     }
     let (Some(la), Some(ra)) = (bound_array(kc, lhs), bound_array(kc, rhs)) else { return Ok(None) };
@@ -152,7 +159,11 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
         return Ok(None);
     }
     let (gb, gm, gn) = d.out_groups();
-    let views = [(la, [&d.lhs_batch[..], &d.lhs_free, &d.lhs_contracting]), (ra, [&d.rhs_batch[..], &d.rhs_contracting, &d.rhs_free]), (out, [&gb[..], &gm, &gn])];
+    let views = if transposed {
+        [(ra, [&d.rhs_batch[..], &d.rhs_free, &d.rhs_contracting]), (la, [&d.lhs_batch[..], &d.lhs_contracting, &d.lhs_free]), (out, [&gb[..], &gn, &gm])]
+    } else {
+        [(la, [&d.lhs_batch[..], &d.lhs_free, &d.lhs_contracting]), (ra, [&d.rhs_batch[..], &d.rhs_contracting, &d.rhs_free]), (out, [&gb[..], &gm, &gn])]
+    };
     let Some([a, b, c]) = strided(views) else { return Ok(None) };
     // One numbering of the batches for all three.
     let inner_count = c.batch.inner_count;
@@ -162,32 +173,32 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
     kc.work_elements.set(Some(macs / 8));
     if let Some((f, lanes)) = precompiled(cg, ty).filter(|_| macs >= PRECOMPILED_MIN_MACS) {
         let int = |p| cg.b.build_ptr_to_int(p, cg.i64(), "");
-        let n = |v: i64| cg.const_i64(v);
+        let num = |v: i64| cg.const_i64(v);
         // The fields of `DotStripsF32`, in order.
-        let block = strip_block(d.m, d.n, lanes);
+        let block = strip_block(m, n, lanes);
         #[rustfmt::skip]
         let fields = [
-            n(d.b), n(inner_count), n(d.m), n(d.n), n(d.k),
-            int(a.ptr)?, n(a.batch.outer), n(a.batch.inner), n(a.row), n(a.col),
-            int(b.ptr)?, n(b.batch.outer), n(b.batch.inner), n(b.row),
-            int(c.ptr)?, n(c.batch.outer), n(c.batch.inner), n(c.row),
-            n(block.rows), n(block.vectors),
+            num(d.b), num(inner_count), num(m), num(n), num(d.k),
+            int(a.ptr)?, num(a.batch.outer), num(a.batch.inner), num(a.row), num(a.col),
+            int(b.ptr)?, num(b.batch.outer), num(b.batch.inner), num(b.row),
+            int(c.ptr)?, num(c.batch.outer), num(c.batch.inner), num(c.row),
+            num(block.rows), num(block.vectors),
         ];
         let desc = cg.descriptor(&fields, "dot.strips.desc")?;
         cg.call_void(cg.runtime(f)?, &[desc.into(), kc.begin.into(), kc.end.into()])?;
         if let Some(ep) = epilogue {
             finish_strips(kc, d, ep, block.vectors * lanes)?;
         }
-        return Ok(Some(strip_units(d.b, d.m, d.n, lanes)));
+        return Ok(Some(strip_units(d.b, m, n, lanes)));
     }
     cg.mark_generated_product();
 
     // Rows whose sums are in registers at once (more rows are taken a block at a time, each
     // block streaming the strip of B again, from L1) and vectors per strip.
-    let (block_rows, vectors) = register_block(d.m, (d.n + lanes - 1) / lanes, cg.simd_bytes);
+    let (block_rows, vectors) = register_block(m, (n + lanes - 1) / lanes, cg.simd_bytes);
     let width = vectors * lanes;
-    let full = d.n / width;
-    let tail = d.n % width;
+    let full = n / width;
+    let tail = n % width;
     let strips = full + i64::from(tail > 0);
     let units = d.b * strips;
 
@@ -256,7 +267,7 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
         Ok(())
     };
     let strip = |batch: IntValue<'ctx>, j0: IntValue<'ctx>, masks: Option<&[VectorValue<'ctx>]>| -> Result<()> {
-        (0..d.m).step_by(block_rows as usize).try_for_each(|r0| strip_rows(batch, j0, masks, r0..(r0 + block_rows).min(d.m)))
+        (0..m).step_by(block_rows as usize).try_for_each(|r0| strip_rows(batch, j0, masks, r0..(r0 + block_rows).min(m)))
     };
 
     scalar_loop(cg, "dot.strip", kc.begin, kc.end, |unit| {
