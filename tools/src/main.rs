@@ -446,8 +446,7 @@ fn profile(path: &Path, inputs: Inputs, runs: usize, top: usize, options: &Compi
     if devices > 1 {
         return Err("profile runs single-device programs (this one declares several devices)".into());
     }
-    let leaves: Vec<hlojit::ArrayShape> = module.entry_parameter_shapes().iter().flat_map(|s| s.array_leaves().into_iter().cloned()).collect();
-    let buffers = input_arrays(&leaves, 1, inputs)?.into_iter().map(HostBuffer::from_literal).collect();
+    let buffers = input_arrays(&text_parameter_leaves(&module), 1, inputs)?.into_iter().map(HostBuffer::from_literal).collect();
     let p = hlojit_tools::profile::profile(&module, options, buffers, runs)?;
     let peaks = hlojit_tools::peaks::measure();
     print!("{}", p.table(&peaks, top));
@@ -535,14 +534,19 @@ fn run(
     run_options: &RunOptions,
 ) -> Result<ExitCode, String> {
     let module = read_module(path)?;
+    // Inputs are checked before compiling, except for a program for several partitions: a
+    // split parameter arrives as each device's part, whose shape compiling works out.
+    let partitioned = module.header_attribute("num_partitions").and_then(|v| v.trim().parse::<usize>().ok()).is_some_and(|n| n > 1);
+    let checked = if partitioned { Err(inputs) } else { Ok(input_arrays(&text_parameter_leaves(&module), declared_devices(&module), inputs)?) };
     let spinner = hlojit_tools::progress::Spinner::new(&format!("compiling {}", module.name));
     let exe = Executable::compile(&module, options).map_err(|e| e.to_string())?;
     drop(spinner);
     println!("compiled {} in {:.1} ms ({})", module.name, exe.compile_time().as_secs_f64() * 1e3, exe.compile_stats());
-    // Each device's parameters as compiled: a split parameter of a program for several
-    // partitions arrives as this device's part, not in the text's global shape.
     let leaves: Vec<hlojit::ArrayShape> = exe.argument_shapes().into_iter().cloned().collect();
-    let arrays = input_arrays(&leaves, exe.num_devices(), inputs)?;
+    let arrays = match checked {
+        Ok(arrays) => arrays,
+        Err(inputs) => input_arrays(&leaves, exe.num_devices(), inputs)?,
+    };
     hlojit_tools::feeds::queue_infeeds(&exe, feeds.infeeds)?;
     if feeds.distributed == Some(Distributed::Mpi) {
         let start = Instant::now();
@@ -595,6 +599,11 @@ fn run(
     }
     feeds.write_outfeeds(&exe)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The entry's parameter leaves as the module's text gives them.
+fn text_parameter_leaves(module: &hlojit::hlo::Module) -> Vec<hlojit::ArrayShape> {
+    module.entry_parameter_shapes().iter().flat_map(|s| s.array_leaves().into_iter().cloned()).collect()
 }
 
 /// The inputs, read and checked against one device's parameter leaves `leaves`, stacked over
