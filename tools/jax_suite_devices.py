@@ -11,7 +11,8 @@ with a mesh, shard_map, pmap. This runs each of them on XLA:CPU with that many h
 the same per-device inputs, and compares device by device.
 
 Inputs: the tool's random generator gives each parameter one global array (its shape in the
-module's entry signature). XLA:CPU compiles the module with SPMD partitioning, as JAX does, and
+module's entry signature). XLA:CPU compiles the module with SPMD partitioning, as JAX does (a
+module exported from Shardy, with `xla.sdy.meshes`, through XLA's Shardy partitioner), and
 each device gets the part of that array the compiled program's parameter sharding assigns it (a
 replicated parameter: all of it). hlojit gets the same parts, stacked over devices as `hlojit
 run` takes them. Each device's results are compared with the tool's tolerances (narrow types bit
@@ -30,8 +31,12 @@ import jax_suite_narrow as narrow  # noqa: E402
 MAX_DEVICES = 8  # pjit_test's largest mesh
 
 
+def header(text):
+    return next((line for line in text.splitlines() if line.startswith("HloModule")), "")
+
+
 def device_grid(text):
-    head = next((line for line in text.splitlines() if line.startswith("HloModule")), "")
+    head = header(text)
     get = lambda key: int(m.group(1)) if (m := re.search(rf"\b{key}=(\d+)", head)) else 1
     return get("replica_count"), get("num_partitions")
 
@@ -50,6 +55,24 @@ def as_gspmd(text):
     return "\n".join(rewrite(line) for line in text.split("\n"))
 
 
+def without_gspmd_shardings(text):
+    """The module without its `sharding={...}` attributes, for XLA's Shardy partitioner: JAX
+    exports Shardy's shardings twice, as `xla.sdy.*` frontend attributes and as GSPMD
+    `sharding=`, and XLA given both falls back to GSPMD, which rejects Shardy's manual regions
+    (`xla.sdy.GlobalToLocalShape`) and split `xla.sdy.FuncResultSharding`s."""
+    out, i = [], 0
+    while (j := text.find(", sharding={", i)) >= 0:
+        out.append(text[i:j])
+        k, depth = j + len(", sharding="), 0
+        while True:
+            depth += {"{": 1, "}": -1}.get(text[k], 0)
+            k += 1
+            if depth == 0:
+                break
+        i = k
+    return "".join(out) + text[i:]
+
+
 def run_xla_devices(text, inputs, replicas, partitions):
     """XLA:CPU on replicas x partitions host devices. Returns (per-device inputs, per-device
     outputs): lists over parameters / outputs of lists over devices (global device order)."""
@@ -62,12 +85,14 @@ def run_xla_devices(text, inputs, replicas, partitions):
         lapack.prepare_lapack_call("potrf_ffi", np.float32)
     n = replicas * partitions
     devs = jax.devices()[:n]
-    mod = xla_client.hlo.hlo_module_from_text(as_gspmd(text))
+    shardy = "xla.sdy.meshes" in header(text)  # JAX's Shardy export: partition as JAX did
+    mod = xla_client.hlo.hlo_module_from_text(without_gspmd_shardings(text) if shardy else as_gspmd(text))
     mlir = xla_client._xla.mlir.hlo_to_stablehlo(mod.as_serialized_hlo_module_proto())
     opts = xla_client.CompileOptions()
     ebo = opts.executable_build_options
     ebo.num_replicas, ebo.num_partitions = replicas, partitions
     ebo.use_spmd_partitioning = partitions > 1
+    ebo.use_shardy_partitioner = shardy
     ebo.device_assignment = xla_client.DeviceAssignment.create(np.arange(n).reshape(replicas, partitions))
     exe = devs[0].client.compile_and_load(mlir, xla_client.DeviceList(tuple(devs)), opts)
     if partitions > 1:

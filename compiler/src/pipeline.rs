@@ -86,6 +86,8 @@ pub fn hlo_pipeline(options: &CompileOptions) -> passes::pass::PassPipeline {
         // Before inlining: XLA:CPU's choice depends on which computation a convolution is in.
         .add(conv_taps::ConvTapsPass)
         .add(inline_calls::InlineCalls)
+        // Before the markers go: it reads their shardings at manual-region boundaries.
+        .add(spmd_whole_arrays::SpmdWholeArrays)
         .add(sharding_markers::ShardingMarkers)
         .add(trivial_reductions::TrivialReductions)
         .add(topk_sorts::TopkSorts)

@@ -442,11 +442,11 @@ fn graph(path: &Path, output: &Path) -> Result<ExitCode, String> {
 
 fn profile(path: &Path, inputs: Inputs, runs: usize, top: usize, options: &CompileOptions) -> Result<ExitCode, String> {
     let module = read_module(path)?;
-    let (arrays, devices) = input_arrays(&module, inputs)?;
+    let devices = declared_devices(&module);
     if devices > 1 {
         return Err("profile runs single-device programs (this one declares several devices)".into());
     }
-    let buffers = arrays.into_iter().map(HostBuffer::from_literal).collect();
+    let buffers = input_arrays(&text_parameter_leaves(&module), 1, inputs)?.into_iter().map(HostBuffer::from_literal).collect();
     let p = hlojit_tools::profile::profile(&module, options, buffers, runs)?;
     let peaks = hlojit_tools::peaks::measure();
     print!("{}", p.table(&peaks, top));
@@ -534,11 +534,19 @@ fn run(
     run_options: &RunOptions,
 ) -> Result<ExitCode, String> {
     let module = read_module(path)?;
-    let (arrays, _) = input_arrays(&module, inputs)?;
+    // Inputs are checked before compiling, except for a program for several partitions: a
+    // split parameter arrives as each device's part, whose shape compiling works out.
+    let partitioned = module.header_attribute("num_partitions").and_then(|v| v.trim().parse::<usize>().ok()).is_some_and(|n| n > 1);
+    let checked = if partitioned { Err(inputs) } else { Ok(input_arrays(&text_parameter_leaves(&module), declared_devices(&module), inputs)?) };
     let spinner = hlojit_tools::progress::Spinner::new(&format!("compiling {}", module.name));
     let exe = Executable::compile(&module, options).map_err(|e| e.to_string())?;
     drop(spinner);
     println!("compiled {} in {:.1} ms ({})", module.name, exe.compile_time().as_secs_f64() * 1e3, exe.compile_stats());
+    let leaves: Vec<hlojit::ArrayShape> = exe.argument_shapes().into_iter().cloned().collect();
+    let arrays = match checked {
+        Ok(arrays) => arrays,
+        Err(inputs) => input_arrays(&leaves, exe.num_devices(), inputs)?,
+    };
     hlojit_tools::feeds::queue_infeeds(&exe, feeds.infeeds)?;
     if feeds.distributed == Some(Distributed::Mpi) {
         let start = Instant::now();
@@ -564,7 +572,6 @@ fn run(
         feeds.write_outfeeds(&exe)?;
         return Ok(code);
     }
-    let leaves: Vec<hlojit::ArrayShape> = exe.argument_shapes().into_iter().cloned().collect();
     // Arguments in the entry layouts; donated parameters are passed by value.
     let donated_leaves = parameter_leaves(exe.parameter_shapes(), donate)?;
     let mut buffers = Vec::new();
@@ -594,24 +601,25 @@ fn run(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The inputs, read and checked against the parameters (before anything is compiled), and
-/// the devices the module declares (inputs are stacked over them).
-fn input_arrays(module: &hlojit::hlo::Module, inputs: Inputs) -> Result<(Vec<ArrayLiteral>, usize), String> {
-    let devices = declared_devices(module);
-    let leaves: Vec<hlojit::ArrayShape> = module
-        .entry_parameter_shapes()
+/// The entry's parameter leaves as the module's text gives them.
+fn text_parameter_leaves(module: &hlojit::hlo::Module) -> Vec<hlojit::ArrayShape> {
+    module.entry_parameter_shapes().iter().flat_map(|s| s.array_leaves().into_iter().cloned()).collect()
+}
+
+/// The inputs, read and checked against one device's parameter leaves `leaves`, stacked over
+/// `devices` when there are several.
+fn input_arrays(leaves: &[hlojit::ArrayShape], devices: usize, inputs: Inputs) -> Result<Vec<ArrayLiteral>, String> {
+    let leaves: Vec<hlojit::ArrayShape> = leaves
         .iter()
-        .flat_map(|s| s.array_leaves().into_iter().cloned())
-        .map(|s| if devices > 1 { hlojit::ArrayShape::new(s.element_type, [&[devices as i64][..], &s.dims].concat()) } else { s })
+        .map(|s| if devices > 1 { hlojit::ArrayShape::new(s.element_type, [&[devices as i64][..], &s.dims].concat()) } else { s.clone() })
         .collect();
-    let arrays = match inputs {
+    match inputs {
         Inputs::Random(seed) => {
             let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-            leaves.iter().map(|s| random_array(&mut rng, s)).collect::<Result<Vec<_>, _>>()?
+            leaves.iter().map(|s| random_array(&mut rng, s)).collect::<Result<Vec<_>, _>>()
         }
-        Inputs::Files(files) => read_inputs(files, &leaves, devices)?,
-    };
-    Ok((arrays, devices))
+        Inputs::Files(files) => read_inputs(files, &leaves, devices),
+    }
 }
 
 /// The devices the module's header asks for (1 where it does not say or says something

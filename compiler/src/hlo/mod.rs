@@ -9,6 +9,8 @@ pub mod instruction;
 pub mod module;
 pub mod opcode;
 pub mod shape_inference;
+pub mod sharding;
+pub mod shardy;
 pub mod text;
 pub mod verifier;
 

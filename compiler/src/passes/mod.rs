@@ -32,6 +32,7 @@ pub mod reduction_splitting;
 pub mod rng_expander;
 pub mod row_fusion;
 pub mod sharding_markers;
+pub mod spmd_whole_arrays;
 pub mod sibling_fusion;
 #[cfg(test)]
 mod test_util;

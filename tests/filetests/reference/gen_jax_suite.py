@@ -390,3 +390,105 @@ ENTRY main {
   twice = f32[2,3]{1,0} add(x, x)
   ROOT t = (f32[3]{0}, f32[2,3]{1,0}) tuple(result, twice)
 }""")
+
+
+# --- Values split across partitions: each partition gathers its inputs into whole arrays, runs
+# the whole program and returns its part of each result.
+rng = np.random.default_rng(7)
+x = rng.integers(-4, 5, size=(4, 6)).astype(np.float32)
+y = rng.integers(-4, 5, size=(6, 4)).astype(np.float32)
+devices_case("tiled_dot_partitions", """A dot of two matrices each tiled on both dimensions over 4 partitions (the second with an
+explicit device list), its result tiled the same way: each device receives its 2x3 / 3x2 tiles
+and returns its 2x2 tile of the product. hlojit gathers the tiles (one all-gather per
+parameter), runs the whole dot on every device and cuts each device's tile out of the result.
+Inputs and results are stacked over the 4 devices.""", [x, y], """
+HloModule jit_matmul, entry_computation_layout={(f32[4,6]{1,0}, f32[6,4]{1,0})->f32[4,4]{1,0}}, num_partitions=4
+
+ENTRY main {
+  x = f32[4,6]{1,0} parameter(0), sharding={devices=[2,2]<=[4]}
+  y = f32[6,4]{1,0} parameter(1), sharding={devices=[2,2]0,2,1,3}
+  d = f32[4,4]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  c = f32[4,4]{1,0} custom-call(d), custom_call_target="Sharding", sharding={devices=[2,2]<=[4]}
+  ROOT r = f32[4,4]{1,0} negate(c), sharding={devices=[2,2]<=[4]}
+}""")
+
+x = np.arange(24, dtype=np.int32).reshape(8, 3) - 5
+devices_case("replicated_subgroup_partitions", """Shardings with copies (`last_tile_dim_replicate`): x is cut in two along its rows, each half
+held by two of the 4 partitions; the transposed result is cut in two along its columns, the
+product in four along its rows. Inputs and results are stacked over the 4 devices.""", [x], """
+HloModule jit_f, entry_computation_layout={(s32[8,3]{1,0})->(s32[3,8]{1,0}, s32[8,3]{1,0})}, num_partitions=4
+
+ENTRY main {
+  x = s32[8,3]{1,0} parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  t = s32[3,8]{1,0} transpose(x), dimensions={1,0}
+  m = s32[8,3]{1,0} multiply(x, x)
+  ROOT r = (s32[3,8]{1,0}, s32[8,3]{1,0}) tuple(t, m), sharding={{devices=[1,2,2]<=[4] last_tile_dim_replicate}, {devices=[4,1]<=[4]}}
+}""")
+
+x = (np.arange(16, dtype=np.float32).reshape(4, 4) - 6) / 4
+devices_case("iota_transposed_partitions", """Iota tile assignments with a transpose (`<=[2,2]T(1,0)`: devices 0, 2, 1, 3 in tile order),
+as JAX writes for a mesh whose axes are used in another order: the parameter tiled on both
+dimensions, the result on its rows only. Inputs and results are stacked over the 4 devices.""", [x], """
+HloModule jit_f, entry_computation_layout={(f32[4,4]{1,0})->f32[4,4]{1,0}}, num_partitions=4
+
+ENTRY main {
+  x = f32[4,4]{1,0} parameter(0), sharding={devices=[2,2]<=[2,2]T(1,0)}
+  t = f32[4,4]{1,0} transpose(x), dimensions={1,0}
+  s = f32[4,4]{1,0} add(x, t)
+  ROOT r = f32[4,4]{1,0} multiply(s, x), sharding={devices=[4,1]<=[2,2]T(1,0)}
+}""")
+
+x = (np.arange(16, dtype=np.float32).reshape(8, 2) - 3) / 2
+devices_case("manual_region_partitions", """A manual region (shard_map in GSPMD's form): the whole x is cut into each partition's rows by
+`SPMDFullToShardShape`, the body sums the parts over all partitions (its all-reduce keeps its
+groups: the body's values are per partition) and scales each part by the sum, and
+`SPMDShardToFullShape` gathers the parts back into the whole array. Inputs and results are
+stacked over the 4 devices.""", [x], """
+HloModule shard_map, entry_computation_layout={(f32[8,2]{1,0})->f32[8,2]{1,0}}, num_partitions=4
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY main {
+  x = f32[8,2]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  s = f32[8,2]{1,0} custom-call(x), custom_call_target="Sharding", sharding={devices=[4,1]<=[4]}
+  m = f32[2,2]{1,0} custom-call(s), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  r = f32[2,2]{1,0} all-reduce(m), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, to_apply=add, sharding={manual}
+  p = f32[2,2]{1,0} multiply(r, m), sharding={manual}
+  f = f32[8,2]{1,0} custom-call(p), custom_call_target="SPMDShardToFullShape", sharding={devices=[4,1]<=[4]}
+  ROOT o = f32[8,2]{1,0} add(f, x), sharding={replicated}
+}""")
+
+x = (np.arange(8, dtype=np.float32).reshape(4, 2) - 2) * 1.5
+devices_case("shard_map_partial_manual", """shard_map over one axis of a 2x2 mesh in Shardy's form (`xla.sdy.GlobalToLocalShape` /
+`LocalToGlobalShape`, manual axis "x" only): each partition takes its half of the rows along
+"x"; the body sums the halves across "x" (an all-reduce of global device ids: the partitions
+that differ in "x" only) and adds the sum to its half; the halves are gathered back. The
+parameter is tiled on both axes, the result on "y" only. Inputs and results are stacked over
+the 4 devices.""", [x], """
+HloModule jit_f, entry_computation_layout={(f32[4,2]{1,0})->f32[4,2]{1,0}}, num_partitions=4, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=2, "y"=2]>}}
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+xla.sdy.manual_computation_body.1 {
+  part = f32[2,2]{1,0} parameter(0)
+  sum = f32[2,2]{1,0} all-reduce(part), channel_id=1, replica_groups={{0,2},{1,3}}, use_global_device_ids=true, to_apply=add
+  ROOT r = f32[2,2]{1,0} add(part, sum)
+}
+
+ENTRY main {
+  x = f32[4,2]{1,0} parameter(0), sharding={devices=[2,2]<=[4]}, frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{\\"x\\"}, {\\"y\\"}]>"}
+  local = f32[2,2]{1,0} custom-call(x), custom_call_target="xla.sdy.GlobalToLocalShape", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.in_shardings="#sdy.sharding_per_value<[<@mesh, [{\\"x\\"}, {}]>]>",xla.sdy.manual_axes="#sdy<manual_axes{\\"x\\"}>"}
+  done = f32[2,2]{1,0} call(local), to_apply=xla.sdy.manual_computation_body.1, frontend_attributes={inlineable="false"}
+  whole = f32[4,2]{1,0} custom-call(done), custom_call_target="xla.sdy.LocalToGlobalShape", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.manual_axes="#sdy<manual_axes{\\"x\\"}>",xla.sdy.out_shardings="#sdy.sharding_per_value<[<@mesh, [{\\"x\\"}, {}]>]>"}
+  result = f32[4,2]{1,0} custom-call(whole), custom_call_target="xla.sdy.FuncResultSharding", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.sharding="#sdy.sharding_per_value<[<@mesh, [{}, {\\"y\\"}]>]>"}
+  t = (f32[4,2]{1,0}) tuple(result)
+  ROOT r = f32[4,2]{1,0} get-tuple-element(t), index=0, sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}
+}""")

@@ -21,7 +21,7 @@
 //! have: such programs are refused, saying so.
 
 use super::super::ir::{Attr, MlirModule, Op, Region, TensorType, Type, ValueRef};
-use super::shardy::{parse_manual_axes, parse_mesh_body, parse_meshes, parse_sharding, parse_sharding_per_value, Mesh, Sharding};
+use crate::hlo::shardy::{parse_manual_axes, parse_mesh_body, parse_meshes, parse_sharding, parse_sharding_per_value, Mesh, Sharding};
 use super::{str_attr, text, ConvertError};
 use std::collections::{BTreeMap, HashMap};
 

@@ -13,7 +13,6 @@ mod dce;
 mod inline_sdy;
 mod manual;
 mod ops;
-mod shardy;
 mod sink;
 mod text;
 

@@ -197,6 +197,42 @@ pub fn parse_manual_axes(text: &str) -> Result<Vec<String>, String> {
     split_top(list).into_iter().map(|a| unquote(a).map(str::to_string).ok_or_else(|| format!("bad manual axis '{a}'"))).collect()
 }
 
+/// The value of `key` in an HLO `frontend_attributes={k="v",...}` dictionary, quotes and
+/// their escapes removed (`{xla.sdy.sharding="#sdy.sharding<@mesh, [{\"x\"}]>"}`); an
+/// unquoted value (`{xla.sdy.meshes={mesh = ...}}`) as written.
+pub fn frontend_attribute(dictionary: &str, key: &str) -> Option<String> {
+    let body = strip(dictionary, '{', '}')?;
+    let (mut depth, mut quoted, mut escaped, mut start) = (0i32, false, false, 0);
+    let mut entries = Vec::new();
+    for (i, ch) in body.char_indices() {
+        match ch {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            '<' | '[' | '{' | '(' if !quoted => depth += 1,
+            '>' | ']' | '}' | ')' if !quoted => depth -= 1,
+            ',' if !quoted && depth == 0 => {
+                entries.push(&body[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    entries.push(&body[start..]);
+    let value = entries.into_iter().find_map(|e| e.split_once('=').filter(|(k, _)| k.trim() == key).map(|(_, v)| v.trim()))?;
+    match value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+        Some(quoted) => {
+            let mut out = String::with_capacity(quoted.len());
+            let mut chars = quoted.chars();
+            while let Some(c) = chars.next() {
+                out.push(if c == '\\' { chars.next().unwrap_or(c) } else { c });
+            }
+            Some(out)
+        }
+        None => Some(value.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,5 +253,16 @@ mod tests {
         assert!(!v[0].same_as(&s));
         assert_eq!(parse_manual_axes(r#"#sdy<manual_axes{"i", "j"}>"#).unwrap(), vec!["i", "j"]);
         assert!(parse_sharding(r#"#sdy.sharding<@mesh, [{"i":(1)2}]>"#).is_err());
+    }
+
+    #[test]
+    fn frontend_attributes() {
+        let f = r##"{xla.sdy.in_shardings="#sdy.sharding_per_value<[<@mesh, [{\"x\"}, {}]>]>",xla.sdy.manual_axes="#sdy<manual_axes{\"x\"}>"}"##;
+        assert_eq!(frontend_attribute(f, "xla.sdy.manual_axes").unwrap(), r#"#sdy<manual_axes{"x"}>"#);
+        assert_eq!(frontend_attribute(f, "xla.sdy.in_shardings").unwrap(), r#"#sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>"#);
+        assert_eq!(frontend_attribute(f, "xla.sdy.sharding"), None);
+        let meshes = r#"{xla.sdy.meshes={mesh = #sdy.mesh<["x"=2, "y"=2]>}, other="1"}"#;
+        assert_eq!(frontend_attribute(meshes, "xla.sdy.meshes").unwrap(), r#"{mesh = #sdy.mesh<["x"=2, "y"=2]>}"#);
+        assert_eq!(frontend_attribute(meshes, "other").unwrap(), "1");
     }
 }
