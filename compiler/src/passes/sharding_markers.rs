@@ -10,13 +10,19 @@
 
 use crate::error::{Error, Result};
 use crate::hlo::{InstrId, Module, Opcode};
+use hlojit_runtime::Shape;
 
 /// Whether a custom-call target is a sharding annotation rather than a computation.
 pub fn is_sharding_marker(target: &str) -> bool {
     matches!(target, "Sharding" | "SPMDFullToShardShape" | "SPMDShardToFullShape") || target.starts_with("xla.sdy.")
 }
 
-/// Replaces every sharding marker by its operand; returns whether any was removed.
+/// Shardy's `shard_alike` marker: asks for one sharding for a group of values and has no
+/// value itself (its result is `()`, unused).
+const SHARDING_GROUP: &str = "xla.sdy.ShardingGroup";
+
+/// Replaces every sharding marker by its operand (and drops `shard_alike`'s group markers,
+/// which have no value); returns whether any was removed.
 ///
 /// # Errors
 /// A marker whose result is not its operand's shape names the instruction.
@@ -24,6 +30,7 @@ pub fn run(module: &mut Module) -> Result<bool> {
     let mut changed = false;
     for c in module.comp_ids().collect::<Vec<_>>() {
         let comp = module.computation(c);
+        let users = comp.users();
         let markers: Vec<InstrId> = comp
             .ids()
             .filter(|&id| {
@@ -35,6 +42,7 @@ pub fn run(module: &mut Module) -> Result<bool> {
                 let target = inst.attrs.custom_call_target.as_deref().unwrap_or_default();
                 let refuse = |why: String| Error::Unsupported(format!("{} (custom-call target \"{target}\"): {why}", inst.name));
                 match inst.operands.as_slice() {
+                    [_] if target == SHARDING_GROUP && inst.shape == Shape::Tuple(Vec::new()) && users[id.index()].is_empty() => Ok(id),
                     [operand] if comp.get(*operand).shape.compatible(&inst.shape) => Ok(id),
                     [operand] => Err(refuse(format!(
                         "with every value whole on each partition the marker is an identity, but it changes the shape {} to {}",
@@ -49,7 +57,9 @@ pub fn run(module: &mut Module) -> Result<bool> {
         for &marker in &markers {
             // Read the operand now: it may itself have been a marker, replaced just before.
             let operand = comp.get(marker).operands[0];
-            comp.replace_all_uses(marker, operand);
+            if comp.get(marker).attrs.custom_call_target.as_deref() != Some(SHARDING_GROUP) {
+                comp.replace_all_uses(marker, operand);
+            }
             // Markers may be flagged side-effecting to keep them alive for the partitioner;
             // on one partition nothing needs them.
             comp.get_mut(marker).attrs.custom_call_has_side_effect = false;
@@ -98,6 +108,20 @@ ENTRY main {
         assert!(entry.instructions.iter().all(|i| i.opcode != Opcode::CustomCall));
         assert_eq!(entry.get(entry.root_instruction().operands[0]).opcode, Opcode::Parameter);
         assert!(!run(&mut m).unwrap());
+    }
+
+    #[test]
+    fn sharding_groups_are_dropped() {
+        let text = r#"HloModule m, entry_computation_layout={(f32[])->f32[8]{0}}
+ENTRY main {
+  x = f32[] parameter(0)
+  ROOT b = f32[8]{0} broadcast(x), dimensions={}
+  g = () custom-call(b), custom_call_target="xla.sdy.ShardingGroup", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.sharding_group_id="7 : i64"}
+}
+"#;
+        let mut m = parse_module(text).unwrap();
+        assert!(run(&mut m).unwrap());
+        assert!(m.entry_computation().instructions.iter().all(|i| i.opcode != Opcode::CustomCall));
     }
 
     #[test]
