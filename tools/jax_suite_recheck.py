@@ -16,6 +16,13 @@ supports, and nothing else is re-judged:
   Accepted when hlojit's T is upper triangular, its Z unitary, Z·T·Zᴴ equals XLA's Z·T·Zᴴ (the
   same matrix) and T's diagonal holds XLA's eigenvalues, all within the tool's rtol relative to
   the matrix's largest element.
+- `eigh`: a symmetric / Hermitian eigendecomposition (the only custom call is
+  lapack_{s,d}syevd_ffi or lapack_{c,z}heevd_ffi; outputs the eigenvectors V and the
+  eigenvalues w, in either order). Where eigenvalues repeat (export_back_compat_test's eigh of a
+  rank-2 8 x 8 matrix: six zeros) any orthonormal basis of their eigenspace is a right answer,
+  and another LAPACK release picks another. Accepted when hlojit's eigenvalues are XLA's, its V
+  unitary, and V·diag(w)·Vᴴ equals XLA's (the same matrix), within the tool's rtol relative to
+  the largest eigenvalue.
 - `normwise`: jax.scipy.linalg.expm / expm_frechet (module jit_expm / jit_expm_frechet, or one
   holding expm's computations `_calc_P_Q` and `_squaring`, as when a test wraps it). Padé
   approximant and repeated squaring are matrix products, whose error is bounded relative to the
@@ -33,6 +40,7 @@ import numpy as np
 from jax_suite_narrow import load_tool, tool_arguments
 
 GEES = re.compile(r'custom_call_target="lapack_[cz]gees_ffi"')
+EVD = re.compile(r'custom_call_target="lapack_(?:[sd]syevd|[cz]heevd)_ffi"')
 EXPM_PADE = re.compile(r"^%_calc_P_Q[.\d]* ", re.M)
 EXPM_SQUARING = re.compile(r"^%_squaring[.\d]* ", re.M)
 
@@ -43,6 +51,8 @@ def rule_for(text):
     targets = set(re.findall(r'custom_call_target="([^"]+)"', text))
     if len(targets) == 1 and GEES.search(text):
         return "schur"
+    if len(targets) == 1 and EVD.search(text):
+        return "eigh"
     # expm's scaling and squaring, also when a test wraps it (jit_wrapped_fun): JAX names the
     # computations of its jitted helpers after them.
     if name in ("jit_expm", "jit_expm_frechet") or (EXPM_PADE.search(text) and EXPM_SQUARING.search(text)):
@@ -76,6 +86,28 @@ def schur_equivalent(got, want, rtol):
             if abs(left[k] - e) > rtol * scale:
                 return f"eigenvalue {e:.6g} of hlojit's T is not among XLA's"
             left.pop(k)
+    return None
+
+
+def eigh_equivalent(got, want, rtol):
+    """None when hlojit's (V, w) decomposes the matrix XLA's (V, w) does, with the same
+    eigenvalues; else a message. Errors are relative to the largest eigenvalue."""
+    if len(got) != 2 or len(want) != 2:
+        return f"expected outputs V, w; got {len(got)}"
+    vectors_first = np.ndim(want[0]) == np.ndim(want[1]) + 1
+    wide = lambda x: np.asarray(x, np.complex128)
+    (vg, wg), (vw, ww) = [[wide(x) for x in (pair if vectors_first else pair[::-1])] for pair in (got, want)]
+    h = lambda x: np.conj(np.swapaxes(x, -1, -2))
+    rebuild = lambda v, w: (v * w[..., None, :]) @ h(v)
+    scale = max(np.abs(ww).max(), np.finfo(np.float64).tiny)
+    checks = {
+        "the eigenvalues differ from XLA's": np.abs(np.sort(wg.real, -1) - np.sort(ww.real, -1)).max() / scale,
+        "V diag(w) Vᴴ differs from XLA's": np.abs(rebuild(vg, wg) - rebuild(vw, ww)).max() / scale,
+        "V is not unitary": np.abs(h(vg) @ vg - np.eye(vg.shape[-1])).max(),
+    }
+    for what, err in checks.items():
+        if not err <= rtol:
+            return f"{what}: {err:.3g}"
     return None
 
 
@@ -125,7 +157,7 @@ def main():
             continue
         got = [np.load(os.path.join(d, f"out{j}.npy")) for j in range(len(outs))]
         rtol = tool.TOL[outs[0][0]][0]
-        why = (schur_equivalent if rule == "schur" else normwise)(got, want, rtol)
+        why = {"schur": schur_equivalent, "eigh": eigh_equivalent, "normwise": normwise}[rule](got, want, rtol)
         outcome = "mismatch" if why else "accepted"
         results[h] = {"src": report[h]["src"], "rule": rule, "outcome": outcome, "detail": why or ""}
         counts[outcome] += 1
