@@ -140,10 +140,6 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
     }
     let lanes = (cg.simd_bytes as i64 / ty.byte_size() as i64).max(1);
     let macs = d.b.saturating_mul(d.m).saturating_mul(d.n).saturating_mul(d.k);
-    // No lower bound on the work: measured in a 20,000-step loop on Zen 3, a strip is never
-    // slower than the plain loop nest (1 x 8 x 8: 0.26 ms both) and faster from a thousand
-    // multiply-adds on (4 x 16 x 16: 0.51 vs 0.97 ms, 1 x 32 x 64 in rnn_scan: the plain
-    // nest's row of sums lives in memory, a strip's in registers).
     // A product with few columns laid out column by column (a classifier's weight gradient
     // `g^T h` with its transpose folded into the dot: 1024 x 10 in a {0,1} layout) is
     // computed transposed, `C^T = B^T A^T`, whose rows are the few ones: its operand is then
@@ -151,6 +147,10 @@ pub fn try_emit<'ctx>(kc: &KernelContext<'_, 'ctx>, lhs: InstrId, rhs: InstrId, 
     // strips would be the result's rows, which an epilogue does not take.
     let transposed = d.m > MAX_ROWS && d.n <= MAX_ROWS && epilogue.is_none();
     let (m, n) = if transposed { (d.n, d.m) } else { (d.m, d.n) };
+    // No lower bound on the work: measured in a 20,000-step loop on Zen 3, a strip is never
+    // slower than the plain loop nest (1 x 8 x 8: 0.26 ms both) and faster from a thousand
+    // multiply-adds on (4 x 16 x 16: 0.51 vs 0.97 ms, 1 x 32 x 64 in rnn_scan: the plain
+    // nest's row of sums lives in memory, a strip's in registers).
     if m > MAX_ROWS || n < lanes || d.k == 0 {
         return Ok(None);
     }
